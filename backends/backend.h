@@ -1,0 +1,170 @@
+/* backend: the one interface between the EP core and a compute backend.
+ *
+ * A backend module (ref: built into the core; cuda, hip: loadable modules)
+ * exposes a be_vtable. Objects, top down:
+ *   be_module   the loaded backend: devices, raw memory, copies, streams
+ *   be_context  one per EP instance on one device: library handles, options
+ *   be_graph    a compiled partition, shape-free: weights on the device
+ *   be_plan     a be_graph at one input-shape signature: everything a run
+ *               needs, built once; a run only binds pointers and launches
+ * Nothing here includes ORT headers. Only backends/backend.c calls through the
+ * vtable; everyone else uses the be_* wrappers declared below. */
+#ifndef BACKEND_H
+#define BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hd_log.h"
+#include "common/hd_status.h"
+#include "ir/ir.h"
+
+#define BE_API_VERSION 1
+
+/* The symbol a loadable backend module exports:
+ *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
+ *                                     be_module **out);                     */
+#define BE_OPEN_SYMBOL "hipdnn_ep_backend_open"
+
+typedef struct be_module be_module;
+typedef struct be_context be_context;
+typedef struct be_graph be_graph;
+typedef struct be_plan be_plan;
+
+/* What the core hands a module at open. */
+typedef struct be_host {
+  hd_log_sink log_sink;
+  void *log_user;
+} be_host;
+
+typedef struct be_device_info {
+  char name[128];
+  uint32_t vendor_id;      /* PCI vendor id: 0x10DE NVIDIA, 0x1002 AMD */
+  uint32_t pci_device_id;
+  char pci_bus_id[32];     /* "0000:00:06.0", lower case; "" for the CPU */
+  size_t total_memory;
+  int ordinal;             /* the runtime's device number */
+} be_device_info;
+
+typedef enum be_copy_kind {
+  BE_COPY_HOST_TO_DEVICE,
+  BE_COPY_DEVICE_TO_HOST,
+  BE_COPY_DEVICE_TO_DEVICE,
+} be_copy_kind;
+
+/* Engine choice, as ORT's CUDA EP names it (cudnn_conv_algo_search). */
+typedef enum be_algo_search {
+  BE_ALGO_HEURISTIC = 0,
+  BE_ALGO_EXHAUSTIVE,
+  BE_ALGO_DEFAULT,
+} be_algo_search;
+
+typedef struct be_options {
+  int use_tf32;               /* fp32 convolutions and matmuls may use TF32 */
+  int prefer_nhwc;
+  be_algo_search algo_search;
+  size_t workspace_limit;     /* bytes a plan may ask for; 0 = no limit */
+} be_options;
+
+/* Device memory a context uses for weights, arenas and workspaces: the EP's
+ * caching pool, so gpu_mem_limit and statistics see everything. */
+typedef struct be_alloc {
+  void *ctx;
+  hd_status *(*alloc)(void *ctx, size_t bytes, void **p);
+  void (*free)(void *ctx, void *p);
+} be_alloc;
+
+typedef struct be_vtable {
+  int api_version;
+  const char *name;     /* "ref", "cuda", "hip" */
+  int host_memory;      /* 1: tensors live in host memory (ref) */
+
+  void (*close)(be_module *m);
+
+  /* devices */
+  int (*device_count)(be_module *m);
+  hd_status *(*device_info)(be_module *m, int ordinal, be_device_info *out);
+
+  /* raw memory; NULL for host-memory backends */
+  hd_status *(*mem_alloc)(be_module *m, int ordinal, size_t bytes, void **p);
+  void (*mem_free)(be_module *m, int ordinal, void *p);
+  hd_status *(*host_alloc_pinned)(be_module *m, size_t bytes, void **p);
+  void (*host_free_pinned)(be_module *m, void *p);
+  hd_status *(*mem_info)(be_module *m, int ordinal, size_t *free_bytes, size_t *total_bytes);
+  /* stream NULL: synchronous */
+  hd_status *(*copy)(be_module *m, int ordinal, void *dst, const void *src, size_t bytes,
+                     be_copy_kind kind, void *stream);
+
+  /* streams and events (opaque runtime handles) */
+  hd_status *(*stream_create)(be_module *m, int ordinal, void **stream);
+  void (*stream_destroy)(be_module *m, int ordinal, void *stream);
+  hd_status *(*stream_sync)(be_module *m, int ordinal, void *stream);
+  hd_status *(*event_create)(be_module *m, int ordinal, void **event);
+  void (*event_destroy)(be_module *m, int ordinal, void *event);
+  hd_status *(*event_record)(be_module *m, void *event, void *stream);
+  hd_status *(*stream_wait_event)(be_module *m, void *stream, void *event);
+  hd_status *(*event_sync)(be_module *m, void *event);
+
+  /* compile and run */
+  hd_status *(*context_create)(be_module *m, int ordinal, const be_options *opts,
+                               const be_alloc *alloc, be_context **out);
+  void (*context_destroy)(be_context *c);
+  /* May this backend run node `node` of g? Shapes may be dynamic. Must be
+   * decisive: a node it accepts must compile at any shape the op's own check
+   * allows, or it fails cleanly at compile time with a status. */
+  hd_status *(*supports_node)(be_context *c, const ir_graph *g, int node);
+  hd_status *(*graph_compile)(be_context *c, const ir_graph *g, be_graph **out);
+  void (*graph_free)(be_graph *bg);
+  hd_status *(*plan_compile)(be_graph *bg, const ir_plan *p, be_plan **out);
+  void (*plan_free)(be_plan *bp);
+  /* inputs/outputs: device pointers in graph-input/output order. */
+  hd_status *(*plan_run)(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
+} be_vtable;
+
+/* Every module object starts with this. */
+struct be_module {
+  const be_vtable *vt;
+};
+
+/* ---- the wrappers (backends/backend.c) ---- */
+
+/* Opens "ref" (built in) or a loadable module "cuda" / "hip" found next to
+ * the core library. NOT_FOUND when the module or its runtime is missing. */
+hd_status *be_module_open(const char *name, const be_host *host, be_module **out);
+void be_module_close(be_module *m);
+const char *be_name(const be_module *m);
+int be_host_memory(const be_module *m);
+
+int be_device_count(be_module *m);
+hd_status *be_device_info_get(be_module *m, int ordinal, be_device_info *out);
+hd_status *be_mem_alloc(be_module *m, int ordinal, size_t bytes, void **p);
+void be_mem_free(be_module *m, int ordinal, void *p);
+hd_status *be_host_alloc_pinned(be_module *m, size_t bytes, void **p);
+void be_host_free_pinned(be_module *m, void *p);
+hd_status *be_mem_info(be_module *m, int ordinal, size_t *free_bytes, size_t *total_bytes);
+hd_status *be_copy(be_module *m, int ordinal, void *dst, const void *src, size_t bytes,
+                   be_copy_kind kind, void *stream);
+hd_status *be_stream_create(be_module *m, int ordinal, void **stream);
+void be_stream_destroy(be_module *m, int ordinal, void *stream);
+hd_status *be_stream_sync(be_module *m, int ordinal, void *stream);
+hd_status *be_event_create(be_module *m, int ordinal, void **event);
+void be_event_destroy(be_module *m, int ordinal, void *event);
+hd_status *be_event_record(be_module *m, void *event, void *stream);
+hd_status *be_stream_wait_event(be_module *m, void *stream, void *event);
+hd_status *be_event_sync(be_module *m, void *event);
+
+hd_status *be_context_create(be_module *m, int ordinal, const be_options *opts,
+                             const be_alloc *alloc, be_context **out);
+void be_context_destroy(be_module *m, be_context *c);
+hd_status *be_supports_node(be_module *m, be_context *c, const ir_graph *g, int node);
+hd_status *be_graph_compile(be_module *m, be_context *c, const ir_graph *g, be_graph **out);
+void be_graph_free(be_module *m, be_graph *bg);
+hd_status *be_plan_compile(be_module *m, be_graph *bg, const ir_plan *p, be_plan **out);
+void be_plan_free(be_module *m, be_plan *bp);
+hd_status *be_plan_run(be_module *m, be_plan *bp, void *const *inputs, void *const *outputs,
+                       void *stream);
+
+/* The built-in reference backend (backends/ref). */
+hd_status *ref_backend_open(const be_host *host, be_module **out);
+
+#endif

@@ -1,0 +1,597 @@
+/* cu_program: contexts, support checks, compiled graphs and per-shape plans
+ * of the GPU backend. Convolutions become DNN-library execution plans
+ * (backends/dnn), fused with bias, residual and activation where the library
+ * finds an engine for the fused graph, otherwise the convolution alone plus
+ * gpu_conv_epilogue. Execution plans are cached per context by convolution
+ * signature: supports_node's probe, repeated layers and new plans of the same
+ * shapes reuse them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cu_internal.h"
+#include "gpu/gpu_kernels.h"
+#include "ops/ops.h"
+
+/* ---- the convolution signature and its cached plans ---- */
+
+typedef struct cu_conv_key {
+  int dtype;
+  int nspatial; /* after lifting 1D to 2D */
+  int has_bias, has_residual;
+  int act_kind;
+  float act_alpha, act_beta;
+  int64_t x[5], w[5], y[5];
+  int64_t pre[3], post[3], stride[3], dil[3];
+} cu_conv_key;
+
+typedef struct cu_conv_entry {
+  cu_conv_key key;
+  hd_status *err;  /* the build's failure, kept: a probe that failed fails again */
+  dnn_plan plan;
+  int fused;       /* bias/residual/act are inside plan; else the epilogue does them */
+} cu_conv_entry;
+
+struct be_context {
+  cu_module *m;
+  int ordinal;
+  be_options opts;
+  be_alloc alloc;
+  void *handle;        /* the DNN library handle */
+  pthread_mutex_t mu;  /* guards handle (set_stream + execute) and the cache */
+  cu_conv_entry **cache;
+  int ncache, capcache;
+};
+
+struct be_graph {
+  be_context *c;
+  const ir_graph *g;
+  void **consts;  /* per value: device copy of constant data, or NULL */
+};
+
+typedef struct cu_step {
+  const ir_node *n;
+  const cu_conv_entry *e;
+  int vx, vw, vb, vr, vy;
+  int64_t numel, channels, inner; /* of y, for the epilogue */
+  dnn_varpack vp;                  /* guarded by the context's mutex */
+} cu_step;
+
+struct be_plan {
+  be_graph *bg;
+  ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
+  cu_step *steps;
+  int nsteps;
+  void *arena;
+  void *workspace;
+  size_t workspace_bytes;
+};
+
+static const char *act_name(op_act_kind k) {
+  static const char *const names[] = {"none", "Relu", "LeakyRelu", "Clip",
+                                      "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+static int gpu_act(op_act_kind k) {
+  switch (k) {
+    case OP_ACT_RELU: return GPU_ACT_RELU;
+    case OP_ACT_LEAKY_RELU: return GPU_ACT_LEAKY_RELU;
+    case OP_ACT_CLIP: return GPU_ACT_CLIP;
+    case OP_ACT_SIGMOID: return GPU_ACT_SIGMOID;
+    case OP_ACT_HARD_SIGMOID: return GPU_ACT_HARD_SIGMOID;
+    case OP_ACT_HARD_SWISH: return GPU_ACT_HARD_SWISH;
+    case OP_ACT_TANH: return GPU_ACT_TANH;
+    default: return GPU_ACT_NONE;
+  }
+}
+
+static int dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16; }
+
+/* The key of conv node n at the shapes in t[] with resolved parameters pc. */
+static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
+                           cu_conv_key *k) {
+  memset(k, 0, sizeof *k);
+  const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]], *y = &t[n->out[0]];
+  int ns = pc->nspatial;
+  if (ns < 1 || ns > 3 || x->rank != ns + 2 || w->rank != ns + 2 || y->rank != ns + 2)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with %d spatial dims, ranks %d/%d/%d", ns,
+                    x->rank, w->rank, y->rank);
+  int dt = x->dtype;
+  if (!dtype_ok(dt) || w->dtype != dt)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv of %s x %s", hd_dtype_name(dt),
+                    hd_dtype_name(w->dtype));
+  if (pc->has_bias && t[n->in[2]].dtype != dt)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv bias of another type");
+  if (pc->has_residual) {
+    const ir_tensor *r = &t[n->in[3]];
+    if (r->dtype != dt || r->rank != y->rank ||
+        memcmp(r->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv residual of another type or shape");
+  }
+  if (pc->auto_pad != OP_PAD_NOTSET)
+    return hd_error(HD_ERR_INTERNAL, "cuda: Conv pads not resolved");
+  k->dtype = dt;
+  k->has_bias = pc->has_bias;
+  k->has_residual = pc->has_residual;
+  k->act_kind = (int)pc->act.kind;
+  k->act_alpha = pc->act.alpha;
+  k->act_beta = pc->act.beta;
+  /* 1D is 2D with a unit height. */
+  int lift = ns == 1;
+  k->nspatial = lift ? 2 : ns;
+  int r = k->nspatial + 2;
+  for (int i = 0, j = 0; i < r; ++i) {
+    if (lift && i == 2) {
+      k->x[i] = k->w[i] = k->y[i] = 1;
+      continue;
+    }
+    k->x[i] = x->dims[j];
+    k->w[i] = w->dims[j];
+    k->y[i] = y->dims[j];
+    ++j;
+  }
+  for (int i = 0, j = 0; i < k->nspatial; ++i) {
+    if (lift && i == 0) {
+      k->pre[i] = k->post[i] = 0;
+      k->stride[i] = k->dil[i] = 1;
+      continue;
+    }
+    k->pre[i] = pc->pads_begin[j];
+    k->post[i] = pc->pads_end[j];
+    k->stride[i] = pc->strides[j];
+    k->dil[i] = pc->dilations[j];
+    ++j;
+  }
+  for (int i = 0; i < r; ++i)
+    if (k->x[i] <= 0 || k->w[i] <= 0 || k->y[i] <= 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with an empty tensor");
+  return NULL;
+}
+
+static void fill_tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
+  memset(t, 0, sizeof *t);
+  t->uid = uid;
+  t->dtype = dtype;
+  t->rank = rank;
+  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  dnn_packed_strides(rank, dims, t->strides);
+  t->alignment = 16;
+}
+
+enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
+
+static hd_status *build_plan(be_context *c, const cu_conv_key *k, int fuse, dnn_plan *out) {
+  const dnn_vendor *vd = &c->m->vd;
+  int r = k->nspatial + 2;
+  dnn_conv dc;
+  memset(&dc, 0, sizeof dc);
+  fill_tensor(&dc.x, UID_X, k->dtype, r, k->x);
+  fill_tensor(&dc.w, UID_W, k->dtype, r, k->w);
+  fill_tensor(&dc.y, UID_Y, k->dtype, r, k->y);
+  int64_t bd[5] = {1, k->y[1], 1, 1, 1};
+  fill_tensor(&dc.b, UID_B, k->dtype, r, bd);
+  fill_tensor(&dc.r, UID_R, k->dtype, r, k->y);
+  dc.has_bias = k->has_bias;
+  dc.has_residual = k->has_residual;
+  dc.act.kind = (op_act_kind)k->act_kind;
+  dc.act.alpha = k->act_alpha;
+  dc.act.beta = k->act_beta;
+  dc.compute_dtype = HD_DT_F32;
+  dc.nspatial = k->nspatial;
+  memcpy(dc.pre_pad, k->pre, sizeof dc.pre_pad);
+  memcpy(dc.post_pad, k->post, sizeof dc.post_pad);
+  memcpy(dc.stride, k->stride, sizeof dc.stride);
+  memcpy(dc.dilation, k->dil, sizeof dc.dilation);
+
+  dnn_bag bag;
+  dnn_bag_init(&bag, vd);
+  void *og = NULL;
+  hd_status *st = dnn_conv_graph(&bag, c->handle, &dc, fuse, &og);
+  if (st) {
+    dnn_bag_free(&bag);
+    return st;
+  }
+  dnn_plan_opts po = {
+      .allow_tensor_core_fp32 = c->opts.use_tf32,
+      .fp32_graph = k->dtype == HD_DT_F32,
+      .workspace_limit = (int64_t)c->opts.workspace_limit,
+  };
+  HD_TRY(dnn_plan_build(&bag, c->handle, og, &po, out));
+  out->nuids = 0;
+  out->uids[out->nuids++] = UID_X;
+  out->uids[out->nuids++] = UID_W;
+  if (fuse && k->has_bias) out->uids[out->nuids++] = UID_B;
+  if (fuse && k->has_residual) out->uids[out->nuids++] = UID_R;
+  out->uids[out->nuids++] = UID_Y;
+  return NULL;
+}
+
+static void key_text(const cu_conv_key *k, char *buf, size_t cap) {
+  snprintf(buf, cap,
+           "%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
+           hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
+           (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
+           (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
+           k->has_residual, act_name((op_act_kind)k->act_kind));
+}
+
+/* The cached plan for k, built on first use. Call with c->mu held. */
+static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_entry **out) {
+  for (int i = 0; i < c->ncache; ++i) {
+    if (memcmp(&c->cache[i]->key, k, sizeof *k) == 0) {
+      *out = c->cache[i];
+      if (c->cache[i]->err)
+        return hd_error(hd_status_code(c->cache[i]->err), "%s", hd_status_msg(c->cache[i]->err));
+      return NULL;
+    }
+  }
+  if (c->ncache == c->capcache) {
+    int cap = c->capcache ? 2 * c->capcache : 16;
+    cu_conv_entry **a = realloc(c->cache, (size_t)cap * sizeof *a);
+    if (!a) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+    c->cache = a;
+    c->capcache = cap;
+  }
+  cu_conv_entry *e = calloc(1, sizeof *e);
+  if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  e->key = *k;
+  char text[256];
+  key_text(k, text, sizeof text);
+  int extras = k->has_bias || k->has_residual || k->act_kind != OP_ACT_NONE;
+  hd_status *st = NULL;
+  e->fused = 1;
+  if (extras) {
+    op_act a = {.kind = (op_act_kind)k->act_kind};
+    if (dnn_act_fusable(&a)) {
+      st = build_plan(c, k, 1, &e->plan);
+      if (!st) {
+        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld, workspace %lld", text,
+               (long long)e->plan.engine, (long long)e->plan.workspace);
+      } else {
+        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: no fused engine (%s); conv + epilogue", text,
+               hd_status_msg(st));
+        hd_status_free(st);
+        st = NULL;
+        e->fused = 0;
+      }
+    } else {
+      e->fused = 0;
+    }
+  }
+  if (!extras || !e->fused) {
+    st = build_plan(c, k, 0, &e->plan);
+    if (!st)
+      HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: %s, engine %lld, workspace %lld", text,
+             extras ? "conv + epilogue" : "conv", (long long)e->plan.engine,
+             (long long)e->plan.workspace);
+  }
+  if (st) {
+    /* Keep failures too, except memory ones (they may pass later). */
+    st = hd_status_wrap(st, "cuda: conv %s: ", text);
+    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) {
+      free(e);
+      return st;
+    }
+    e->err = st;
+    st = hd_error(hd_status_code(e->err), "%s", hd_status_msg(e->err));
+  }
+  c->cache[c->ncache++] = e;
+  *out = e;
+  return st;
+}
+
+/* ---- contexts ---- */
+
+hd_status *cu_context_create(be_module *m, int ordinal, const be_options *opts,
+                             const be_alloc *alloc, be_context **out) {
+  *out = NULL;
+  cu_module *cm = (cu_module *)m;
+  if (ordinal < 0 || ordinal >= cm->ndev)
+    return hd_error(HD_ERR_INVALID_ARG, "cuda: no device %d (%d visible)", ordinal, cm->ndev);
+  if (!alloc || !alloc->alloc || !alloc->free)
+    return hd_error(HD_ERR_INVALID_ARG, "cuda: context without an allocator");
+  be_context *c = calloc(1, sizeof *c);
+  if (!c) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  c->m = cm;
+  c->ordinal = ordinal;
+  if (opts) {
+    c->opts = *opts;
+  } else {
+    c->opts.use_tf32 = 1;
+  }
+  c->alloc = *alloc;
+  hd_status *st = cu_status(gpuSetDevice(ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  if (!st) st = dnn_status(&cm->vd, cm->vd.create(&c->handle), "create handle", __FILE__, __LINE__);
+  if (st) {
+    free(c);
+    return st;
+  }
+  pthread_mutex_init(&c->mu, NULL);
+  *out = c;
+  return NULL;
+}
+
+void cu_context_destroy(be_context *c) {
+  if (!c) return;
+  (void)gpuSetDevice(c->ordinal);
+  for (int i = 0; i < c->ncache; ++i) {
+    dnn_plan_free(&c->cache[i]->plan);
+    hd_status_free(c->cache[i]->err);
+    free(c->cache[i]);
+  }
+  free(c->cache);
+  if (c->handle) c->m->vd.destroy(c->handle);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+/* ---- support ---- */
+
+hd_status *cu_supports_node(be_context *c, const ir_graph *g, int node) {
+  const ir_node *n = &g->nodes[node];
+  if (n->kind != OP_CONV)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
+  const op_def *def = op_get(n->kind);
+  if (!def || !def->infer) return hd_error(HD_ERR_INTERNAL, "cuda: no op definition for Conv");
+  const op_conv *pc = &n->p.conv;
+
+  /* Probe at a representative shape: dynamic batch 1, dynamic spatial dims
+   * a little larger than the kernel's span. */
+  ir_tensor *t = calloc((size_t)g->nvalues, sizeof *t);
+  if (!t) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  hd_status *st = NULL;
+  for (int i = 0; i < n->nin && i < 3 && !st; ++i) {
+    int v = n->in[i];
+    if (v == IR_NONE) continue;
+    const ir_value *val = &g->values[v];
+    ir_tensor *tt = &t[v];
+    tt->dtype = val->dtype;
+    tt->rank = val->rank;
+    if (val->rank < 0 || val->rank > IR_MAX_RANK) {
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv input of unknown rank");
+      break;
+    }
+    for (int d = 0; d < val->rank; ++d) {
+      int64_t dim = val->dims[d];
+      if (dim < 0) {
+        if (i == 0 && d >= 2 && d - 2 < OP_MAX_SPATIAL) {
+          const ir_value *w = &g->values[n->in[1]];
+          int64_t k = w->rank == val->rank && w->dims[d] > 0 ? w->dims[d] : 3;
+          dim = (k - 1) * pc->dilations[d - 2] + 1 + pc->strides[d - 2] + 7;
+        } else if (i == 0 && d == 1 && g->values[n->in[1]].dims[1] > 0) {
+          dim = g->values[n->in[1]].dims[1] * pc->group;
+        } else if (i == 2 && g->values[n->in[1]].dims[0] > 0) {
+          dim = g->values[n->in[1]].dims[0];
+        } else {
+          dim = 1;
+        }
+      }
+      tt->dims[d] = dim;
+    }
+  }
+  op_params p = n->p;
+  p.conv.has_residual = 0; /* shaped after y below */
+  if (!st) st = def->infer(g, n, t, &p);
+  if (!st && pc->has_residual) {
+    if (n->nin < 4 || n->in[3] == IR_NONE) {
+      st = hd_error(HD_ERR_INVALID_ARG, "cuda: Conv residual flagged but absent");
+    } else {
+      ir_tensor *r = &t[n->in[3]], *y = &t[n->out[0]];
+      r->dtype = g->values[n->in[3]].dtype;
+      r->rank = y->rank;
+      memcpy(r->dims, y->dims, sizeof r->dims);
+      p.conv.has_residual = 1;
+    }
+  }
+  if (!st) t[n->out[0]].dtype = g->values[n->out[0]].dtype;
+  cu_conv_key k;
+  if (!st) st = conv_key(n, &p.conv, t, &k);
+  free(t);
+  if (st) return st;
+
+  pthread_mutex_lock(&c->mu);
+  (void)gpuSetDevice(c->ordinal);
+  const cu_conv_entry *e = NULL;
+  st = conv_entry(c, &k, &e);
+  pthread_mutex_unlock(&c->mu);
+  if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
+    /* No engine, or the library refused the graph: the node stays on ORT. */
+    hd_status *ns = hd_error(HD_ERR_NOT_SUPPORTED, "%s", hd_status_msg(st));
+    hd_status_free(st);
+    return ns;
+  }
+  return st;
+}
+
+/* ---- graphs: constants on the device ---- */
+
+hd_status *cu_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
+  *out = NULL;
+  for (int i = 0; i < g->nnodes; ++i) {
+    if (g->nodes[i].dead) continue;
+    if (g->nodes[i].kind != OP_CONV)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s",
+                      g->nodes[i].op_type);
+  }
+  be_graph *bg = calloc(1, sizeof *bg);
+  if (!bg) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  bg->c = c;
+  bg->g = g;
+  bg->consts = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *bg->consts);
+  if (!bg->consts) {
+    free(bg);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  }
+  hd_status *st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  /* Upload each constant a live node reads, once. */
+  uint8_t *used = calloc((size_t)(g->nvalues ? g->nvalues : 1), 1);
+  if (!used && !st) st = hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  for (int i = 0; i < g->nnodes && used; ++i) {
+    if (g->nodes[i].dead) continue;
+    for (int j = 0; j < g->nodes[i].nin; ++j)
+      if (g->nodes[i].in[j] != IR_NONE) used[g->nodes[i].in[j]] = 1;
+  }
+  for (int v = 0; v < g->nvalues && !st; ++v) {
+    const ir_value *val = &g->values[v];
+    if (!used[v] || !val->is_const || !val->data || val->nbytes == 0) continue;
+    st = c->alloc.alloc(c->alloc.ctx, val->nbytes, &bg->consts[v]);
+    if (st) {
+      bg->consts[v] = NULL;
+      st = hd_status_wrap(st, "cuda: weights '%s' (%zu bytes): ", val->name, val->nbytes);
+      break;
+    }
+    st = cu_status(gpuMemcpy(bg->consts[v], val->data, val->nbytes, gpuMemcpyHostToDevice),
+                   "gpuMemcpy(weights)", __FILE__, __LINE__);
+  }
+  free(used);
+  if (st) {
+    cu_graph_free(bg);
+    return st;
+  }
+  *out = bg;
+  return NULL;
+}
+
+void cu_graph_free(be_graph *bg) {
+  if (!bg) return;
+  for (int v = 0; v < bg->g->nvalues; ++v)
+    if (bg->consts[v]) bg->c->alloc.free(bg->c->alloc.ctx, bg->consts[v]);
+  free(bg->consts);
+  free(bg);
+}
+
+/* ---- plans ---- */
+
+hd_status *cu_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
+  *out = NULL;
+  be_context *c = bg->c;
+  const ir_graph *g = bg->g;
+  be_plan *bp = calloc(1, sizeof *bp);
+  if (!bp) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  bp->bg = bg;
+  bp->p.g = g;
+  bp->p.arena_bytes = p->arena_bytes;
+  bp->p.t = malloc(sizeof *bp->p.t * (size_t)(g->nvalues ? g->nvalues : 1));
+  bp->steps = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *bp->steps);
+  if (!bp->p.t || !bp->steps) {
+    cu_plan_free(bp);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  }
+  memcpy(bp->p.t, p->t, sizeof *bp->p.t * (size_t)g->nvalues);
+
+  hd_status *st = NULL;
+  size_t ws = 0;
+  pthread_mutex_lock(&c->mu);
+  st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  for (int i = 0; i < p->nsteps && !st; ++i) {
+    const ir_step *s = &p->steps[i];
+    const ir_node *n = &g->nodes[s->node];
+    cu_step *cs = &bp->steps[bp->nsteps];
+    cs->n = n;
+    if (n->kind != OP_CONV) {
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
+      break;
+    }
+    cu_conv_key k;
+    st = conv_key(n, &s->p.conv, p->t, &k);
+    if (!st) st = conv_entry(c, &k, &cs->e);
+    if (st) {
+      st = hd_status_wrap(st, "node '%s': ", n->name);
+      break;
+    }
+    cs->vx = n->in[0];
+    cs->vw = n->in[1];
+    cs->vb = s->p.conv.has_bias ? n->in[2] : IR_NONE;
+    cs->vr = s->p.conv.has_residual ? n->in[3] : IR_NONE;
+    cs->vy = n->out[0];
+    const ir_tensor *y = &p->t[cs->vy];
+    cs->numel = ir_numel(y->rank, y->dims);
+    cs->channels = y->dims[1];
+    cs->inner = cs->channels > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
+    if ((size_t)cs->e->plan.workspace > ws) ws = (size_t)cs->e->plan.workspace;
+    bp->nsteps++;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!st && p->arena_bytes) {
+    st = c->alloc.alloc(c->alloc.ctx, p->arena_bytes, &bp->arena);
+    if (st) {
+      bp->arena = NULL;
+      st = hd_status_wrap(st, "cuda: arena of %zu bytes: ", p->arena_bytes);
+    }
+  }
+  if (!st && ws) {
+    st = c->alloc.alloc(c->alloc.ctx, ws, &bp->workspace);
+    if (st) {
+      bp->workspace = NULL;
+      st = hd_status_wrap(st, "cuda: workspace of %zu bytes: ", ws);
+    } else {
+      bp->workspace_bytes = ws;
+    }
+  }
+  if (st) {
+    cu_plan_free(bp);
+    return st;
+  }
+  *out = bp;
+  return NULL;
+}
+
+void cu_plan_free(be_plan *bp) {
+  if (!bp) return;
+  be_context *c = bp->bg->c;
+  if (bp->arena) c->alloc.free(c->alloc.ctx, bp->arena);
+  if (bp->workspace) c->alloc.free(c->alloc.ctx, bp->workspace);
+  for (int i = 0; i < bp->nsteps; ++i) dnn_varpack_free(&c->m->vd, &bp->steps[i].vp);
+  free(bp->p.t);
+  free(bp->steps);
+  free(bp);
+}
+
+static hd_status *run_step(be_plan *bp, cu_step *s, const ir_bindings *b, void *stream) {
+  be_context *c = bp->bg->c;
+  void *x = ir_tensor_addr(&bp->p, s->vx, b);
+  void *w = ir_tensor_addr(&bp->p, s->vw, b);
+  void *y = ir_tensor_addr(&bp->p, s->vy, b);
+  void *bias = s->vb != IR_NONE ? ir_tensor_addr(&bp->p, s->vb, b) : NULL;
+  void *res = s->vr != IR_NONE ? ir_tensor_addr(&bp->p, s->vr, b) : NULL;
+  if (!x || !w || !y || (s->vb != IR_NONE && !bias) || (s->vr != IR_NONE && !res))
+    return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
+  void *ptrs[5];
+  int np = 0;
+  ptrs[np++] = x;
+  ptrs[np++] = w;
+  if (s->e->fused && bias) ptrs[np++] = bias;
+  if (s->e->fused && res) ptrs[np++] = res;
+  ptrs[np++] = y;
+  for (int i = 0; i < np; ++i)
+    if ((uintptr_t)ptrs[i] % 16)
+      return hd_error(HD_ERR_INVALID_ARG, "tensor %d of the convolution is not 16-byte aligned", i);
+  HD_TRY(dnn_plan_execute(&s->e->plan, c->handle, ptrs, bp->workspace, &s->vp));
+  if (!s->e->fused) {
+    int act = gpu_act((op_act_kind)s->e->key.act_kind);
+    float alpha = s->e->key.act_alpha, beta = s->e->key.act_beta;
+    int rc = gpu_conv_epilogue(y, bias, res, s->e->key.dtype, s->numel, s->channels, s->inner, act,
+                               alpha, beta, stream);
+    if (rc < 0)
+      return hd_error(HD_ERR_INTERNAL, "cuda: epilogue for %s", hd_dtype_name(s->e->key.dtype));
+    HD_TRY(cu_status((gpuError_t)rc, "gpu_conv_epilogue", __FILE__, __LINE__));
+  }
+  return NULL;
+}
+
+hd_status *cu_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+  be_context *c = bp->bg->c;
+  const dnn_vendor *vd = &c->m->vd;
+  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts,
+                   .arena = bp->arena};
+  pthread_mutex_lock(&c->mu);
+  hd_status *st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  if (!st) st = dnn_status(vd, vd->set_stream(c->handle, stream), "set stream", __FILE__, __LINE__);
+  for (int i = 0; i < bp->nsteps && !st; ++i) {
+    st = run_step(bp, &bp->steps[i], &b, stream);
+    if (st) st = hd_status_wrap(st, "cuda: node '%s': ", bp->steps[i].n->name);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}

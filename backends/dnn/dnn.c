@@ -1,0 +1,505 @@
+/* dnn: the vendor-neutral descriptor builder (see dnn.h). */
+#include "backends/dnn/dnn.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hd_dtype.h"
+
+static const char *const dnn_names_[DNN_NAME_COUNT] = {
+#define DNN_STR_(n) #n,
+    DNN_NAMES(DNN_STR_)
+#undef DNN_STR_
+};
+
+const char *dnn_name_str(dnn_name n) {
+  return (n >= 0 && n < DNN_NAME_COUNT) ? dnn_names_[n] : "?";
+}
+
+hd_status *dnn_status(const dnn_vendor *vd, int st, const char *call, const char *file,
+                      int line) {
+  if (st == (int)vd->v[DNN_STATUS_SUCCESS]) return NULL;
+  char last[512] = "";
+  if (vd->get_last_error_string) vd->get_last_error_string(last, sizeof last);
+  const char *es = vd->get_error_string ? vd->get_error_string(st) : NULL;
+  hd_code code = HD_ERR_BACKEND;
+  /* Both vendors group statuses by thousands: 3000-3999 are "not supported". */
+  int64_t ns = vd->v[DNN_STATUS_NOT_SUPPORTED];
+  if (st >= ns && st < ns + 1000) code = HD_ERR_NOT_SUPPORTED;
+  return hd_error(code, "%s:%d: %s: %s failed: %s (%d)%s%s", file, line, vd->name, call,
+                  es ? es : "unknown status", st, last[0] ? ": " : "", last);
+}
+
+#define VCALL(b, call) HD_TRY(dnn_status((b)->vd, (call), #call, __FILE__, __LINE__))
+
+/* ---- bag ---- */
+
+void dnn_bag_init(dnn_bag *b, const dnn_vendor *vd) {
+  memset(b, 0, sizeof *b);
+  b->vd = vd;
+}
+
+hd_status *dnn_bag_create(dnn_bag *b, dnn_name type, void **desc) {
+  *desc = NULL;
+  if (b->n == b->cap) {
+    int cap = b->cap ? b->cap * 2 : 16;
+    void **d = realloc(b->d, (size_t)cap * sizeof *d);
+    if (!d) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+    b->d = d;
+    b->cap = cap;
+  }
+  void *x = NULL;
+  int st = b->vd->create_descriptor((int)b->vd->v[type], &x);
+  if (st != (int)b->vd->v[DNN_STATUS_SUCCESS] || !x)
+    return hd_status_wrap(dnn_status(b->vd, st ? st : -1, "CreateDescriptor", __FILE__, __LINE__),
+                          "%s: ", dnn_name_str(type));
+  b->d[b->n++] = x;
+  *desc = x;
+  return NULL;
+}
+
+void dnn_bag_free(dnn_bag *b) {
+  /* Reverse order: plans before the graphs they were built from. */
+  for (int i = b->n - 1; i >= 0; --i) b->vd->destroy_descriptor(b->d[i]);
+  free(b->d);
+  b->d = NULL;
+  b->n = b->cap = 0;
+}
+
+hd_status *dnn_set(const dnn_vendor *vd, void *desc, dnn_name attr, dnn_name type, int64_t count,
+                   const void *elems) {
+  int st = vd->set_attribute(desc, (int)vd->v[attr], (int)vd->v[type], count, elems);
+  if (st == (int)vd->v[DNN_STATUS_SUCCESS]) return NULL;
+  return hd_status_wrap(dnn_status(vd, st, "SetAttribute", __FILE__, __LINE__), "%s: ",
+                        dnn_name_str(attr));
+}
+
+hd_status *dnn_finalize(const dnn_vendor *vd, void *desc, const char *what) {
+  int st = vd->finalize(desc);
+  if (st == (int)vd->v[DNN_STATUS_SUCCESS]) return NULL;
+  return hd_status_wrap(dnn_status(vd, st, "Finalize", __FILE__, __LINE__), "%s: ", what);
+}
+
+/* ---- tensors ---- */
+
+void dnn_packed_strides(int rank, const int64_t *dims, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= dims[i] > 0 ? dims[i] : 1;
+  }
+}
+
+hd_status *dnn_data_type(const dnn_vendor *vd, int dtype, int64_t *out) {
+  switch (dtype) {
+    case HD_DT_F32: *out = vd->v[DNN_DATA_FLOAT]; return NULL;
+    case HD_DT_F16: *out = vd->v[DNN_DATA_HALF]; return NULL;
+    case HD_DT_BF16: *out = vd->v[DNN_DATA_BFLOAT16]; return NULL;
+    case HD_DT_F64: *out = vd->v[DNN_DATA_DOUBLE]; return NULL;
+    default:
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: no data type for %s", vd->name,
+                      hd_dtype_name(dtype));
+  }
+}
+
+hd_status *dnn_tensor_create(dnn_bag *b, const dnn_tensor *t, void **desc) {
+  const dnn_vendor *vd = b->vd;
+  int64_t dt;
+  HD_TRY(dnn_data_type(vd, t->dtype, &dt));
+  if (t->rank < 1 || t->rank > DNN_MAX_RANK)
+    return hd_error(HD_ERR_INTERNAL, "%s:%d: tensor rank %d", __FILE__, __LINE__, t->rank);
+  void *d;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_TENSOR_DESCRIPTOR, &d));
+  int dt32 = (int)dt;
+  bool virt = t->is_virtual != 0;
+  int64_t align = t->alignment > 0 ? t->alignment : 16;
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_DATA_TYPE, DNN_TYPE_DATA_TYPE, 1, &dt32));
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_DIMENSIONS, DNN_TYPE_INT64, t->rank, t->dims));
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_STRIDES, DNN_TYPE_INT64, t->rank, t->strides));
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_UNIQUE_ID, DNN_TYPE_INT64, 1, &t->uid));
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_BYTE_ALIGNMENT, DNN_TYPE_INT64, 1, &align));
+  HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_IS_VIRTUAL, DNN_TYPE_BOOLEAN, 1, &virt));
+  HD_TRY(dnn_finalize(vd, d, "tensor"));
+  *desc = d;
+  return NULL;
+}
+
+/* ---- operations ---- */
+
+int dnn_act_fusable(const op_act *a) {
+  switch (a->kind) {
+    case OP_ACT_NONE:
+    case OP_ACT_RELU:
+    case OP_ACT_LEAKY_RELU:
+    case OP_ACT_CLIP:
+    case OP_ACT_SIGMOID:
+    case OP_ACT_TANH:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* A pointwise op y = mode(x [, bx]) with fp32 math. */
+static hd_status *pointwise_op(dnn_bag *b, dnn_name mode, const op_act *act, void *x, void *bx,
+                               void *y, void **op) {
+  const dnn_vendor *vd = b->vd;
+  void *pw;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
+  int m = (int)vd->v[mode];
+  int prec = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_MODE, DNN_TYPE_POINTWISE_MODE, 1, &m));
+  HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_MATH_PREC, DNN_TYPE_DATA_TYPE, 1, &prec));
+  if (act && act->kind == OP_ACT_LEAKY_RELU) {
+    float zero = 0.f, slope = act->alpha;
+    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &zero));
+    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, DNN_TYPE_FLOAT, 1, &slope));
+  } else if (act && act->kind == OP_ACT_CLIP) {
+    float lo = act->alpha, hi = act->beta;
+    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &lo));
+    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_UPPER_CLIP, DNN_TYPE_FLOAT, 1, &hi));
+  }
+  HD_TRY(dnn_finalize(vd, pw, "pointwise"));
+  void *o;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &o));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, DNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &pw));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+  if (bx)
+    HD_TRY(
+        dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_BDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &bx));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+  HD_TRY(dnn_finalize(vd, o, "pointwise operation"));
+  *op = o;
+  return NULL;
+}
+
+static dnn_name act_mode(op_act_kind k) {
+  switch (k) {
+    case OP_ACT_SIGMOID: return DNN_POINTWISE_SIGMOID_FWD;
+    case OP_ACT_TANH: return DNN_POINTWISE_TANH_FWD;
+    default: return DNN_POINTWISE_RELU_FWD; /* relu, leaky relu, clip */
+  }
+}
+
+hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  if (c->nspatial < 2 || c->nspatial > 3)
+    return hd_error(HD_ERR_INTERNAL, "%s:%d: conv with %d spatial dims", __FILE__, __LINE__,
+                    c->nspatial);
+  int nb = 0;
+  if (fuse) nb = c->has_bias + c->has_residual + (c->act.kind != OP_ACT_NONE);
+  if (fuse && !dnn_act_fusable(&c->act))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: activation %d has no pointwise mode", vd->name,
+                    (int)c->act.kind);
+
+  void *x, *w, *y;
+  HD_TRY(dnn_tensor_create(b, &c->x, &x));
+  HD_TRY(dnn_tensor_create(b, &c->w, &w));
+  HD_TRY(dnn_tensor_create(b, &c->y, &y));
+
+  /* The convolution descriptor. Groups follow from x's C over w's C/G. */
+  void *cd;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_CONVOLUTION_DESCRIPTOR, &cd));
+  int64_t ct;
+  HD_TRY(dnn_data_type(vd, c->compute_dtype, &ct));
+  int ct32 = (int)ct, mode = (int)vd->v[DNN_CROSS_CORRELATION];
+  int64_t nsp = c->nspatial;
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct32));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_CONV_MODE, DNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_SPATIAL_DIMS, DNN_TYPE_INT64, 1, &nsp));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_PRE_PADDINGS, DNN_TYPE_INT64, nsp, c->pre_pad));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_POST_PADDINGS, DNN_TYPE_INT64, nsp, c->post_pad));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_FILTER_STRIDES, DNN_TYPE_INT64, nsp, c->stride));
+  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_DILATIONS, DNN_TYPE_INT64, nsp, c->dilation));
+  HD_TRY(dnn_finalize(vd, cd, "convolution"));
+
+  /* The chain conv → [+b] → [+r] → [act] → y; intermediates virtual fp32. */
+  void *ops[4];
+  int nops = 0;
+  dnn_tensor vt = c->y;
+  vt.is_virtual = 1;
+  vt.dtype = c->compute_dtype;
+  void *cur;
+  if (nb == 0) {
+    cur = y;
+  } else {
+    vt.uid = 1000;
+    HD_TRY(dnn_tensor_create(b, &vt, &cur));
+  }
+  void *conv;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &conv));
+  float alpha = 1.f, beta = 0.f;
+  dnn_name st = c->x.dtype == HD_DT_F64 ? DNN_TYPE_DOUBLE : DNN_TYPE_FLOAT;
+  double alpha_d = 1.0, beta_d = 0.0;
+  const void *pa = st == DNN_TYPE_DOUBLE ? (const void *)&alpha_d : (const void *)&alpha;
+  const void *pb = st == DNN_TYPE_DOUBLE ? (const void *)&beta_d : (const void *)&beta;
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, DNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &x));
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, DNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &w));
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, DNN_TYPE_BACKEND_DESCRIPTOR,
+                 1, &cur));
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                 DNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, pa));
+  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, pb));
+  HD_TRY(dnn_finalize(vd, conv, "convolution forward"));
+  ops[nops++] = conv;
+
+  int left = nb;
+  if (fuse && c->has_bias) {
+    void *bt, *next;
+    HD_TRY(dnn_tensor_create(b, &c->b, &bt));
+    --left;
+    if (left == 0) {
+      next = y;
+    } else {
+      vt.uid = 1001;
+      HD_TRY(dnn_tensor_create(b, &vt, &next));
+    }
+    HD_TRY(pointwise_op(b, DNN_POINTWISE_ADD, NULL, cur, bt, next, &ops[nops++]));
+    cur = next;
+  }
+  if (fuse && c->has_residual) {
+    void *rt, *next;
+    HD_TRY(dnn_tensor_create(b, &c->r, &rt));
+    --left;
+    if (left == 0) {
+      next = y;
+    } else {
+      vt.uid = 1002;
+      HD_TRY(dnn_tensor_create(b, &vt, &next));
+    }
+    HD_TRY(pointwise_op(b, DNN_POINTWISE_ADD, NULL, cur, rt, next, &ops[nops++]));
+    cur = next;
+  }
+  if (fuse && c->act.kind != OP_ACT_NONE)
+    HD_TRY(pointwise_op(b, act_mode(c->act.kind), &c->act, cur, NULL, y, &ops[nops++]));
+
+  void *g;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g));
+  /* The handle attribute is deprecated in newer cuDNN (still honoured): a
+   * refusal is not fatal, Finalize says whether it was needed. NULL handle:
+   * a device-less build (checks descriptors; finds no engines). */
+  if (handle)
+    hd_status_free(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_HANDLE, DNN_TYPE_HANDLE, 1, &handle));
+  HD_TRY(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_OPS, DNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
+  HD_TRY(dnn_finalize(vd, g, "operation graph"));
+  *opgraph = g;
+  return NULL;
+}
+
+/* ---- engine choice ---- */
+
+/* Why an engine config is skipped, or NULL to try it. */
+static const char *cfg_filter(const dnn_vendor *vd, void *cfg, const dnn_plan_opts *o,
+                              int64_t *engine_index, dnn_bag *tmp) {
+  void *eng;
+  *engine_index = -1;
+  hd_status *st = dnn_bag_create(tmp, DNN_BACKEND_ENGINE_DESCRIPTOR, &eng);
+  if (st) {
+    hd_status_free(st);
+    return "cannot create an engine descriptor";
+  }
+  int64_t n = 0;
+  if (vd->get_attribute(cfg, (int)vd->v[DNN_ATTR_ENGINECFG_ENGINE],
+                        (int)vd->v[DNN_TYPE_BACKEND_DESCRIPTOR], 1, &n, &eng) !=
+      (int)vd->v[DNN_STATUS_SUCCESS])
+    return "engine config has no engine";
+  vd->get_attribute(eng, (int)vd->v[DNN_ATTR_ENGINE_GLOBAL_INDEX], (int)vd->v[DNN_TYPE_INT64], 1,
+                    &n, engine_index);
+  if (!o->fp32_graph || o->allow_tensor_core_fp32) return NULL;
+  int notes[32];
+  n = 0;
+  if (vd->get_attribute(eng, (int)vd->v[DNN_ATTR_ENGINE_NUMERICAL_NOTE],
+                        (int)vd->v[DNN_TYPE_NUMERICAL_NOTE], 32, &n, notes) !=
+      (int)vd->v[DNN_STATUS_SUCCESS])
+    return "engine notes unreadable";
+  for (int64_t i = 0; i < n && i < 32; ++i) {
+    if (notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_TENSOR_CORE] ||
+        notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS])
+      return "TF32 disallowed";
+  }
+  return NULL;
+}
+
+/* Tries the configs heuristics mode `mode` proposes; p->plan set on success. */
+static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_name mode,
+                                 const dnn_plan_opts *o, char *why, size_t why_cap) {
+  dnn_bag *b = &p->bag;
+  const dnn_vendor *vd = b->vd;
+  void *heur;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
+  int m = (int)vd->v[mode];
+  HD_TRY(dnn_set(vd, heur, DNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, DNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &opgraph));
+  HD_TRY(dnn_set(vd, heur, DNN_ATTR_ENGINEHEUR_MODE, DNN_TYPE_HEUR_MODE, 1, &m));
+  hd_status *st = dnn_finalize(vd, heur, "engine heuristics");
+  if (st) {
+    snprintf(why, why_cap, "%s", hd_status_msg(st));
+    hd_status_free(st);
+    return NULL;
+  }
+  int64_t count = 0;
+  VCALL(b, vd->get_attribute(heur, (int)vd->v[DNN_ATTR_ENGINEHEUR_RESULTS],
+                             (int)vd->v[DNN_TYPE_BACKEND_DESCRIPTOR], 0, &count, NULL));
+  if (count <= 0) {
+    snprintf(why, why_cap, "heuristics %s proposed no engine", dnn_name_str(mode));
+    return NULL;
+  }
+  if (count > 64) count = 64;
+  void *cfgs[64];
+  /* The configs live in a side bag: only the chosen one must outlive this. */
+  dnn_bag tmp;
+  dnn_bag_init(&tmp, vd);
+  for (int64_t i = 0; i < count; ++i) {
+    st = dnn_bag_create(&tmp, DNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]);
+    if (st) {
+      dnn_bag_free(&tmp);
+      return st;
+    }
+  }
+  int64_t got = 0;
+  st = dnn_status(vd,
+                  vd->get_attribute(heur, (int)vd->v[DNN_ATTR_ENGINEHEUR_RESULTS],
+                                    (int)vd->v[DNN_TYPE_BACKEND_DESCRIPTOR], count, &got, cfgs),
+                  "GetAttribute(ENGINEHEUR_RESULTS)", __FILE__, __LINE__);
+  if (st) {
+    dnn_bag_free(&tmp);
+    return st;
+  }
+  int tried = 0, skipped = 0;
+  char last[400] = "";
+  for (int64_t i = 0; i < got && i < count && !p->plan; ++i) {
+    int64_t eidx;
+    const char *skip = cfg_filter(vd, cfgs[i], o, &eidx, &tmp);
+    if (skip) {
+      ++skipped;
+      snprintf(last, sizeof last, "engine %lld: %s", (long long)eidx, skip);
+      continue;
+    }
+    ++tried;
+    void *plan;
+    st = dnn_bag_create(&tmp, DNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
+    if (!st && handle) /* deprecated in newer cuDNN, still honoured: as above */
+      hd_status_free(dnn_set(vd, plan, DNN_ATTR_EXECUTION_PLAN_HANDLE, DNN_TYPE_HANDLE, 1, &handle));
+    if (!st)
+      st = dnn_set(vd, plan, DNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, DNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                   &cfgs[i]);
+    if (!st) st = dnn_finalize(vd, plan, "execution plan");
+    int64_t ws = 0, n = 0;
+    if (!st)
+      st = dnn_status(vd,
+                      vd->get_attribute(plan, (int)vd->v[DNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE],
+                                        (int)vd->v[DNN_TYPE_INT64], 1, &n, &ws),
+                      "GetAttribute(EXECUTION_PLAN_WORKSPACE_SIZE)", __FILE__, __LINE__);
+    if (!st && o->workspace_limit > 0 && ws > o->workspace_limit)
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "workspace %lld over the limit %lld", (long long)ws,
+                    (long long)o->workspace_limit);
+    if (st) {
+      snprintf(last, sizeof last, "engine %lld: %s", (long long)eidx, hd_status_msg(st));
+      hd_status_free(st);
+      continue;
+    }
+    p->plan = plan;
+    p->workspace = ws;
+    p->engine = eidx;
+  }
+  /* Move every descriptor of tmp into p->bag (the chosen config and plan
+   * must live; the rest are freed with the plan, a few hundred bytes). */
+  for (int i = 0; i < tmp.n; ++i) {
+    if (b->n == b->cap) {
+      int cap = b->cap ? b->cap * 2 : 16;
+      void **d = realloc(b->d, (size_t)cap * sizeof *d);
+      if (!d) {
+        for (int j = i; j < tmp.n; ++j) vd->destroy_descriptor(tmp.d[j]);
+        free(tmp.d);
+        return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+      }
+      b->d = d;
+      b->cap = cap;
+    }
+    b->d[b->n++] = tmp.d[i];
+  }
+  free(tmp.d);
+  if (!p->plan)
+    snprintf(why, why_cap, "heuristics %s: %lld configs, %d tried, %d filtered; last: %s",
+             dnn_name_str(mode), (long long)got, tried, skipped, last[0] ? last : "-");
+  return NULL;
+}
+
+hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_plan_opts *o,
+                          dnn_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->bag = *bag;
+  dnn_bag_init(bag, bag->vd);
+  p->engine = -1;
+  char why_a[512] = "", why_f[512] = "";
+  hd_status *st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
+  if (!st && !p->plan)
+    st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_FALLBACK, o, why_f, sizeof why_f);
+  if (!st && !p->plan)
+    st = hd_error(HD_ERR_NOT_SUPPORTED, "%s: no engine: %s; %s", p->bag.vd->name, why_a, why_f);
+  if (st) {
+    dnn_plan_free(p);
+    return st;
+  }
+  return NULL;
+}
+
+void dnn_plan_free(dnn_plan *p) {
+  if (p->bag.vd) dnn_bag_free(&p->bag);
+  p->plan = NULL;
+}
+
+static hd_status *varpack_build(const dnn_plan *p, void *const *ptrs, void *workspace,
+                                void **out) {
+  const dnn_vendor *vd = p->bag.vd;
+  void *vp = NULL;
+  *out = NULL;
+  int st = vd->create_descriptor((int)vd->v[DNN_BACKEND_VARIANT_PACK_DESCRIPTOR], &vp);
+  HD_TRY(dnn_status(vd, st, "CreateDescriptor(VARIANT_PACK)", __FILE__, __LINE__));
+  hd_status *e =
+      dnn_set(vd, vp, DNN_ATTR_VARIANT_PACK_UNIQUE_IDS, DNN_TYPE_INT64, p->nuids, p->uids);
+  if (!e)
+    e = dnn_set(vd, vp, DNN_ATTR_VARIANT_PACK_DATA_POINTERS, DNN_TYPE_VOID_PTR, p->nuids, ptrs);
+  if (!e) e = dnn_set(vd, vp, DNN_ATTR_VARIANT_PACK_WORKSPACE, DNN_TYPE_VOID_PTR, 1, &workspace);
+  if (!e) e = dnn_finalize(vd, vp, "variant pack");
+  if (e) {
+    vd->destroy_descriptor(vp);
+    return e;
+  }
+  *out = vp;
+  return NULL;
+}
+
+hd_status *dnn_plan_execute(const dnn_plan *p, void *handle, void *const *ptrs, void *workspace,
+                            dnn_varpack *cache) {
+  const dnn_vendor *vd = p->bag.vd;
+  if (p->nuids > 8) return hd_error(HD_ERR_INTERNAL, "%s:%d: %d tensors", __FILE__, __LINE__, p->nuids);
+  void *vp = NULL;
+  if (cache && cache->desc && cache->n == p->nuids && cache->workspace == workspace &&
+      memcmp(cache->ptrs, ptrs, sizeof(void *) * (size_t)p->nuids) == 0) {
+    vp = cache->desc;
+  } else {
+    HD_TRY(varpack_build(p, ptrs, workspace, &vp));
+    if (cache) {
+      dnn_varpack_free(vd, cache);
+      cache->desc = vp;
+      cache->n = p->nuids;
+      memcpy(cache->ptrs, ptrs, sizeof(void *) * (size_t)p->nuids);
+      cache->workspace = workspace;
+    }
+  }
+  hd_status *e = dnn_status(vd, vd->execute(handle, p->plan, vp), "Execute", __FILE__, __LINE__);
+  if (!cache) vd->destroy_descriptor(vp);
+  return e;
+}
+
+void dnn_varpack_free(const dnn_vendor *vd, dnn_varpack *vp) {
+  if (vp->desc) vd->destroy_descriptor(vp->desc);
+  memset(vp, 0, sizeof *vp);
+}

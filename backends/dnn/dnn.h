@@ -1,0 +1,246 @@
+/* dnn: the descriptor builder shared by the cuDNN and hipDNN backends.
+ *
+ * hipDNN's backend C API is cuDNN's backend API with hipdnn names. This layer
+ * is written once against a dnn_vendor table: the ~10 entry points of the
+ * backend API and the integer value of every enum or attribute name used,
+ * indexed by dnn_name. A vendor file (backends/cuda/cu_cudnn_table.c; later
+ * backends/hip/) fills the table: the entry points by dlsym, the values from
+ * the vendor's header. Nothing here includes a vendor header.
+ *
+ * Objects:
+ *   dnn_bag    owns the descriptors of one build; freed together
+ *   dnn_plan   a finalized execution plan (+ everything it was built from),
+ *              its workspace size and the unique ids it binds
+ * All functions return hd_status (NULL = success); a vendor error carries the
+ * call, the vendor's error string and file:line. */
+#ifndef DNN_H
+#define DNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hd_status.h"
+#include "ops/op_params.h"
+
+/* Every vendor name the builder uses, without the vendor prefix: the cuDNN
+ * table pastes CUDNN_##name, the hipDNN table HIPDNN_##name. */
+#define DNN_NAMES(X)                                  \
+  X(STATUS_SUCCESS)                                   \
+  X(STATUS_NOT_SUPPORTED)                             \
+  X(BACKEND_TENSOR_DESCRIPTOR)                        \
+  X(BACKEND_CONVOLUTION_DESCRIPTOR)                   \
+  X(BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR) \
+  X(BACKEND_POINTWISE_DESCRIPTOR)                     \
+  X(BACKEND_OPERATION_POINTWISE_DESCRIPTOR)           \
+  X(BACKEND_OPERATIONGRAPH_DESCRIPTOR)                \
+  X(BACKEND_ENGINEHEUR_DESCRIPTOR)                    \
+  X(BACKEND_ENGINECFG_DESCRIPTOR)                     \
+  X(BACKEND_ENGINE_DESCRIPTOR)                        \
+  X(BACKEND_EXECUTION_PLAN_DESCRIPTOR)                \
+  X(BACKEND_VARIANT_PACK_DESCRIPTOR)                  \
+  X(TYPE_HANDLE)                                      \
+  X(TYPE_DATA_TYPE)                                   \
+  X(TYPE_BOOLEAN)                                     \
+  X(TYPE_INT64)                                       \
+  X(TYPE_FLOAT)                                       \
+  X(TYPE_DOUBLE)                                      \
+  X(TYPE_VOID_PTR)                                    \
+  X(TYPE_CONVOLUTION_MODE)                            \
+  X(TYPE_HEUR_MODE)                                   \
+  X(TYPE_NUMERICAL_NOTE)                              \
+  X(TYPE_POINTWISE_MODE)                              \
+  X(TYPE_BACKEND_DESCRIPTOR)                          \
+  X(DATA_FLOAT)                                       \
+  X(DATA_DOUBLE)                                      \
+  X(DATA_HALF)                                        \
+  X(DATA_BFLOAT16)                                    \
+  X(CROSS_CORRELATION)                                \
+  X(HEUR_MODE_INSTANT)                                \
+  X(HEUR_MODE_A)                                      \
+  X(HEUR_MODE_FALLBACK)                               \
+  X(NUMERICAL_NOTE_TENSOR_CORE)                       \
+  X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)               \
+  X(POINTWISE_ADD)                                    \
+  X(POINTWISE_RELU_FWD)                               \
+  X(POINTWISE_TANH_FWD)                               \
+  X(POINTWISE_SIGMOID_FWD)                            \
+  X(ATTR_POINTWISE_MODE)                              \
+  X(ATTR_POINTWISE_MATH_PREC)                         \
+  X(ATTR_POINTWISE_RELU_LOWER_CLIP)                   \
+  X(ATTR_POINTWISE_RELU_UPPER_CLIP)                   \
+  X(ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE)             \
+  X(ATTR_CONVOLUTION_COMP_TYPE)                       \
+  X(ATTR_CONVOLUTION_CONV_MODE)                       \
+  X(ATTR_CONVOLUTION_DILATIONS)                       \
+  X(ATTR_CONVOLUTION_FILTER_STRIDES)                  \
+  X(ATTR_CONVOLUTION_POST_PADDINGS)                   \
+  X(ATTR_CONVOLUTION_PRE_PADDINGS)                    \
+  X(ATTR_CONVOLUTION_SPATIAL_DIMS)                    \
+  X(ATTR_ENGINEHEUR_MODE)                             \
+  X(ATTR_ENGINEHEUR_OPERATION_GRAPH)                  \
+  X(ATTR_ENGINEHEUR_RESULTS)                          \
+  X(ATTR_ENGINECFG_ENGINE)                            \
+  X(ATTR_ENGINE_GLOBAL_INDEX)                         \
+  X(ATTR_ENGINE_NUMERICAL_NOTE)                       \
+  X(ATTR_EXECUTION_PLAN_HANDLE)                       \
+  X(ATTR_EXECUTION_PLAN_ENGINE_CONFIG)                \
+  X(ATTR_EXECUTION_PLAN_WORKSPACE_SIZE)               \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA)         \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_BETA)          \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC)     \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_W)             \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_X)             \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_Y)             \
+  X(ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)           \
+  X(ATTR_OPERATION_POINTWISE_XDESC)                   \
+  X(ATTR_OPERATION_POINTWISE_BDESC)                   \
+  X(ATTR_OPERATION_POINTWISE_YDESC)                   \
+  X(ATTR_OPERATIONGRAPH_HANDLE)                       \
+  X(ATTR_OPERATIONGRAPH_OPS)                          \
+  X(ATTR_TENSOR_BYTE_ALIGNMENT)                       \
+  X(ATTR_TENSOR_DATA_TYPE)                            \
+  X(ATTR_TENSOR_DIMENSIONS)                           \
+  X(ATTR_TENSOR_STRIDES)                              \
+  X(ATTR_TENSOR_UNIQUE_ID)                            \
+  X(ATTR_TENSOR_IS_VIRTUAL)                           \
+  X(ATTR_VARIANT_PACK_UNIQUE_IDS)                     \
+  X(ATTR_VARIANT_PACK_DATA_POINTERS)                  \
+  X(ATTR_VARIANT_PACK_WORKSPACE)
+
+typedef enum dnn_name {
+#define DNN_ENUM_(n) DNN_##n,
+  DNN_NAMES(DNN_ENUM_)
+#undef DNN_ENUM_
+  DNN_NAME_COUNT
+} dnn_name;
+
+/* The name's text ("ATTR_TENSOR_STRIDES"), for messages. */
+const char *dnn_name_str(dnn_name n);
+
+/* One vendor's backend API. Descriptors and handles are opaque pointers;
+ * enums travel as int (what both vendors' enums are on every ABI we build
+ * for); statuses are int, v[DNN_STATUS_SUCCESS] meaning success. */
+typedef struct dnn_vendor {
+  const char *name;  /* "cuDNN", "hipDNN": for messages */
+  size_t version;    /* e.g. 91900 */
+  int (*create_descriptor)(int type, void **desc);
+  int (*destroy_descriptor)(void *desc);
+  int (*finalize)(void *desc);
+  int (*set_attribute)(void *desc, int name, int type, int64_t count, const void *elems);
+  int (*get_attribute)(void *desc, int name, int type, int64_t requested, int64_t *count,
+                       void *elems);
+  int (*execute)(void *handle, void *plan, void *variant_pack);
+  int (*create)(void **handle);
+  int (*destroy)(void *handle);
+  int (*set_stream)(void *handle, void *stream);
+  const char *(*get_error_string)(int status);
+  void (*get_last_error_string)(char *buf, size_t cap); /* optional (NULL) */
+  int64_t v[DNN_NAME_COUNT];
+} dnn_vendor;
+
+/* A vendor status → hd_status (NULL on success). */
+hd_status *dnn_status(const dnn_vendor *vd, int st, const char *call, const char *file, int line);
+#define DNN_CHECK(vd, call) HD_TRY(dnn_status((vd), (call), #call, __FILE__, __LINE__))
+
+/* ---- descriptor ownership ---- */
+
+typedef struct dnn_bag {
+  const dnn_vendor *vd;
+  void **d;
+  int n, cap;
+} dnn_bag;
+
+void dnn_bag_init(dnn_bag *b, const dnn_vendor *vd);
+/* Creates a descriptor of type `type` (a BACKEND_*_DESCRIPTOR name) owned by b. */
+hd_status *dnn_bag_create(dnn_bag *b, dnn_name type, void **desc);
+void dnn_bag_free(dnn_bag *b);
+
+/* SetAttribute by names: attribute `attr`, element type `type`. */
+hd_status *dnn_set(const dnn_vendor *vd, void *desc, dnn_name attr, dnn_name type, int64_t count,
+                   const void *elems);
+hd_status *dnn_finalize(const dnn_vendor *vd, void *desc, const char *what);
+
+/* ---- builders ---- */
+
+#define DNN_MAX_RANK 8
+
+typedef struct dnn_tensor {
+  int64_t uid;
+  int dtype; /* hd_dtype */
+  int rank;
+  int64_t dims[DNN_MAX_RANK];
+  int64_t strides[DNN_MAX_RANK];
+  int is_virtual;
+  int64_t alignment; /* bytes the bound pointer is aligned to */
+} dnn_tensor;
+
+/* Packed strides of dims (NCHW order: last dim fastest). */
+void dnn_packed_strides(int rank, const int64_t *dims, int64_t *strides);
+/* hd_dtype → the vendor's data type value; NOT_SUPPORTED for others. */
+hd_status *dnn_data_type(const dnn_vendor *vd, int dtype, int64_t *out);
+hd_status *dnn_tensor_create(dnn_bag *b, const dnn_tensor *t, void **desc);
+
+/* Forward convolution, optionally fused with bias, residual and an
+ * activation: y = act(conv(x, w) + b + r). Tensors are in the layout their
+ * strides say; x, w, y ranks 4 (2D) or 5 (3D): callers lift 1D to 2D. */
+typedef struct dnn_conv {
+  dnn_tensor x, w, y;
+  dnn_tensor b;        /* used when has_bias: dims [1, K, 1, ...] */
+  dnn_tensor r;        /* used when has_residual: like y */
+  int has_bias, has_residual;
+  op_act act;
+  int compute_dtype;   /* accumulation: HD_DT_F32 */
+  int nspatial;        /* 2 or 3 */
+  int64_t pre_pad[3], post_pad[3], stride[3], dilation[3];
+} dnn_conv;
+
+/* Can act be one pointwise op of the vendor graph? */
+int dnn_act_fusable(const op_act *a);
+
+/* Builds the operation graph of c into b. fuse = 0 builds the convolution
+ * alone (y = conv(x, w); c's bias/residual/act are then the caller's). */
+hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph);
+
+/* ---- engine choice and execution plans ---- */
+
+typedef struct dnn_plan_opts {
+  int allow_tensor_core_fp32; /* TF32: fp32 graphs may use tensor-core engines */
+  int fp32_graph;             /* the graph's io is fp32 (the TF32 filter applies) */
+  int64_t workspace_limit;    /* 0: none */
+  int exhaustive;             /* time the candidates (needs a stream + buffers): not yet */
+} dnn_plan_opts;
+
+typedef struct dnn_plan {
+  dnn_bag bag;               /* owns the op graph's descriptors and the plan */
+  void *plan;
+  int64_t workspace;
+  int64_t engine;            /* the engine's global index, for logs */
+  int nuids;
+  int64_t uids[8];           /* the non-virtual tensors, in binding order */
+} dnn_plan;
+
+/* Heuristics (mode A, then FALLBACK) over opgraph; the first engine config
+ * that passes the filters and finalizes becomes the plan. Takes ownership of
+ * *bag (its descriptors move into p->bag) on success and failure alike.
+ * NOT_SUPPORTED when no engine fits. */
+hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_plan_opts *o,
+                          dnn_plan *p);
+void dnn_plan_free(dnn_plan *p);
+
+/* A variant pack kept between executions of one plan step: rebuilt only when
+ * a bound pointer changes (a build costs a few descriptor calls per run). */
+typedef struct dnn_varpack {
+  void *desc;
+  int n;
+  void *ptrs[8];
+  void *workspace;
+} dnn_varpack;
+
+/* One execution of p on the handle's current stream: ptrs in p->uids order.
+ * vp: a cache of the variant pack (owned by the caller, one per plan use;
+ * not shared between threads), or NULL to build and drop one. */
+hd_status *dnn_plan_execute(const dnn_plan *p, void *handle, void *const *ptrs, void *workspace,
+                            dnn_varpack *vp);
+void dnn_varpack_free(const dnn_vendor *vd, dnn_varpack *vp);
+
+#endif

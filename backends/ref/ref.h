@@ -1,0 +1,30 @@
+/* ref: the reference backend. Plain C on the CPU, written to be obviously
+ * right rather than fast: it is the oracle the GPU backends are tested
+ * against. fp16 and bf16 are computed in fp32 (accumulated in double). */
+#ifndef REF_H
+#define REF_H
+
+#include "backends/backend.h"
+
+/* Scratch for converting half-precision operands to fp32, sized per plan. */
+typedef struct ref_scratch {
+  float *buf;
+  size_t floats;
+} ref_scratch;
+
+/* One op implementation: reads and writes tensors of plan step s. */
+typedef hd_status *(*ref_op_fn)(const ir_plan *p, const ir_step *s, const ir_bindings *b,
+                                ref_scratch *scratch);
+
+/* fp32 scratch floats op step s needs (0 when it works in place). */
+size_t ref_conv_scratch(const ir_plan *p, const ir_step *s);
+hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+
+/* Element access for any float dtype. */
+float ref_load(int dtype, const void *base, size_t i);
+void ref_store(int dtype, void *base, size_t i, float v);
+/* Copies n elements of dtype into fp32 dst (or returns src when already fp32). */
+const float *ref_as_f32(int dtype, const void *src, size_t n, float *dst);
+float ref_apply_act(const op_act *a, float x);
+
+#endif

@@ -1,0 +1,175 @@
+/* The reference backend's module, context, graph and plan objects. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ref/ref.h"
+#include "common/hd_dtype.h"
+#include "ops/ops.h"
+
+typedef struct ref_module {
+  be_module base;
+} ref_module;
+
+struct be_context {
+  be_options opts;
+};
+
+struct be_graph {
+  const ir_graph *g; /* owned by the caller, outlives this */
+};
+
+struct be_plan {
+  const ir_plan *p; /* owned by the caller, outlives this */
+  void *arena;
+  ref_scratch scratch;
+};
+
+/* Per op kind: its implementation and scratch need. Kinds without an entry
+ * are not supported by ref. */
+static const struct {
+  ref_op_fn run;
+  size_t (*scratch)(const ir_plan *p, const ir_step *s);
+} ref_ops[OP_COUNT] = {
+    [OP_CONV] = {ref_conv, ref_conv_scratch},
+};
+
+float ref_load(int dtype, const void *base, size_t i) {
+  switch (dtype) {
+    case HD_DT_F32: return ((const float *)base)[i];
+    case HD_DT_F16: return hd_f16_to_f32(((const uint16_t *)base)[i]);
+    case HD_DT_BF16: return hd_bf16_to_f32(((const uint16_t *)base)[i]);
+    case HD_DT_F64: return (float)((const double *)base)[i];
+    default: return 0.0f;
+  }
+}
+
+void ref_store(int dtype, void *base, size_t i, float v) {
+  switch (dtype) {
+    case HD_DT_F32: ((float *)base)[i] = v; break;
+    case HD_DT_F16: ((uint16_t *)base)[i] = hd_f32_to_f16(v); break;
+    case HD_DT_BF16: ((uint16_t *)base)[i] = hd_f32_to_bf16(v); break;
+    case HD_DT_F64: ((double *)base)[i] = v; break;
+    default: break;
+  }
+}
+
+const float *ref_as_f32(int dtype, const void *src, size_t n, float *dst) {
+  if (dtype == HD_DT_F32) return src;
+  for (size_t i = 0; i < n; i++) dst[i] = ref_load(dtype, src, i);
+  return dst;
+}
+
+static void ref_close(be_module *m) { free(m); }
+static int ref_device_count(be_module *m) { (void)m; return 1; }
+
+static hd_status *ref_device_info(be_module *m, int ordinal, be_device_info *out) {
+  (void)m;
+  if (ordinal != 0) return hd_error(HD_ERR_INVALID_ARG, "ref backend has one device, not %d", ordinal);
+  strcpy(out->name, "CPU (reference backend)");
+  out->ordinal = 0;
+  return NULL;
+}
+
+static hd_status *ref_context_create(be_module *m, int ordinal, const be_options *opts,
+                                     const be_alloc *alloc, be_context **out) {
+  (void)m; (void)ordinal; (void)alloc;
+  be_context *c;
+  HD_ALLOC_OR_RETURN(c, 1);
+  c->opts = *opts;
+  *out = c;
+  return NULL;
+}
+
+static void ref_context_destroy(be_context *c) { free(c); }
+
+static hd_status *ref_supports_node(be_context *c, const ir_graph *g, int node) {
+  (void)c;
+  op_kind k = g->nodes[node].kind;
+  if (k <= OP_UNKNOWN || k >= OP_COUNT || !ref_ops[k].run)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "ref backend does not run %s", g->nodes[node].op_type);
+  return NULL;
+}
+
+static hd_status *ref_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
+  (void)c;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].dead) continue;
+    HD_TRY(ref_supports_node(c, g, i));
+  }
+  be_graph *bg;
+  HD_ALLOC_OR_RETURN(bg, 1);
+  bg->g = g;
+  *out = bg;
+  return NULL;
+}
+
+static void ref_graph_free(be_graph *bg) { free(bg); }
+
+static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
+  (void)bg;
+  be_plan *bp;
+  HD_ALLOC_OR_RETURN(bp, 1);
+  bp->p = p;
+  size_t floats = 0;
+  for (int i = 0; i < p->nsteps; i++) {
+    op_kind k = p->g->nodes[p->steps[i].node].kind;
+    size_t need = ref_ops[k].scratch ? ref_ops[k].scratch(p, &p->steps[i]) : 0;
+    if (need > floats) floats = need;
+  }
+  bp->arena = p->arena_bytes ? malloc(p->arena_bytes) : NULL;
+  bp->scratch.floats = floats;
+  bp->scratch.buf = floats ? malloc(floats * sizeof(float)) : NULL;
+  if ((p->arena_bytes && !bp->arena) || (floats && !bp->scratch.buf)) {
+    free(bp->arena);
+    free(bp->scratch.buf);
+    free(bp);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", p->arena_bytes);
+  }
+  *out = bp;
+  return NULL;
+}
+
+static void ref_plan_free(be_plan *bp) {
+  if (!bp) return;
+  free(bp->arena);
+  free(bp->scratch.buf);
+  free(bp);
+}
+
+static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+  (void)stream;
+  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = NULL, .arena = bp->arena};
+  const ir_plan *p = bp->p;
+  for (int i = 0; i < p->nsteps; i++) {
+    const ir_node *n = &p->g->nodes[p->steps[i].node];
+    hd_status *st = ref_ops[n->kind].run(p, &p->steps[i], &b, &bp->scratch);
+    if (st) return hd_status_wrap(st, "ref: node '%s' (%s): ", n->name, n->op_type);
+  }
+  return NULL;
+}
+
+static const be_vtable ref_vtable = {
+    .api_version = BE_API_VERSION,
+    .name = "ref",
+    .host_memory = 1,
+    .close = ref_close,
+    .device_count = ref_device_count,
+    .device_info = ref_device_info,
+    .context_create = ref_context_create,
+    .context_destroy = ref_context_destroy,
+    .supports_node = ref_supports_node,
+    .graph_compile = ref_graph_compile,
+    .graph_free = ref_graph_free,
+    .plan_compile = ref_plan_compile,
+    .plan_free = ref_plan_free,
+    .plan_run = ref_plan_run,
+};
+
+hd_status *ref_backend_open(const be_host *host, be_module **out) {
+  (void)host;
+  ref_module *m;
+  HD_ALLOC_OR_RETURN(m, 1);
+  m->base.vt = &ref_vtable;
+  *out = &m->base;
+  return NULL;
+}

@@ -1,0 +1,110 @@
+/* Reference Conv: direct convolution, any of 1D/2D/3D handled as 3D with
+ * unit dims, accumulated in double. */
+#include <math.h>
+
+#include "backends/ref/ref.h"
+
+float ref_apply_act(const op_act *a, float x) {
+  switch (a->kind) {
+    case OP_ACT_NONE: return x;
+    case OP_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case OP_ACT_LEAKY_RELU: return x >= 0.0f ? x : a->alpha * x;
+    case OP_ACT_CLIP: return x < a->alpha ? a->alpha : (x > a->beta ? a->beta : x);
+    case OP_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case OP_ACT_HARD_SIGMOID: {
+      float y = a->alpha * x + a->beta;
+      return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
+    }
+    case OP_ACT_HARD_SWISH: {
+      float y = x / 6.0f + 0.5f;
+      return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
+    }
+    case OP_ACT_TANH: return tanhf(x);
+  }
+  return x;
+}
+
+/* Spatial geometry padded to 3 dims. */
+typedef struct geom3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3];
+} geom3;
+
+static geom3 geom_of(const op_conv *c, const ir_tensor *x, const ir_tensor *w, const ir_tensor *y) {
+  geom3 g;
+  int off = 3 - c->nspatial;
+  for (int i = 0; i < 3; i++) {
+    g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+    g.pb[i] = 0;
+  }
+  for (int i = 0; i < c->nspatial; i++) {
+    g.in[off + i] = x->dims[2 + i];
+    g.out[off + i] = y->dims[2 + i];
+    g.k[off + i] = w->dims[2 + i];
+    g.s[off + i] = c->strides[i];
+    g.d[off + i] = c->dilations[i];
+    g.pb[off + i] = c->pads_begin[i];
+  }
+  return g;
+}
+
+size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
+  const ir_node *n = &p->g->nodes[s->node];
+  const ir_tensor *x = &p->t[n->in[0]];
+  if (x->dtype == HD_DT_F32) return 0;
+  const ir_tensor *w = &p->t[n->in[1]];
+  return (size_t)ir_numel(x->rank, x->dims) + (size_t)ir_numel(w->rank, w->dims);
+}
+
+hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+  const ir_node *n = &p->g->nodes[s->node];
+  const op_conv *c = &s->p.conv;
+  const ir_tensor *xt = &p->t[n->in[0]], *wt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
+  int dt = xt->dtype;
+  size_t xn = (size_t)ir_numel(xt->rank, xt->dims), wn = (size_t)ir_numel(wt->rank, wt->dims);
+  if (dt != HD_DT_F32 && scratch->floats < xn + wn)
+    return hd_error(HD_ERR_INTERNAL, "ref conv: scratch too small");
+  const float *x = ref_as_f32(dt, ir_tensor_addr(p, n->in[0], b), xn, scratch->buf);
+  const float *w = ref_as_f32(dt, ir_tensor_addr(p, n->in[1], b), wn, scratch->buf + xn);
+  const void *bias = c->has_bias ? ir_tensor_addr(p, n->in[2], b) : NULL;
+  const void *res = c->has_residual ? ir_tensor_addr(p, n->in[3], b) : NULL;
+  void *y = ir_tensor_addr(p, n->out[0], b);
+
+  geom3 g = geom_of(c, xt, wt, yt);
+  int64_t N = xt->dims[0], C = xt->dims[1], M = wt->dims[0];
+  int64_t G = c->group, Cg = C / G, Mg = M / G;
+  int64_t in_sz = g.in[0] * g.in[1] * g.in[2], out_sz = g.out[0] * g.out[1] * g.out[2];
+  int64_t k_sz = g.k[0] * g.k[1] * g.k[2];
+
+  for (int64_t nb = 0; nb < N; nb++)
+    for (int64_t m = 0; m < M; m++) {
+      int64_t grp = m / Mg;
+      const float *wm = w + m * Cg * k_sz;
+      for (int64_t o0 = 0; o0 < g.out[0]; o0++)
+        for (int64_t o1 = 0; o1 < g.out[1]; o1++)
+          for (int64_t o2 = 0; o2 < g.out[2]; o2++) {
+            double acc = bias ? ref_load(dt, bias, (size_t)m) : 0.0;
+            for (int64_t cg = 0; cg < Cg; cg++) {
+              const float *xc = x + (nb * C + grp * Cg + cg) * in_sz;
+              const float *wc = wm + cg * k_sz;
+              for (int64_t k0 = 0; k0 < g.k[0]; k0++) {
+                int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+                if (i0 < 0 || i0 >= g.in[0]) continue;
+                for (int64_t k1 = 0; k1 < g.k[1]; k1++) {
+                  int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+                  if (i1 < 0 || i1 >= g.in[1]) continue;
+                  for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
+                    int64_t i2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
+                    if (i2 < 0 || i2 >= g.in[2]) continue;
+                    acc += (double)xc[(i0 * g.in[1] + i1) * g.in[2] + i2] *
+                           (double)wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
+                  }
+                }
+              }
+            }
+            size_t yi = (size_t)((nb * M + m) * out_sz + (o0 * g.out[1] + o1) * g.out[2] + o2);
+            if (res) acc += ref_load(dt, res, yi);
+            ref_store(dt, y, yi, ref_apply_act(&c->act, (float)acc));
+          }
+    }
+  return NULL;
+}

@@ -1,0 +1,180 @@
+#include "ep/ep_ep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
+
+static const char *ORT_API_CALL e_get_name(const OrtEp *p) { (void)p; return EP_NAME; }
+
+/* Whether node i of an imported graph is ours: our op runs it and so does
+ * the backend. The reason goes to the log either way. */
+static int node_claimable(ep_ep *ep, ep_graph *eg, int i) {
+  const ir_node *n = &eg->g->nodes[i];
+  hd_status *why = eg->why[i];
+  eg->why[i] = NULL;
+  if (!why) why = be_supports_node(ep->dev->be, ep->ctx, eg->g, i);
+  if (why) {
+    HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': %s", n->op_type, n->name, hd_status_msg(why));
+    hd_status_free(why);
+    return 0;
+  }
+  return 1;
+}
+
+static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph, OrtEpGraphSupportInfo *info) {
+  ep_ep *ep = ep_of(p);
+  ep_graph eg;
+  hd_status *st = ep_graph_import(graph, 0, &eg);
+  if (st) return ep_status_to_ort(hd_status_wrap(st, "GetCapability: "));
+  st = ir_graph_finalize(eg.g);
+  int n = eg.g->nnodes;
+  uint8_t *claim = calloc((size_t)n + 1, 1);
+  int *part = calloc((size_t)n + 1, sizeof(int));
+  const OrtNode **group = calloc((size_t)n + 1, sizeof *group);
+  if (!st && (!claim || !part || !group)) st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  for (int i = 0; i < n && !st; i++) claim[i] = (uint8_t)node_claimable(ep, &eg, i);
+  int nparts = 0;
+  if (!st) st = ir_partition(eg.g, claim, part, &nparts);
+  OrtNodeFusionOptions fuse = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
+  for (int pi = 0; pi < nparts && !st; pi++) {
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+      if (part[i] == pi) group[k++] = eg.nodes[i];
+    st = ep_from_ort(ep_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, group, k, &fuse), "claiming nodes");
+  }
+  if (!st) HD_LOG(HD_LOG_INFO, "GetCapability: %d node(s), %d partition(s)", n, nparts);
+  free(claim);
+  free(part);
+  free(group);
+  ep_graph_free(&eg);
+  return ep_status_to_ort(st);
+}
+
+/* The names of a node's inputs or outputs, pointing into ORT's strings. */
+static hd_status *io_names(const OrtNode *node, int outputs, const char ***names, int *n) {
+  size_t count = 0;
+  EP_ORT_TRY(outputs ? ep_api->Node_GetNumOutputs(node, &count) : ep_api->Node_GetNumInputs(node, &count),
+             "counting fused node values");
+  const OrtValueInfo **vis = calloc(count + 1, sizeof *vis);
+  *names = calloc(count + 1, sizeof **names);
+  *n = 0;
+  if (!vis || !*names) {
+    free(vis);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  }
+  hd_status *st = ep_from_ort(outputs ? ep_api->Node_GetOutputs(node, vis, count)
+                                      : ep_api->Node_GetInputs(node, vis, count),
+                              "reading fused node values");
+  for (size_t i = 0; i < count && !st; i++) {
+    if (!vis[i]) continue;
+    st = ep_from_ort(ep_api->GetValueInfoName(vis[i], &(*names)[*n]), "reading a value name");
+    if (!st) (*n)++;
+  }
+  free(vis);
+  return st;
+}
+
+static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *fused, OrtNodeComputeInfo **out) {
+  const char *name = NULL;
+  EP_ORT_TRY(ep_api->Node_GetName(fused, &name), "reading the fused node name");
+  ep_graph eg;
+  HD_TRY(ep_graph_import(graph, 1, &eg));
+  const char **in = NULL, **outs = NULL;
+  int nin = 0, nout = 0;
+  hd_status *st = io_names(fused, 0, &in, &nin);
+  if (!st) st = io_names(fused, 1, &outs, &nout);
+  if (!st) st = ep_graph_set_io(&eg, in, nin, outs, nout);
+  for (int i = 0; i < eg.g->nnodes && !st; i++)
+    if (eg.why[i]) st = hd_status_wrap(eg.why[i], "node '%s': ", eg.g->nodes[i].name), eg.why[i] = NULL;
+  free(in);
+  free(outs);
+  if (!st) st = ep_kernel_create(ep, name, &eg, out);
+  ep_graph_free(&eg);
+  return st ? hd_status_wrap(st, "compiling '%s': ", name) : NULL;
+}
+
+static OrtStatus *ORT_API_CALL e_compile(OrtEp *p, const OrtGraph **graphs, const OrtNode **fused, size_t count,
+                                         OrtNodeComputeInfo **infos, OrtNode **ctx_nodes) {
+  ep_ep *ep = ep_of(p);
+  for (size_t i = 0; i < count; i++) {
+    infos[i] = NULL;
+    if (ctx_nodes) ctx_nodes[i] = NULL;
+  }
+  for (size_t i = 0; i < count; i++) {
+    hd_status *st = compile_one(ep, graphs[i], fused[i], &infos[i]);
+    if (st) {
+      for (size_t j = 0; j < i; j++) ep_kernel_destroy(infos[j]), infos[j] = NULL;
+      return ep_status_to_ort(st);
+    }
+  }
+  return NULL;
+}
+
+static void ORT_API_CALL e_release_infos(OrtEp *p, OrtNodeComputeInfo **infos, size_t n) {
+  (void)p;
+  for (size_t i = 0; i < n; i++) ep_kernel_destroy(infos[i]);
+}
+
+/* The session's device memory comes from the EP's own pool, so gpu_mem_limit
+ * and the statistics cover ORT's tensors and ours alike. Pinned memory gets
+ * a pool of its own. */
+static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo *info, OrtAllocator **out) {
+  ep_ep *ep = ep_of(p);
+  *out = NULL;
+  const OrtMemoryDevice *md = ep_ep_api->MemoryInfo_GetMemoryDevice(info);
+  ep_device *d = ep_factory_device_for_memory(ep->f, md);
+  if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no allocator for this memory info");
+  int is_device = ep_ep_api->MemoryDevice_GetMemoryType(md) == OrtDeviceMemoryType_DEFAULT;
+  ep_allocator *a = NULL;
+  hd_status *st = ep_allocator_create(d, info, 0, d == ep->dev && is_device ? ep->device_alloc : NULL, &a);
+  if (st) return ep_status_to_ort(st);
+  *out = ep_allocator_ort(a);
+  return NULL;
+}
+
+static OrtStatus *ORT_API_CALL e_concurrent_run(OrtEp *p, bool *ok) {
+  (void)p;
+  *ok = true; /* each compiled partition serialises its runs (ep_kernel.c) */
+  return NULL;
+}
+
+OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, const OrtLogger *logger, OrtEp **out) {
+  ep_ep *ep = calloc(1, sizeof *ep);
+  if (!ep) return ep_ort_error(ORT_FAIL, "out of host memory");
+  ep->base.ort_version_supported = ORT_API_VERSION;
+  ep->base.GetName = e_get_name;
+  ep->base.GetCapability = e_get_capability;
+  ep->base.Compile = e_compile;
+  ep->base.ReleaseNodeComputeInfos = e_release_infos;
+  ep->base.IsConcurrentRunSupported = e_concurrent_run;
+  ep->f = f;
+  ep->dev = dev;
+  ep->logger = logger;
+  ep->opts = *opts;
+  hd_status *st = NULL;
+  be_alloc alloc = {0};
+  if (dev->mem_device) {
+    ep->base.CreateAllocator = e_create_allocator;
+    st = ep_allocator_create(dev, dev->mem_device, opts->gpu_mem_limit, NULL, &ep->device_alloc);
+    if (!st) alloc = ep_allocator_be(ep->device_alloc);
+  }
+  if (!st) st = be_context_create(dev->be, dev->ordinal, &opts->be, &alloc, &ep->ctx);
+  if (st) {
+    ep_destroy(&ep->base);
+    return ep_status_to_ort(hd_status_wrap(st, "creating the EP on %s: ", dev->info.name));
+  }
+  HD_LOG(HD_LOG_INFO, "EP created on %s (backend %s)", dev->info.name, be_name(dev->be));
+  *out = &ep->base;
+  return NULL;
+}
+
+void ep_destroy(OrtEp *p) {
+  if (!p) return;
+  ep_ep *ep = ep_of(p);
+  be_context_destroy(ep->dev->be, ep->ctx);
+  if (ep->device_alloc) ep_allocator_destroy(ep_allocator_ort(ep->device_alloc));
+  free(ep);
+}

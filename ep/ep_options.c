@@ -1,0 +1,92 @@
+#include "ep/ep_options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ep_options_default(ep_options *o) {
+  memset(o, 0, sizeof *o);
+  strcpy(o->backend, "auto");
+  o->device_id = -1;
+  o->be.use_tf32 = 1; /* as PyTorch and ORT's CUDA EP do for convolutions */
+  o->be.algo_search = BE_ALGO_HEURISTIC;
+}
+
+static hd_status *bad(const char *key, const char *value, const char *want) {
+  return hd_error(HD_ERR_INVALID_ARG, "provider option '%s' has value '%s': expected %s", key, value, want);
+}
+
+static int parse_u64(const char *s, uint64_t *v) {
+  if (!s[0] || !isdigit((unsigned char)s[0])) return 0;
+  errno = 0;
+  char *end;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (errno || *end) return 0;
+  *v = x;
+  return 1;
+}
+
+static hd_status *parse_bool(const char *key, const char *value, int *out) {
+  if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0) *out = 1;
+  else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0) *out = 0;
+  else return bad(key, value, "0 or 1");
+  return NULL;
+}
+
+hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
+  uint64_t u;
+  if (strcmp(key, "backend") == 0) {
+    if (strcmp(value, "auto") && strcmp(value, "ref") && strcmp(value, "cuda") && strcmp(value, "hip"))
+      return bad(key, value, "auto, ref, cuda or hip");
+    strcpy(o->backend, value);
+    o->backend_explicit = strcmp(value, "auto") != 0;
+  } else if (strcmp(key, "device_id") == 0) {
+    if (!parse_u64(value, &u) || u > 1024) return bad(key, value, "a GPU number >= 0");
+    o->device_id = (int)u;
+  } else if (strcmp(key, "gpu_mem_limit") == 0) {
+    if (!parse_u64(value, &u)) return bad(key, value, "a size in bytes");
+    o->gpu_mem_limit = (size_t)u;
+  } else if (strcmp(key, "use_tf32") == 0) {
+    return parse_bool(key, value, &o->be.use_tf32);
+  } else if (strcmp(key, "prefer_nhwc") == 0) {
+    return parse_bool(key, value, &o->be.prefer_nhwc);
+  } else if (strcmp(key, "enable_cuda_graph") == 0) {
+    return parse_bool(key, value, &o->enable_cuda_graph);
+  } else if (strcmp(key, "cudnn_conv_algo_search") == 0) {
+    if (strcmp(value, "HEURISTIC") == 0) o->be.algo_search = BE_ALGO_HEURISTIC;
+    else if (strcmp(value, "EXHAUSTIVE") == 0) o->be.algo_search = BE_ALGO_EXHAUSTIVE;
+    else if (strcmp(value, "DEFAULT") == 0) o->be.algo_search = BE_ALGO_DEFAULT;
+    else return bad(key, value, "EXHAUSTIVE, HEURISTIC or DEFAULT");
+  } else {
+    return hd_error(HD_ERR_INVALID_ARG,
+                    "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
+                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph)",
+                    key);
+  }
+  return NULL;
+}
+
+hd_status *ep_options_parse(const OrtSessionOptions *so, ep_options *out) {
+  ep_options_default(out);
+  const char *env = getenv("HIPDNN_EP_BACKEND");
+  if (env && env[0]) {
+    hd_status *st = ep_options_set(out, "backend", env);
+    if (st) return hd_status_wrap(st, "environment HIPDNN_EP_BACKEND: ");
+  }
+  if (!so) return NULL;
+  OrtKeyValuePairs *kv = NULL;
+  EP_ORT_TRY(ep_api->GetSessionOptionsConfigEntries(so, &kv), "reading session options");
+  const char *const *keys = NULL, *const *values = NULL;
+  size_t n = 0;
+  ep_api->GetKeyValuePairs(kv, &keys, &values, &n);
+  size_t plen = strlen(EP_OPTION_PREFIX);
+  hd_status *st = NULL;
+  for (size_t i = 0; i < n && !st; i++) {
+    if (strncmp(keys[i], EP_OPTION_PREFIX, plen) != 0) continue;
+    st = ep_options_set(out, keys[i] + plen, values[i]);
+  }
+  ep_api->ReleaseKeyValuePairs(kv);
+  return st;
+}

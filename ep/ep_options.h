@@ -1,0 +1,27 @@
+/* ep_options: the provider options, parsed and validated once per EP. */
+#ifndef EP_OPTIONS_H
+#define EP_OPTIONS_H
+
+#include <stddef.h>
+
+#include "backends/backend.h"
+#include "ep/ep_ort.h"
+
+typedef struct ep_options {
+  char backend[16];       /* auto | ref | cuda | hip */
+  int backend_explicit;   /* set by the option or HIPDNN_EP_BACKEND, not defaulted */
+  int device_id;          /* -1: not given */
+  size_t gpu_mem_limit;   /* bytes; 0: no limit */
+  int enable_cuda_graph;
+  be_options be;          /* what the backend sees */
+} ep_options;
+
+/* Reads "ep.hipdnnexecutionprovider.*" session config entries and the
+ * HIPDNN_EP_BACKEND environment variable. An unknown key or a bad value is
+ * an INVALID_ARG status naming the key. */
+hd_status *ep_options_parse(const OrtSessionOptions *so, ep_options *out);
+/* Parses one key/value pair into out (exposed for unit tests). */
+hd_status *ep_options_set(ep_options *out, const char *key, const char *value);
+void ep_options_default(ep_options *out);
+
+#endif

@@ -1,0 +1,141 @@
+/* gpu_vendor: the GPU runtime names the project uses, mapped to CUDA or HIP.
+ *
+ * Host code and kernels call gpu* names only; this header is the one place
+ * that knows which runtime is underneath. HIP is selected by
+ * HIPDNN_EP_HIP or __HIP_PLATFORM_AMD__, CUDA otherwise. The list holds only
+ * what is used: add a name here (both sides) before using it.
+ * Host C code compiles against it with a C compiler; .cu files with nvcc or
+ * hipcc. */
+#ifndef GPU_VENDOR_H
+#define GPU_VENDOR_H
+
+#if defined(HIPDNN_EP_HIP) || defined(__HIP_PLATFORM_AMD__)
+#define GPU_VENDOR_HIP 1
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hip_runtime_api.h>
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#endif
+
+#define GPU_RUNTIME_NAME "HIP"
+#define GPU_API_PREFIX "hip"
+#define GPU_VENDOR_ID 0x1002u
+
+typedef hipError_t gpuError_t;
+typedef hipStream_t gpuStream_t;
+typedef hipEvent_t gpuEvent_t;
+typedef hipDeviceProp_t gpuDeviceProp;
+
+#define gpuSuccess hipSuccess
+#define gpuErrorMemoryAllocation hipErrorOutOfMemory
+#define gpuErrorNoDevice hipErrorNoDevice
+#define gpuErrorInsufficientDriver hipErrorInsufficientDriver
+#define gpuErrorNotReady hipErrorNotReady
+
+#define gpuGetErrorName hipGetErrorName
+#define gpuGetErrorString hipGetErrorString
+#define gpuGetLastError hipGetLastError
+#define gpuGetDeviceCount hipGetDeviceCount
+#define gpuGetDeviceProperties hipGetDeviceProperties
+#define gpuSetDevice hipSetDevice
+#define gpuGetDevice hipGetDevice
+#define gpuDriverGetVersion hipDriverGetVersion
+#define gpuRuntimeGetVersion hipRuntimeGetVersion
+
+#define gpuMalloc hipMalloc
+#define gpuFree hipFree
+#define gpuMallocHost(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
+#define gpuFreeHost hipHostFree
+#define gpuMemGetInfo hipMemGetInfo
+#define gpuMemcpy hipMemcpy
+#define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemsetAsync hipMemsetAsync
+#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+
+#define gpuStreamCreateWithFlags hipStreamCreateWithFlags
+#define gpuStreamNonBlocking hipStreamNonBlocking
+#define gpuStreamDestroy hipStreamDestroy
+#define gpuStreamSynchronize hipStreamSynchronize
+#define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuEventCreateWithFlags hipEventCreateWithFlags
+#define gpuEventDisableTiming hipEventDisableTiming
+#define gpuEventDefault hipEventDefault
+#define gpuEventRecord hipEventRecord
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuEventDestroy hipEventDestroy
+
+#if defined(__HIPCC__)
+typedef __half gpu_half;
+#endif
+
+#else /* CUDA */
+#define GPU_VENDOR_CUDA 1
+#include <cuda_runtime_api.h>
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#endif
+
+#define GPU_RUNTIME_NAME "CUDA"
+#define GPU_API_PREFIX "cuda"
+#define GPU_VENDOR_ID 0x10DEu
+
+typedef cudaError_t gpuError_t;
+typedef cudaStream_t gpuStream_t;
+typedef cudaEvent_t gpuEvent_t;
+typedef struct cudaDeviceProp gpuDeviceProp;
+
+#define gpuSuccess cudaSuccess
+#define gpuErrorMemoryAllocation cudaErrorMemoryAllocation
+#define gpuErrorNoDevice cudaErrorNoDevice
+#define gpuErrorInsufficientDriver cudaErrorInsufficientDriver
+#define gpuErrorNotReady cudaErrorNotReady
+
+#define gpuGetErrorName cudaGetErrorName
+#define gpuGetErrorString cudaGetErrorString
+#define gpuGetLastError cudaGetLastError
+#define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuGetDeviceProperties cudaGetDeviceProperties
+#define gpuSetDevice cudaSetDevice
+#define gpuGetDevice cudaGetDevice
+#define gpuDriverGetVersion cudaDriverGetVersion
+#define gpuRuntimeGetVersion cudaRuntimeGetVersion
+
+#define gpuMalloc cudaMalloc
+#define gpuFree cudaFree
+#define gpuMallocHost cudaMallocHost
+#define gpuFreeHost cudaFreeHost
+#define gpuMemGetInfo cudaMemGetInfo
+#define gpuMemcpy cudaMemcpy
+#define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemsetAsync cudaMemsetAsync
+#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+
+#define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
+#define gpuStreamNonBlocking cudaStreamNonBlocking
+#define gpuStreamDestroy cudaStreamDestroy
+#define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuEventCreateWithFlags cudaEventCreateWithFlags
+#define gpuEventDisableTiming cudaEventDisableTiming
+#define gpuEventDefault cudaEventDefault
+#define gpuEventRecord cudaEventRecord
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuEventDestroy cudaEventDestroy
+
+#if defined(__CUDACC__)
+typedef __half gpu_half;
+#endif
+
+#endif /* vendor */
+
+#endif

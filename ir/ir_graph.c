@@ -1,0 +1,176 @@
+/* ir_graph: building and checking the EP's graph. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s ? s : "", n);
+  return d;
+}
+
+/* Grows *arr (of elem bytes) so that index `need` fits. */
+static hd_status *grow(void **arr, int *cap, int need, size_t elem) {
+  if (need < *cap) return NULL;
+  int ncap = *cap ? *cap * 2 : 16;
+  while (ncap <= need) ncap *= 2;
+  void *p = realloc(*arr, (size_t)ncap * elem);
+  if (!p) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory growing graph");
+  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+  *arr = p;
+  *cap = ncap;
+  return NULL;
+}
+
+hd_status *ir_graph_create(ir_graph **out) {
+  ir_graph *g;
+  HD_ALLOC_OR_RETURN(g, 1);
+  *out = g;
+  return NULL;
+}
+
+void ir_graph_free(ir_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->nvalues; i++) {
+    free(g->values[i].name);
+    free(g->values[i].data);
+  }
+  for (int i = 0; i < g->nnodes; i++) {
+    free(g->nodes[i].name);
+    free(g->nodes[i].op_type);
+    free(g->nodes[i].in);
+    free(g->nodes[i].out);
+  }
+  free(g->values);
+  free(g->nodes);
+  free(g->inputs);
+  free(g->outputs);
+  free(g);
+}
+
+hd_status *ir_graph_add_value(ir_graph *g, const char *name, int dtype, int rank,
+                              const int64_t *dims, int *idx) {
+  if (rank > IR_MAX_RANK)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "value '%s': rank %d exceeds %d", name, rank, IR_MAX_RANK);
+  HD_TRY(grow((void **)&g->values, &g->cap_values, g->nvalues, sizeof(ir_value)));
+  ir_value *v = &g->values[g->nvalues];
+  memset(v, 0, sizeof *v);
+  v->name = dup_str(name);
+  if (!v->name) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory");
+  v->dtype = dtype;
+  v->rank = rank;
+  for (int i = 0; i < rank && dims; i++) v->dims[i] = dims[i];
+  v->producer = IR_NONE;
+  v->graph_input = IR_NONE;
+  v->graph_output = IR_NONE;
+  *idx = g->nvalues++;
+  return NULL;
+}
+
+int ir_graph_find_value(const ir_graph *g, const char *name) {
+  for (int i = 0; i < g->nvalues; i++)
+    if (strcmp(g->values[i].name, name) == 0) return i;
+  return IR_NONE;
+}
+
+hd_status *ir_value_set_data(ir_graph *g, int v, const void *data, size_t nbytes) {
+  ir_value *val = &g->values[v];
+  void *copy = malloc(nbytes ? nbytes : 1);
+  if (!copy) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory copying '%s'", val->name);
+  if (nbytes) memcpy(copy, data, nbytes);
+  free(val->data);
+  val->data = copy;
+  val->nbytes = nbytes;
+  val->is_const = 1;
+  return NULL;
+}
+
+hd_status *ir_graph_add_node(ir_graph *g, op_kind kind, const char *name, const char *op_type,
+                             int opset, const int *in, int nin, const int *out, int nout,
+                             int *idx) {
+  HD_TRY(grow((void **)&g->nodes, &g->cap_nodes, g->nnodes, sizeof(ir_node)));
+  ir_node *n = &g->nodes[g->nnodes];
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->opset = opset;
+  n->nin = nin;
+  n->nout = nout;
+  n->name = dup_str(name);
+  n->op_type = dup_str(op_type);
+  n->in = malloc(sizeof(int) * (size_t)(nin ? nin : 1));
+  n->out = malloc(sizeof(int) * (size_t)(nout ? nout : 1));
+  if (!n->name || !n->op_type || !n->in || !n->out) {
+    free(n->name); free(n->op_type); free(n->in); free(n->out);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory");
+  }
+  if (nin) memcpy(n->in, in, sizeof(int) * (size_t)nin);
+  if (nout) memcpy(n->out, out, sizeof(int) * (size_t)nout);
+  if (idx) *idx = g->nnodes;
+  g->nnodes++;
+  return NULL;
+}
+
+static hd_status *copy_ints(int **dst, int *ndst, const int *src, int n) {
+  free(*dst);
+  *dst = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  if (!*dst) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory");
+  if (n) memcpy(*dst, src, sizeof(int) * (size_t)n);
+  *ndst = n;
+  return NULL;
+}
+
+hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const int *outputs,
+                           int noutputs) {
+  HD_TRY(copy_ints(&g->inputs, &g->ninputs, inputs, ninputs));
+  return copy_ints(&g->outputs, &g->noutputs, outputs, noutputs);
+}
+
+hd_status *ir_graph_finalize(ir_graph *g) {
+  for (int i = 0; i < g->nvalues; i++) {
+    g->values[i].producer = IR_NONE;
+    g->values[i].nuses = 0;
+    g->values[i].graph_input = IR_NONE;
+    g->values[i].graph_output = IR_NONE;
+  }
+  for (int i = 0; i < g->ninputs; i++) g->values[g->inputs[i]].graph_input = i;
+  for (int i = 0; i < g->noutputs; i++) g->values[g->outputs[i]].graph_output = i;
+  for (int n = 0; n < g->nnodes; n++) {
+    ir_node *node = &g->nodes[n];
+    if (node->dead) continue;
+    for (int i = 0; i < node->nin; i++) {
+      int v = node->in[i];
+      if (v == IR_NONE) continue;
+      if (v < 0 || v >= g->nvalues)
+        return hd_error(HD_ERR_INTERNAL, "node '%s': input %d out of range", node->name, i);
+      ir_value *val = &g->values[v];
+      if (val->producer == IR_NONE && val->graph_input == IR_NONE && !val->is_const &&
+          val->rank >= 0 && val->dtype != HD_DT_UNDEFINED) {
+        /* a value produced by a later node, or by nothing at all */
+        int later = 0;
+        for (int m = n + 1; m < g->nnodes && !later; m++)
+          for (int j = 0; j < g->nodes[m].nout; j++)
+            if (g->nodes[m].out[j] == v) later = 1;
+        if (later)
+          return hd_error(HD_ERR_INVALID_ARG, "node '%s': input '%s' is produced later: graph not topologically sorted",
+                          node->name, val->name);
+      }
+      val->nuses++;
+    }
+    for (int i = 0; i < node->nout; i++) {
+      int v = node->out[i];
+      if (v == IR_NONE) continue;
+      if (g->values[v].producer != IR_NONE)
+        return hd_error(HD_ERR_INVALID_ARG, "value '%s' has two producers", g->values[v].name);
+      g->values[v].producer = n;
+    }
+  }
+  return NULL;
+}
+
+int64_t ir_numel(int rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= dims[i];
+  return n;
+}

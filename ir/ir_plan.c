@@ -1,0 +1,247 @@
+/* ir_plan: the graph at concrete input shapes.
+ * Shapes flow forward through each op's infer(); intermediate tensors get
+ * offsets in one arena, reusing the bytes of tensors whose last reader has
+ * run (first fit over live blocks, in step order). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ops/ops.h"
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Live arena blocks, kept sorted by offset. */
+typedef struct arena_block {
+  size_t offset, size;
+  int value;
+} arena_block;
+
+typedef struct arena {
+  arena_block *blocks;
+  int n, cap;
+  size_t high;
+} arena;
+
+static hd_status *arena_alloc(arena *a, size_t size, int value, size_t *offset) {
+  size = align_up(size ? size : 1, IR_ARENA_ALIGN);
+  size_t at = 0;
+  int pos = 0;
+  for (; pos < a->n; pos++) {
+    if (a->blocks[pos].offset >= at + size) break;
+    size_t end = a->blocks[pos].offset + a->blocks[pos].size;
+    if (end > at) at = end;
+  }
+  if (a->n == a->cap) {
+    int ncap = a->cap ? a->cap * 2 : 32;
+    arena_block *nb = realloc(a->blocks, sizeof(arena_block) * (size_t)ncap);
+    if (!nb) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
+    a->blocks = nb;
+    a->cap = ncap;
+  }
+  memmove(&a->blocks[pos + 1], &a->blocks[pos], sizeof(arena_block) * (size_t)(a->n - pos));
+  a->blocks[pos] = (arena_block){at, size, value};
+  a->n++;
+  if (at + size > a->high) a->high = at + size;
+  *offset = at;
+  return NULL;
+}
+
+static void arena_release(arena *a, int value) {
+  for (int i = 0; i < a->n; i++) {
+    if (a->blocks[i].value != value) continue;
+    memmove(&a->blocks[i], &a->blocks[i + 1], sizeof(arena_block) * (size_t)(a->n - i - 1));
+    a->n--;
+    return;
+  }
+}
+
+static hd_status *bind_inputs(const ir_graph *g, const ir_shape *inputs, ir_tensor *t) {
+  for (int i = 0; i < g->ninputs; i++) {
+    const ir_value *v = &g->values[g->inputs[i]];
+    ir_tensor *dst = &t[g->inputs[i]];
+    if (inputs[i].rank != v->rank)
+      return hd_error(HD_ERR_INVALID_ARG, "input '%s': rank %d given, model says %d", v->name,
+                      inputs[i].rank, v->rank);
+    for (int d = 0; d < v->rank; d++) {
+      int64_t want = v->dims[d], got = inputs[i].dims[d];
+      if (got < 0 || (want >= 0 && want != got))
+        return hd_error(HD_ERR_INVALID_ARG, "input '%s': dim %d is %lld, model says %lld", v->name, d,
+                        (long long)got, (long long)want);
+      dst->dims[d] = got;
+    }
+    dst->rank = v->rank;
+    dst->storage = IR_ST_INPUT;
+    dst->index = i;
+  }
+  return NULL;
+}
+
+static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan *p) {
+  ir_tensor *t = p->t;
+  for (int i = 0; i < g->nvalues; i++) {
+    const ir_value *v = &g->values[i];
+    t[i].dtype = v->dtype;
+    t[i].rank = -1;
+    if (v->is_const) {
+      if (!v->data && v->nbytes == 0 && ir_numel(v->rank, v->dims) != 0)
+        return hd_error(HD_ERR_INTERNAL, "constant '%s' has no data", v->name);
+      t[i].rank = v->rank;
+      memcpy(t[i].dims, v->dims, sizeof v->dims);
+      t[i].storage = IR_ST_CONST;
+      t[i].index = i;
+    }
+  }
+  HD_TRY(bind_inputs(g, inputs, t));
+
+  int nv = g->nvalues ? g->nvalues : 1;
+  int *last_use = malloc(sizeof(int) * (size_t)nv);
+  uint8_t *elided = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
+  if (!last_use || !elided) {
+    free(last_use);
+    free(elided);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
+  }
+  for (int i = 0; i < g->nvalues; i++) last_use[i] = -1;
+
+  /* 1. shapes and resolved parameters, node by node */
+  hd_status *st = NULL;
+  for (int n = 0; n < g->nnodes && !st; n++) {
+    const ir_node *node = &g->nodes[n];
+    if (node->dead) continue;
+    const op_def *def = op_get(node->kind);
+    if (!def) {
+      st = hd_error(HD_ERR_INTERNAL, "node '%s' (%s) has no op in a compiled partition", node->name,
+                    node->op_type);
+      break;
+    }
+    for (int k = 0; k < node->nin && !st; k++) {
+      int v = node->in[k];
+      if (v != IR_NONE && t[v].rank < 0)
+        st = hd_error(HD_ERR_INTERNAL, "node '%s': input '%s' has no shape", node->name, g->values[v].name);
+    }
+    if (st) break;
+    ir_step *s = &p->steps[p->nsteps];
+    s->node = n;
+    s->p = node->p;
+    st = def->infer(g, node, t, &s->p);
+    if (st) {
+      st = hd_status_wrap(st, "node '%s' (%s): ", node->name, node->op_type);
+      break;
+    }
+    for (int k = 0; k < node->nout && !st; k++) {
+      int v = node->out[k];
+      if (v == IR_NONE) continue;
+      t[v].dtype = g->values[v].dtype;
+      if (t[v].rank < 0)
+        st = hd_error(HD_ERR_INTERNAL, "node '%s': output '%s' got no shape", node->name, g->values[v].name);
+    }
+    p->nsteps++;
+  }
+
+  /* 2. sizes; graph outputs; views become aliases of their input's bytes */
+  for (int i = 0; i < g->nvalues && !st; i++) {
+    if (t[i].rank < 0) continue;
+    t[i].nbytes = (size_t)ir_numel(t[i].rank, t[i].dims) * hd_dtype_size(t[i].dtype);
+  }
+  for (int i = 0; i < g->noutputs && !st; i++) {
+    ir_tensor *o = &t[g->outputs[i]];
+    if (o->storage == IR_ST_INPUT || o->storage == IR_ST_CONST) {
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "graph output '%s' is a graph input or constant",
+                    g->values[g->outputs[i]].name);
+      break;
+    }
+    o->storage = IR_ST_OUTPUT;
+    o->index = i;
+  }
+  for (int s = 0; s < p->nsteps && !st; s++) {
+    const ir_node *node = &g->nodes[p->steps[s].node];
+    if (!op_get(node->kind)->view || t[node->out[0]].storage != IR_ST_NONE) continue;
+    int root = node->in[0];
+    while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
+    t[node->out[0]].storage = IR_ST_ALIAS;
+    t[node->out[0]].index = root;
+    elided[s] = 1;
+  }
+
+  /* 3. liveness, counted on the value that owns the bytes */
+  for (int s = 0; s < p->nsteps && !st; s++) {
+    if (elided[s]) continue;
+    const ir_node *node = &g->nodes[p->steps[s].node];
+    for (int k = 0; k < node->nin; k++) {
+      int v = node->in[k];
+      if (v == IR_NONE) continue;
+      while (t[v].storage == IR_ST_ALIAS) v = t[v].index;
+      last_use[v] = s;
+    }
+  }
+
+  /* 4. arena offsets, first fit, in step order */
+  arena a = {0};
+  for (int s = 0; s < p->nsteps && !st; s++) {
+    if (elided[s]) continue;
+    const ir_node *node = &g->nodes[p->steps[s].node];
+    for (int k = 0; k < node->nout && !st; k++) {
+      int v = node->out[k];
+      if (v == IR_NONE || t[v].storage != IR_ST_NONE) continue;
+      t[v].storage = IR_ST_ARENA;
+      st = arena_alloc(&a, t[v].nbytes, v, &t[v].offset);
+      if (last_use[v] < 0 && !st) arena_release(&a, v); /* unused output: scratch only */
+    }
+    for (int k = 0; k < node->nin && !st; k++) {
+      int v = node->in[k];
+      if (v == IR_NONE) continue;
+      while (t[v].storage == IR_ST_ALIAS) v = t[v].index;
+      if (t[v].storage == IR_ST_ARENA && last_use[v] == s) arena_release(&a, v);
+    }
+  }
+  p->arena_bytes = a.high;
+  free(a.blocks);
+
+  /* 5. drop the elided steps */
+  int w = 0;
+  for (int s = 0; s < p->nsteps; s++)
+    if (!elided[s]) p->steps[w++] = p->steps[s];
+  p->nsteps = w;
+  free(last_use);
+  free(elided);
+  return st;
+}
+
+hd_status *ir_plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out) {
+  *out = NULL;
+  ir_plan *p;
+  HD_ALLOC_OR_RETURN(p, 1);
+  p->g = g;
+  p->t = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(ir_tensor));
+  p->steps = calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof(ir_step));
+  if (!p->t || !p->steps) {
+    ir_plan_free(p);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
+  }
+  hd_status *st = plan_build(g, inputs, p);
+  if (st) {
+    ir_plan_free(p);
+    return st;
+  }
+  *out = p;
+  return NULL;
+}
+
+void ir_plan_free(ir_plan *p) {
+  if (!p) return;
+  free(p->t);
+  free(p->steps);
+  free(p);
+}
+
+void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
+  const ir_tensor *t = &p->t[value];
+  switch (t->storage) {
+    case IR_ST_INPUT: return b->inputs[t->index];
+    case IR_ST_OUTPUT: return b->outputs[t->index];
+    case IR_ST_CONST: return b->consts ? b->consts[value] : p->g->values[value].data;
+    case IR_ST_ARENA: return (char *)b->arena + t->offset;
+    case IR_ST_ALIAS: return ir_tensor_addr(p, t->index, b);
+    default: return NULL;
+  }
+}

@@ -1,0 +1,146 @@
+/* Conv (ONNX opsets 1-22): 1D/2D/3D, explicit or automatic pads, strides,
+ * dilations, groups, optional bias; fp32 and fp16. */
+#include <string.h>
+
+#include "ops/op_defs.h"
+
+static hd_status *read_spatial(const op_attrs *a, const char *name, int ns, int64_t dflt,
+                               int64_t *dst, int want_len) {
+  int64_t buf[2 * OP_MAX_SPATIAL];
+  int n = 0, found = 0;
+  HD_TRY(a->get_ints(a->ctx, name, buf, 2 * OP_MAX_SPATIAL, &n, &found));
+  if (!found) {
+    for (int i = 0; i < want_len; i++) dst[i] = dflt;
+    return NULL;
+  }
+  if (n != want_len)
+    return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, want_len);
+  (void)ns;
+  memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
+  return NULL;
+}
+
+static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
+  op_conv *c = &n->p.conv;
+  memset(c, 0, sizeof *c);
+  if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
+    return hd_error(HD_ERR_INVALID_ARG, "Conv needs inputs X and W");
+  int rank = g->values[n->in[0]].rank;
+  if (rank < 0) rank = g->values[n->in[1]].rank;
+  if (rank < 3 || rank > 2 + OP_MAX_SPATIAL)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv of rank %d (1D-3D only)", rank);
+  int ns = rank - 2;
+  c->nspatial = ns;
+
+  char pad_mode[32] = "NOTSET";
+  int found = 0;
+  HD_TRY(a->get_string(a->ctx, "auto_pad", pad_mode, sizeof pad_mode, &found));
+  if (!found || strcmp(pad_mode, "NOTSET") == 0) c->auto_pad = OP_PAD_NOTSET;
+  else if (strcmp(pad_mode, "SAME_UPPER") == 0) c->auto_pad = OP_PAD_SAME_UPPER;
+  else if (strcmp(pad_mode, "SAME_LOWER") == 0) c->auto_pad = OP_PAD_SAME_LOWER;
+  else if (strcmp(pad_mode, "VALID") == 0) c->auto_pad = OP_PAD_VALID;
+  else return hd_error(HD_ERR_INVALID_ARG, "Conv auto_pad '%s' is not valid", pad_mode);
+
+  HD_TRY(read_spatial(a, "kernel_shape", ns, 0, c->kernel, ns));
+  HD_TRY(read_spatial(a, "strides", ns, 1, c->strides, ns));
+  HD_TRY(read_spatial(a, "dilations", ns, 1, c->dilations, ns));
+  int64_t pads[2 * OP_MAX_SPATIAL];
+  HD_TRY(read_spatial(a, "pads", ns, 0, pads, 2 * ns));
+  for (int i = 0; i < ns; i++) {
+    c->pads_begin[i] = pads[i];
+    c->pads_end[i] = pads[ns + i];
+    if (c->strides[i] < 1 || c->dilations[i] < 1 || pads[i] < 0 || pads[ns + i] < 0 || c->kernel[i] < 0)
+      return hd_error(HD_ERR_INVALID_ARG, "Conv has a non-positive stride/dilation or negative pad/kernel");
+  }
+  HD_TRY(op_attr_int(a, "group", 1, &c->group));
+  if (c->group < 1) return hd_error(HD_ERR_INVALID_ARG, "Conv group %lld < 1", (long long)c->group);
+  c->has_bias = n->nin >= 3 && n->in[2] != IR_NONE;
+  return NULL;
+}
+
+static int is_float(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16; }
+
+static hd_status *conv_check(const ir_graph *g, const ir_node *n) {
+  const op_conv *c = &n->p.conv;
+  const ir_value *x = &g->values[n->in[0]], *w = &g->values[n->in[1]];
+  if (!is_float(x->dtype))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv input type %s", hd_dtype_name(x->dtype));
+  if (w->dtype != x->dtype)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with W of type %s", hd_dtype_name(w->dtype));
+  if (c->has_bias && g->values[n->in[2]].dtype != x->dtype)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with B of another type");
+  if (x->rank != c->nspatial + 2 || w->rank != c->nspatial + 2)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with unknown or mismatched ranks");
+  if (x->dims[1] >= 0 && w->dims[1] >= 0 && w->dims[1] * c->group != x->dims[1])
+    return hd_error(HD_ERR_INVALID_ARG, "Conv: W has %lld input channels x %lld groups, X has %lld",
+                    (long long)w->dims[1], (long long)c->group, (long long)x->dims[1]);
+  if (w->dims[0] >= 0 && w->dims[0] % c->group != 0)
+    return hd_error(HD_ERR_INVALID_ARG, "Conv: %lld output channels not divisible by group %lld",
+                    (long long)w->dims[0], (long long)c->group);
+  return NULL;
+}
+
+static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
+  op_conv *c = &pp->conv;
+  const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]];
+  int ns = c->nspatial;
+  if (x->rank != ns + 2 || w->rank != ns + 2)
+    return hd_error(HD_ERR_INVALID_ARG, "Conv: X rank %d and W rank %d, expected %d", x->rank, w->rank, ns + 2);
+  if (w->dims[1] * c->group != x->dims[1])
+    return hd_error(HD_ERR_INVALID_ARG, "Conv: X has %lld channels, W expects %lld x group %lld",
+                    (long long)x->dims[1], (long long)w->dims[1], (long long)c->group);
+  if (w->dims[0] % c->group != 0)
+    return hd_error(HD_ERR_INVALID_ARG, "Conv: output channels %lld not divisible by group",
+                    (long long)w->dims[0]);
+  if (c->has_bias) {
+    const ir_tensor *b = &t[n->in[2]];
+    if (b->rank != 1 || b->dims[0] != w->dims[0])
+      return hd_error(HD_ERR_INVALID_ARG, "Conv: B must have shape [%lld]", (long long)w->dims[0]);
+  }
+  ir_tensor *y = &t[n->out[0]];
+  y->rank = ns + 2;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = w->dims[0];
+  for (int i = 0; i < ns; i++) {
+    int64_t k = w->dims[2 + i];
+    if (c->kernel[i] && c->kernel[i] != k)
+      return hd_error(HD_ERR_INVALID_ARG, "Conv: kernel_shape %lld differs from W's %lld",
+                      (long long)c->kernel[i], (long long)k);
+    c->kernel[i] = k;
+    int64_t in = x->dims[2 + i], s = c->strides[i];
+    int64_t span = (k - 1) * c->dilations[i] + 1;
+    if (c->auto_pad == OP_PAD_SAME_UPPER || c->auto_pad == OP_PAD_SAME_LOWER) {
+      int64_t out = (in + s - 1) / s;
+      int64_t total = (out - 1) * s + span - in;
+      if (total < 0) total = 0;
+      int64_t small = total / 2, big = total - small;
+      c->pads_begin[i] = c->auto_pad == OP_PAD_SAME_UPPER ? small : big;
+      c->pads_end[i] = c->auto_pad == OP_PAD_SAME_UPPER ? big : small;
+    } else if (c->auto_pad == OP_PAD_VALID) {
+      c->pads_begin[i] = c->pads_end[i] = 0;
+    }
+    int64_t padded = in + c->pads_begin[i] + c->pads_end[i];
+    if (padded < span)
+      return hd_error(HD_ERR_INVALID_ARG, "Conv: spatial dim %d (%lld padded) smaller than the kernel span %lld",
+                      i, (long long)padded, (long long)span);
+    y->dims[2 + i] = (padded - span) / s + 1;
+  }
+  c->auto_pad = OP_PAD_NOTSET;
+  if (c->has_residual) {
+    const ir_tensor *r = &t[n->in[3]];
+    if (r->rank != y->rank || memcmp(r->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+      return hd_error(HD_ERR_INTERNAL, "Conv: fused residual shape differs from the output");
+  }
+  (void)g;
+  return NULL;
+}
+
+const op_def op_def_CONV = {
+    .kind = OP_CONV,
+    .onnx_type = "Conv",
+    .min_opset = 1,
+    .max_opset = 22,
+    .parse = conv_parse,
+    .check = conv_check,
+    .infer = conv_infer,
+};

@@ -1,0 +1,52 @@
+/* ops: one file per op family. Each op knows how to read its ONNX
+ * attributes, which inputs it can run (dtypes, ranks: vendor-free limits),
+ * and how its output shapes and resolved parameters follow from concrete
+ * input shapes. Backends then implement each op_kind. */
+#ifndef OPS_H
+#define OPS_H
+
+#include "ir/ir.h"
+
+/* How an op reads its node's attributes. ep/ implements it over ORT's node
+ * attributes; tests implement it over plain tables. Every getter sets
+ * *found to 0 when the attribute is absent (not an error). */
+typedef struct op_attrs {
+  void *ctx;
+  hd_status *(*get_int)(void *ctx, const char *name, int64_t *v, int *found);
+  hd_status *(*get_float)(void *ctx, const char *name, float *v, int *found);
+  /* Reads up to max values; *n is the attribute's length (may exceed max). */
+  hd_status *(*get_ints)(void *ctx, const char *name, int64_t *v, int max, int *n, int *found);
+  hd_status *(*get_floats)(void *ctx, const char *name, float *v, int max, int *n, int *found);
+  hd_status *(*get_string)(void *ctx, const char *name, char *buf, size_t cap, int *found);
+} op_attrs;
+
+typedef struct op_def {
+  op_kind kind;
+  const char *onnx_type;
+  int min_opset, max_opset;
+  /* Reads attributes into n->p. NOT_SUPPORTED for attribute values we do not
+   * run (the node stays with the CPU EP); INVALID_ARG for malformed ones. */
+  hd_status *(*parse)(const ir_graph *g, ir_node *n, const op_attrs *a);
+  /* Vendor-free support check on dtypes, ranks and constness, with shapes
+   * possibly dynamic. NOT_SUPPORTED with the reason. */
+  hd_status *(*check)(const ir_graph *g, const ir_node *n);
+  /* Output shapes (into t[], indexed by value) and resolved parameters
+   * (into *p, initialised to n->p) for the concrete input shapes in t[]. */
+  hd_status *(*infer)(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p);
+  /* A shape-only op: output 0 holds input 0's bytes (Reshape, Flatten, ...).
+   * Plans alias it instead of running it, except where its output is a
+   * partition output: then backends copy input 0 to output 0. */
+  int view;
+} op_def;
+
+/* The op that runs ONNX `op_type` (default domain) at schema version
+ * `since_version`, or NULL. */
+const op_def *op_find(const char *domain, const char *op_type, int since_version);
+const op_def *op_get(op_kind kind);
+const char *op_name(op_kind kind);
+
+/* Helpers for op files. */
+hd_status *op_attr_int(const op_attrs *a, const char *name, int64_t dflt, int64_t *v);
+hd_status *op_attr_float(const op_attrs *a, const char *name, float dflt, float *v);
+
+#endif

@@ -1,0 +1,544 @@
+/* test_backend_cuda: the CUDA backend module against the ref backend, with
+ * no ONNX Runtime. Builds one-node ir_graphs by hand, plans them at concrete
+ * shapes, runs them on both backends and compares; checks supports_node,
+ * device info, streams/events, allocation failures and a missing libcudnn.
+ * Without a GPU (or module) it prints "SKIP: <reason>" and exits 77.
+ *   test_backend_cuda [-v] [filter]   (filter: a substring of case names) */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "common/hd_dtype.h"
+
+#ifndef HD_CUDA_MODULE_PATH
+#define HD_CUDA_MODULE_PATH ""
+#endif
+
+static int verbose, failures, checks;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    ++checks;                                              \
+    if (!(cond)) {                                         \
+      ++failures;                                          \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
+      printf(__VA_ARGS__);                                 \
+      printf("\n");                                        \
+    }                                                      \
+  } while (0)
+
+/* Takes st; returns its code (HD_OK for NULL) after printing it if verbose. */
+static hd_code eat(hd_status *st, const char *what) {
+  hd_code c = hd_status_code(st);
+  if (st && verbose) printf("  %s: [%d] %s\n", what, (int)c, hd_status_msg(st));
+  hd_status_free(st);
+  return st ? c : HD_OK;
+}
+
+#define OK(expr)                                                                  \
+  do {                                                                            \
+    hd_status *ok_st_ = (expr);                                                   \
+    ++checks;                                                                     \
+    if (ok_st_) {                                                                 \
+      ++failures;                                                                 \
+      printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, hd_status_msg(ok_st_)); \
+      hd_status_free(ok_st_);                                                     \
+      goto done;                                                                  \
+    }                                                                             \
+  } while (0)
+
+/* ---- device memory for contexts: counts, and can refuse ---- */
+
+typedef struct test_alloc {
+  be_module *m;
+  int refuse;  /* 1: every allocation fails with OUT_OF_MEMORY */
+  int live;
+} test_alloc;
+
+static hd_status *ta_alloc(void *ctx, size_t bytes, void **p) {
+  test_alloc *a = ctx;
+  *p = NULL;
+  if (a->refuse) return hd_error(HD_ERR_OUT_OF_MEMORY, "test allocator refuses %zu bytes", bytes);
+  hd_status *st = be_mem_alloc(a->m, 0, bytes, p);
+  if (!st) a->live++;
+  return st;
+}
+
+static void ta_free(void *ctx, void *p) {
+  test_alloc *a = ctx;
+  if (!p) return;
+  a->live--;
+  be_mem_free(a->m, 0, p);
+}
+
+static hd_status *host_alloc(void *ctx, size_t bytes, void **p) {
+  (void)ctx;
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "host");
+}
+static void host_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
+/* ---- cases ---- */
+
+typedef struct conv_case {
+  const char *name;
+  int dtype;
+  int ns;
+  int64_t n, c, k;
+  int64_t in[3], ker[3], stride[3], dil[3], pb[3], pe[3];
+  int64_t group;
+  int bias, residual;
+  op_act_kind act;
+  float alpha, beta;
+  int no_tf32;
+  op_auto_pad auto_pad;
+} conv_case;
+
+#define S1(a) {a, 1, 1}
+#define S2(a, b) {a, b, 1}
+#define S3(a, b, c) {a, b, c}
+#define ONE {1, 1, 1}
+#define ZERO {0, 0, 0}
+
+static const conv_case cases[] = {
+    {"2d_basic", HD_DT_F32, 2, 2, 8, 16, S2(14, 14), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"2d_bias_relu", HD_DT_F32, 2, 1, 16, 32, S2(16, 16), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    {"2d_bias_res_relu", HD_DT_F32, 2, 2, 16, 16, S2(8, 8), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+    {"2d_notf32_exact", HD_DT_F32, 2, 1, 32, 16, S2(9, 11), S2(3, 3), ONE, ONE, S2(1, 0), S2(1, 2), 1, 1, 0, OP_ACT_NONE, 0, 0, 1, 0},
+    {"2d_stride_dil_asym", HD_DT_F32, 2, 1, 4, 8, S2(17, 13), S2(3, 5), S2(2, 3), S2(2, 1), S2(0, 2), S2(3, 1), 1, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"2d_group", HD_DT_F32, 2, 2, 16, 32, S2(10, 10), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 4, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    {"2d_depthwise", HD_DT_F32, 2, 1, 32, 32, S2(12, 12), S2(3, 3), S2(2, 2), ONE, S2(1, 1), S2(1, 1), 32, 1, 0, OP_ACT_CLIP, 0.f, 6.f, 0, 0},
+    {"2d_1x1_leaky", HD_DT_F32, 2, 3, 24, 40, S2(7, 7), S2(1, 1), ONE, ONE, ZERO, ZERO, 1, 1, 0, OP_ACT_LEAKY_RELU, 0.1f, 0, 0, 0},
+    {"2d_sigmoid", HD_DT_F32, 2, 1, 8, 8, S2(6, 6), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_SIGMOID, 0, 0, 0, 0},
+    {"2d_tanh_res", HD_DT_F32, 2, 1, 8, 8, S2(6, 6), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 0, 1, OP_ACT_TANH, 0, 0, 0, 0},
+    {"2d_hardswish", HD_DT_F32, 2, 1, 8, 16, S2(8, 8), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_HARD_SWISH, 0, 0, 0, 0},
+    {"2d_hardsigmoid", HD_DT_F32, 2, 1, 8, 16, S2(8, 8), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_HARD_SIGMOID, 0.2f, 0.5f, 0, 0},
+    {"2d_same_upper", HD_DT_F32, 2, 1, 8, 8, S2(9, 10), S2(4, 3), S2(2, 2), ONE, ZERO, ZERO, 1, 0, 0, OP_ACT_NONE, 0, 0, 0, OP_PAD_SAME_UPPER},
+    {"1d", HD_DT_F32, 1, 2, 8, 12, S1(50), S1(5), S1(2), S1(2), S1(3), S1(1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    {"1d_group", HD_DT_F32, 1, 1, 12, 12, S1(33), S1(3), S1(1), S1(1), S1(1), S1(1), 3, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"3d", HD_DT_F32, 3, 1, 4, 8, S3(8, 9, 10), S3(3, 3, 3), ONE, ONE, S3(1, 1, 1), S3(1, 1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    {"3d_stride_asym", HD_DT_F32, 3, 2, 4, 4, S3(7, 8, 9), S3(2, 3, 1), S3(2, 1, 2), ONE, S3(0, 1, 0), S3(1, 1, 0), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"f16_2d_bias_relu", HD_DT_F16, 2, 2, 16, 32, S2(14, 14), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    {"f16_2d_res", HD_DT_F16, 2, 1, 32, 32, S2(8, 8), S2(1, 1), ONE, ONE, ZERO, ZERO, 1, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+    {"f16_depthwise", HD_DT_F16, 2, 1, 16, 16, S2(10, 10), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 16, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"f16_1d", HD_DT_F16, 1, 1, 8, 8, S1(40), S1(3), S1(1), S1(1), S1(1), S1(1), 1, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"f16_3d", HD_DT_F16, 3, 1, 8, 8, S3(6, 6, 6), S3(3, 3, 3), ONE, ONE, S3(1, 1, 1), S3(1, 1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+};
+
+static uint32_t rng_state = 12345;
+static float frand(void) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return (float)((rng_state >> 8) & 0xffffff) / (float)0x800000 - 1.0f;
+}
+
+static void fill(int dtype, void *p, size_t n, float scale) {
+  for (size_t i = 0; i < n; ++i) {
+    float v = frand() * scale;
+    if (dtype == HD_DT_F32) ((float *)p)[i] = v;
+    else ((uint16_t *)p)[i] = hd_f32_to_f16(v);
+  }
+}
+
+static float get(int dtype, const void *p, size_t i) {
+  return dtype == HD_DT_F32 ? ((const float *)p)[i] : hd_f16_to_f32(((const uint16_t *)p)[i]);
+}
+
+/* A one-Conv graph: inputs X [, R]; constants W [, B]; output Y.
+ * dyn: X's batch and spatial dims dynamic (for supports_node). */
+static hd_status *build_graph(const conv_case *cc, int dyn, ir_graph **out) {
+  ir_graph *g;
+  HD_TRY(ir_graph_create(&g));
+  hd_status *st = NULL;
+  int r = cc->ns + 2;
+  int64_t xd[5] = {cc->n, cc->c}, wd[5] = {cc->k, cc->c / cc->group}, bd[1] = {cc->k};
+  for (int i = 0; i < cc->ns; ++i) {
+    xd[2 + i] = dyn ? IR_DIM_DYNAMIC : cc->in[i];
+    wd[2 + i] = cc->ker[i];
+  }
+  if (dyn) xd[0] = IR_DIM_DYNAMIC;
+  int64_t yd[5];
+  for (int i = 0; i < r; ++i) yd[i] = IR_DIM_DYNAMIC;
+  int vx, vw, vb = IR_NONE, vr = IR_NONE, vy;
+  size_t es = hd_dtype_size(cc->dtype);
+  st = ir_graph_add_value(g, "X", cc->dtype, r, xd, &vx);
+  if (!st) st = ir_graph_add_value(g, "W", cc->dtype, r, wd, &vw);
+  if (!st) {
+    size_t n = (size_t)ir_numel(r, wd);
+    void *w = malloc(n * es);
+    if (!w) st = hd_error(HD_ERR_OUT_OF_MEMORY, "host");
+    else {
+      fill(cc->dtype, w, n, 0.5f);
+      st = ir_value_set_data(g, vw, w, n * es);
+      free(w);
+    }
+  }
+  if (!st && cc->bias) {
+    st = ir_graph_add_value(g, "B", cc->dtype, 1, bd, &vb);
+    if (!st) {
+      void *b = malloc((size_t)cc->k * es);
+      if (!b) st = hd_error(HD_ERR_OUT_OF_MEMORY, "host");
+      else {
+        fill(cc->dtype, b, (size_t)cc->k, 0.5f);
+        st = ir_value_set_data(g, vb, b, (size_t)cc->k * es);
+        free(b);
+      }
+    }
+  }
+  if (!st && cc->residual) st = ir_graph_add_value(g, "R", cc->dtype, r, yd, &vr);
+  if (!st) st = ir_graph_add_value(g, "Y", cc->dtype, r, yd, &vy);
+  int in[4] = {vx, vw, cc->bias ? vb : IR_NONE, vr};
+  int nin = cc->residual ? 4 : cc->bias ? 3 : 2;
+  int node = 0;
+  if (!st) st = ir_graph_add_node(g, OP_CONV, "conv0", "Conv", 22, in, nin, &vy, 1, &node);
+  if (!st) {
+    op_conv *p = &g->nodes[node].p.conv;
+    memset(p, 0, sizeof *p);
+    p->nspatial = cc->ns;
+    for (int i = 0; i < cc->ns; ++i) {
+      p->kernel[i] = cc->ker[i];
+      p->strides[i] = cc->stride[i];
+      p->dilations[i] = cc->dil[i];
+      p->pads_begin[i] = cc->pb[i];
+      p->pads_end[i] = cc->pe[i];
+    }
+    p->auto_pad = cc->auto_pad;
+    p->group = cc->group;
+    p->has_bias = cc->bias;
+    p->has_residual = cc->residual;
+    p->act.kind = cc->act;
+    p->act.alpha = cc->alpha;
+    p->act.beta = cc->beta;
+    int ins[2] = {vx, vr}, outs[1] = {vy};
+    st = ir_graph_set_io(g, ins, cc->residual ? 2 : 1, outs, 1);
+  }
+  if (!st) st = ir_graph_finalize(g);
+  if (st) {
+    ir_graph_free(g);
+    return st;
+  }
+  *out = g;
+  return NULL;
+}
+
+typedef struct gpu_env {
+  be_module *cu, *ref;
+  be_context *ctx, *ctx_strict, *rctx;
+  test_alloc ta;
+  void *stream;
+} gpu_env;
+
+static void run_case(gpu_env *e, const conv_case *cc) {
+  ir_graph *g = NULL, *gd = NULL;
+  ir_plan *p = NULL;
+  be_graph *rg = NULL, *cg = NULL;
+  be_plan *rp = NULL, *cp = NULL;
+  void *hin[2] = {0}, *hout_ref = NULL, *hout = NULL, *din[2] = {0}, *dout = NULL;
+  be_context *ctx = cc->no_tf32 ? e->ctx_strict : e->ctx;
+  int r = cc->ns + 2;
+  size_t es = hd_dtype_size(cc->dtype);
+
+  /* supports_node on the dynamic-shape graph, then on the concrete one. */
+  OK(build_graph(cc, 1, &gd));
+  OK(be_supports_node(e->cu, ctx, gd, 0));
+  OK(build_graph(cc, 0, &g));
+  OK(be_supports_node(e->cu, ctx, g, 0));
+
+  ir_shape shapes[2];
+  memset(shapes, 0, sizeof shapes);
+  shapes[0].rank = r;
+  shapes[0].dims[0] = cc->n;
+  shapes[0].dims[1] = cc->c;
+  for (int i = 0; i < cc->ns; ++i) shapes[0].dims[2 + i] = cc->in[i];
+  /* Y's shape, for R: plan once without knowing it, from the plan's tensor. */
+  if (cc->residual) {
+    /* Compute output dims as ONNX does (explicit pads, or SAME_UPPER). */
+    shapes[1].rank = r;
+    shapes[1].dims[0] = cc->n;
+    shapes[1].dims[1] = cc->k;
+    for (int i = 0; i < cc->ns; ++i) {
+      int64_t span = (cc->ker[i] - 1) * cc->dil[i] + 1;
+      shapes[1].dims[2 + i] = (cc->in[i] + cc->pb[i] + cc->pe[i] - span) / cc->stride[i] + 1;
+    }
+  }
+  OK(ir_plan_create(g, shapes, &p));
+  int vy = g->outputs[0];
+  size_t ny = (size_t)ir_numel(p->t[vy].rank, p->t[vy].dims);
+  size_t nx = (size_t)ir_numel(r, shapes[0].dims);
+  size_t nr = cc->residual ? (size_t)ir_numel(r, shapes[1].dims) : 0;
+  hin[0] = malloc(nx * es);
+  if (cc->residual) hin[1] = malloc(nr * es);
+  hout_ref = calloc(ny, es);
+  hout = calloc(ny, es);
+  if (!hin[0] || (cc->residual && !hin[1]) || !hout_ref || !hout) {
+    CHECK(0, "host memory");
+    goto done;
+  }
+  fill(cc->dtype, hin[0], nx, 1.0f);
+  if (cc->residual) fill(cc->dtype, hin[1], nr, 1.0f);
+
+  /* ref */
+  OK(be_graph_compile(e->ref, e->rctx, g, &rg));
+  OK(be_plan_compile(e->ref, rg, p, &rp));
+  void *outs_ref[1] = {hout_ref};
+  OK(be_plan_run(e->ref, rp, hin, outs_ref, NULL));
+
+  /* cuda */
+  OK(be_graph_compile(e->cu, ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  OK(be_mem_alloc(e->cu, 0, nx * es, &din[0]));
+  OK(be_copy(e->cu, 0, din[0], hin[0], nx * es, BE_COPY_HOST_TO_DEVICE, e->stream));
+  if (cc->residual) {
+    OK(be_mem_alloc(e->cu, 0, nr * es, &din[1]));
+    OK(be_copy(e->cu, 0, din[1], hin[1], nr * es, BE_COPY_HOST_TO_DEVICE, e->stream));
+  }
+  OK(be_mem_alloc(e->cu, 0, ny * es, &dout));
+  void *outs[1] = {dout};
+  OK(be_plan_run(e->cu, cp, din, outs, e->stream));
+  /* Twice: a second run of the same plan must give the same answer. */
+  OK(be_plan_run(e->cu, cp, din, outs, e->stream));
+  OK(be_copy(e->cu, 0, hout, dout, ny * es, BE_COPY_DEVICE_TO_HOST, e->stream));
+  OK(be_stream_sync(e->cu, 0, e->stream));
+
+  double maxerr = 0, maxref = 0, se = 0, sr = 0;
+  int bad = 0;
+  for (size_t i = 0; i < ny; ++i) {
+    double a = get(cc->dtype, hout, i), b = get(cc->dtype, hout_ref, i);
+    if (!isfinite(a)) bad = 1;
+    double d = fabs(a - b);
+    if (d > maxerr) maxerr = d;
+    if (fabs(b) > maxref) maxref = fabs(b);
+    se += d * d;
+    sr += b * b;
+  }
+  double tol = cc->dtype == HD_DT_F16 ? 2e-2 : cc->no_tf32 ? 1e-4 : 1e-2;
+  double rel = maxerr / (maxref > 1 ? maxref : 1);
+  double nmse = sr > 0 ? se / sr : se;
+  CHECK(!bad && rel <= tol, "%s: max |err| %.3g (rel %.3g, tol %.1g), nmse %.3g", cc->name,
+        maxerr, rel, tol, nmse);
+  printf("%-4s %-22s y[%zu] max|err| %.3g rel %.3g nmse %.3g\n",
+         (!bad && rel <= tol) ? "ok" : "BAD", cc->name, ny, maxerr, rel, nmse);
+
+done:
+  be_mem_free(e->cu, 0, din[0]);
+  be_mem_free(e->cu, 0, din[1]);
+  be_mem_free(e->cu, 0, dout);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cg) be_graph_free(e->cu, cg);
+  if (rp) be_plan_free(e->ref, rp);
+  if (rg) be_graph_free(e->ref, rg);
+  if (p) ir_plan_free(p);
+  if (g) ir_graph_free(g);
+  if (gd) ir_graph_free(gd);
+  free(hin[0]);
+  free(hin[1]);
+  free(hout_ref);
+  free(hout);
+}
+
+/* supports_node refuses what it cannot run, with NOT_SUPPORTED. */
+static void test_refusals(gpu_env *e) {
+  ir_graph *g = NULL;
+  conv_case cc = cases[0];
+  cc.dtype = HD_DT_F64;
+  hd_status *st = build_graph(&cc, 0, &g);
+  if (!st) {
+    CHECK(eat(be_supports_node(e->cu, e->ctx, g, 0), "f64 conv") == HD_ERR_NOT_SUPPORTED,
+          "f64 conv must be NOT_SUPPORTED");
+    g->nodes[0].kind = OP_UNKNOWN;
+    CHECK(eat(be_supports_node(e->cu, e->ctx, g, 0), "unknown op") == HD_ERR_NOT_SUPPORTED,
+          "an unknown op must be NOT_SUPPORTED");
+    ir_graph_free(g);
+  } else {
+    CHECK(0, "build: %s", hd_status_msg(st));
+    hd_status_free(st);
+  }
+  printf("ok   refusals\n");
+}
+
+/* Allocation failures come back as OUT_OF_MEMORY statuses, nothing leaks. */
+static void test_oom(gpu_env *e) {
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  be_graph *bg = NULL;
+  be_plan *bp = NULL;
+  void *huge = NULL;
+  CHECK(eat(be_mem_alloc(e->cu, 0, (size_t)1 << 50, &huge), "1 PiB") == HD_ERR_OUT_OF_MEMORY,
+        "a 1 PiB cudaMalloc must be OUT_OF_MEMORY");
+  CHECK(huge == NULL, "failed alloc leaves NULL");
+  const conv_case *cc = &cases[1];
+  OK(build_graph(cc, 0, &g));
+  ir_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = 4;
+  s.dims[0] = cc->n;
+  s.dims[1] = cc->c;
+  s.dims[2] = cc->in[0];
+  s.dims[3] = cc->in[1];
+  OK(ir_plan_create(g, &s, &p));
+  int live = e->ta.live;
+  e->ta.refuse = 1;
+  CHECK(eat(be_graph_compile(e->cu, e->ctx, g, &bg), "graph oom") == HD_ERR_OUT_OF_MEMORY,
+        "graph_compile under a refusing allocator must be OUT_OF_MEMORY");
+  e->ta.refuse = 0;
+  CHECK(e->ta.live == live, "graph_compile leaked after OOM");
+  OK(be_graph_compile(e->cu, e->ctx, g, &bg));
+  e->ta.refuse = 1;
+  hd_code c = eat(be_plan_compile(e->cu, bg, p, &bp), "plan oom");
+  /* A plan needs no memory when it has no arena and no workspace. */
+  CHECK(c == HD_ERR_OUT_OF_MEMORY || c == HD_OK, "plan_compile under OOM: code %d", (int)c);
+  e->ta.refuse = 0;
+  if (bp) be_plan_free(e->cu, bp);
+  bp = NULL;
+  printf("ok   oom\n");
+done:
+  e->ta.refuse = 0;
+  if (bp) be_plan_free(e->cu, bp);
+  if (bg) be_graph_free(e->cu, bg);
+  if (p) ir_plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
+static void test_device(gpu_env *e) {
+  be_device_info info;
+  OK(be_device_info_get(e->cu, 0, &info));
+  size_t fr = 0, tot = 0;
+  OK(be_mem_info(e->cu, 0, &fr, &tot));
+  printf("device 0: %s, vendor 0x%04x, pci id 0x%04x, bus %s, %.1f GiB (%.1f free)\n", info.name,
+         info.vendor_id, info.pci_device_id, info.pci_bus_id,
+         (double)info.total_memory / (1 << 30), (double)fr / (1 << 30));
+  CHECK(info.vendor_id == 0x10DE, "vendor id");
+  CHECK(strlen(info.pci_bus_id) == 12 && info.pci_bus_id[4] == ':', "bus id form: %s",
+        info.pci_bus_id);
+  for (const char *c = info.pci_bus_id; *c; ++c)
+    CHECK(!(*c >= 'A' && *c <= 'F'), "bus id must be lower case: %s", info.pci_bus_id);
+  CHECK(tot > 0 && tot >= fr, "mem info");
+  CHECK(eat(be_device_info_get(e->cu, be_device_count(e->cu), &info), "bad ordinal") ==
+            HD_ERR_INVALID_ARG, "an ordinal past the end is INVALID_ARG");
+  /* Streams and events: s2 waits for an event recorded on s1. */
+  void *s2 = NULL, *ev = NULL, *pinned = NULL, *d = NULL;
+  OK(be_stream_create(e->cu, 0, &s2));
+  OK(be_event_create(e->cu, 0, &ev));
+  OK(be_host_alloc_pinned(e->cu, 1 << 20, &pinned));
+  OK(be_mem_alloc(e->cu, 0, 1 << 20, &d));
+  memset(pinned, 0x5a, 1 << 20);
+  OK(be_copy(e->cu, 0, d, pinned, 1 << 20, BE_COPY_HOST_TO_DEVICE, e->stream));
+  OK(be_event_record(e->cu, ev, e->stream));
+  OK(be_stream_wait_event(e->cu, s2, ev));
+  memset(pinned, 0, 1 << 20);
+  OK(be_copy(e->cu, 0, pinned, d, 1 << 20, BE_COPY_DEVICE_TO_HOST, s2));
+  OK(be_stream_sync(e->cu, 0, s2));
+  OK(be_event_sync(e->cu, ev));
+  CHECK(((unsigned char *)pinned)[12345] == 0x5a, "copy round trip through two streams");
+  printf("ok   device, streams, events, pinned memory\n");
+done:
+  be_mem_free(e->cu, 0, d);
+  be_host_free_pinned(e->cu, pinned);
+  be_event_destroy(e->cu, 0, ev);
+  be_stream_destroy(e->cu, 0, s2);
+}
+
+static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
+                     const char *msg) {
+  (void)user; (void)file; (void)line; (void)func;
+  if (verbose || level >= HD_LOG_WARNING) printf("  [log %d] %s\n", (int)level, msg);
+}
+static const be_host test_host = {.log_sink = log_sink, .log_user = NULL};
+
+/* be_module_open("cuda") finds modules next to the core library; this test
+ * links the core statically (the "library" is this program, in bin/), so it
+ * falls back to ../lib/ beside the program, then to the module's build path
+ * (a build tree copied elsewhere keeps its bin/ + lib/ shape). */
+static hd_status *open_cuda(be_module **out) {
+  hd_status *st = be_module_open("cuda", &test_host, out);
+  if (!st || !strstr(hd_status_msg(st), "backend module")) return st;
+  char exe[4096], path[4200];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  snprintf(path, sizeof path, "%s/../lib/libhipdnn_ep_cuda.so", exe);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl && HD_CUDA_MODULE_PATH[0]) dl = dlopen(HD_CUDA_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) return st; /* the loader's own message says where it looked */
+  hd_status_free(st);
+  hd_status *(*open_fn)(int, const be_host *, be_module **);
+  *(void **)&open_fn = dlsym(dl, BE_OPEN_SYMBOL);
+  if (!open_fn) return hd_error(HD_ERR_NOT_FOUND, "cuda module has no %s", BE_OPEN_SYMBOL);
+  return open_fn(BE_API_VERSION, &test_host, out);
+}
+
+int main(int argc, char **argv) {
+  const char *filter = NULL;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "-v") == 0) verbose = 1;
+    else filter = argv[i];
+  }
+  gpu_env e;
+  memset(&e, 0, sizeof e);
+  hd_status *st = open_cuda(&e.cu);
+  if (st) {
+    hd_code c = hd_status_code(st);
+    printf("cuda module open: [%d] %s\n", (int)c, hd_status_msg(st));
+    int clean = c == HD_ERR_NOT_FOUND;
+    hd_status_free(st);
+    if (!clean) {
+      printf("FAIL: open must fail with NOT_FOUND when the GPU or cuDNN is missing\n");
+      return 1;
+    }
+    printf("SKIP: no GPU / cuDNN for the cuda backend (open returned NOT_FOUND cleanly)\n");
+    return 77;
+  }
+  printf("cuda module: %d device(s)\n", be_device_count(e.cu));
+
+  /* A missing libcudnn: NOT_FOUND naming the path. */
+  {
+    be_module *m2 = NULL;
+    setenv("HIPDNN_EP_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.9", 1);
+    hd_status *s2 = open_cuda(&m2);
+    unsetenv("HIPDNN_EP_CUDNN_LIBRARY");
+    CHECK(s2 && hd_status_code(s2) == HD_ERR_NOT_FOUND &&
+              strstr(hd_status_msg(s2), "/nonexistent/libcudnn.so.9"),
+          "missing libcudnn: %s", s2 ? hd_status_msg(s2) : "opened");
+    if (s2) printf("ok   missing libcudnn: %s\n", hd_status_msg(s2));
+    hd_status_free(s2);
+    if (m2) be_module_close(m2);
+  }
+
+  OK(ref_backend_open(NULL, &e.ref));
+  e.ta.m = e.cu;
+  be_alloc alloc = {.ctx = &e.ta, .alloc = ta_alloc, .free = ta_free};
+  be_alloc halloc = {.ctx = NULL, .alloc = host_alloc, .free = host_free};
+  be_options opts = {.use_tf32 = 1, .algo_search = BE_ALGO_HEURISTIC};
+  be_options strict = opts;
+  strict.use_tf32 = 0;
+  OK(be_context_create(e.cu, 0, &opts, &alloc, &e.ctx));
+  OK(be_context_create(e.cu, 0, &strict, &alloc, &e.ctx_strict));
+  OK(be_context_create(e.ref, 0, &opts, &halloc, &e.rctx));
+  OK(be_stream_create(e.cu, 0, &e.stream));
+
+  if (!filter) test_device(&e);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    if (!filter || strstr(cases[i].name, filter)) run_case(&e, &cases[i]);
+  if (!filter) {
+    test_refusals(&e);
+    test_oom(&e);
+  }
+  CHECK(e.ta.live == 0, "%d device allocations of the contexts still live", e.ta.live);
+
+done:
+  if (e.stream) be_stream_destroy(e.cu, 0, e.stream);
+  if (e.ctx) be_context_destroy(e.cu, e.ctx);
+  if (e.ctx_strict) be_context_destroy(e.cu, e.ctx_strict);
+  if (e.rctx) be_context_destroy(e.ref, e.rctx);
+  if (e.ref) be_module_close(e.ref);
+  if (e.cu) be_module_close(e.cu);
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}

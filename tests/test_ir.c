@@ -1,0 +1,187 @@
+/* Unit tests of ir/: partitioning, plans and the arena, Conv shape
+ * inference, and the ref backend on a hand-built graph. */
+#include <math.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "ir/ir.h"
+#include "ops/ops.h"
+#include "tests/unit_test.h"
+
+static int add_value(ir_graph *g, const char *name, int rank, const int64_t *dims) {
+  int v = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_F32, rank, dims, &v));
+  return v;
+}
+
+/* A chain a -> n0 -> n1 -> n2 -> n3 where n2 is unclaimable, plus a side
+ * edge n0 -> n3. Claiming n0, n1, n3 in one partition would let a path
+ * (n1 -> n2 -> n3) leave and re-enter it. */
+static void test_partition_no_reentry(void) {
+  ir_graph *g;
+  UT_OK(ir_graph_create(&g));
+  int64_t d[1] = {4};
+  int a = add_value(g, "a", 1, d), b = add_value(g, "b", 1, d), c = add_value(g, "c", 1, d);
+  int e = add_value(g, "e", 1, d), f = add_value(g, "f", 1, d);
+  int in0[1] = {a}, out0[1] = {b};
+  int in1[1] = {b}, out1[1] = {c};
+  int in2[1] = {c}, out2[1] = {e};
+  int in3[2] = {e, b}, out3[1] = {f};
+  UT_OK(ir_graph_add_node(g, OP_CONV, "n0", "X", 1, in0, 1, out0, 1, NULL));
+  UT_OK(ir_graph_add_node(g, OP_CONV, "n1", "X", 1, in1, 1, out1, 1, NULL));
+  UT_OK(ir_graph_add_node(g, OP_UNKNOWN, "n2", "Y", 1, in2, 1, out2, 1, NULL));
+  UT_OK(ir_graph_add_node(g, OP_CONV, "n3", "X", 1, in3, 2, out3, 1, NULL));
+  int ins[1] = {a}, outs[1] = {f};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+  UT_OK(ir_graph_finalize(g));
+  uint8_t claim[4] = {1, 1, 0, 1};
+  int part[4], nparts = 0;
+  UT_OK(ir_partition(g, claim, part, &nparts));
+  UT_CHECK(nparts == 2);
+  UT_CHECK(part[0] == part[1]);
+  UT_CHECK(part[2] == IR_NONE);
+  UT_CHECK(part[3] != part[0] && part[3] != IR_NONE);
+  /* everything claimable: one partition */
+  uint8_t all[4] = {1, 1, 1, 1};
+  UT_OK(ir_partition(g, all, part, &nparts));
+  UT_CHECK(nparts == 1);
+  ir_graph_free(g);
+}
+
+/* x -> conv0 -> conv1 -> conv2 -> y: intermediates share arena bytes once
+ * dead, and Conv's SAME_UPPER / SAME_LOWER pads resolve as ONNX says. */
+static ir_graph *conv_chain(op_auto_pad pad_mode, int64_t stride) {
+  ir_graph *g;
+  UT_OK(ir_graph_create(&g));
+  int64_t xd[4] = {1, 2, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC}, wd[4] = {2, 2, 4, 3};
+  int x = add_value(g, "x", 4, xd);
+  float w[2 * 2 * 4 * 3];
+  for (int i = 0; i < 48; i++) w[i] = (float)((i % 7) - 3) * 0.25f;
+  int prev = x;
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "w%d", i);
+    int wv = add_value(g, name, 4, wd);
+    UT_OK(ir_value_set_data(g, wv, w, sizeof w));
+    snprintf(name, sizeof name, "y%d", i);
+    int y = add_value(g, name, -1, NULL);
+    int in[2] = {prev, wv}, out[1] = {y};
+    int n;
+    UT_OK(ir_graph_add_node(g, OP_CONV, name, "Conv", 11, in, 2, out, 1, &n));
+    op_conv *c = &g->nodes[n].p.conv;
+    c->nspatial = 2;
+    c->group = 1;
+    c->auto_pad = pad_mode;
+    for (int k = 0; k < 2; k++) c->strides[k] = stride, c->dilations[k] = 1;
+    prev = y;
+  }
+  int ins[1] = {x}, outs[1] = {prev};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+  UT_OK(ir_graph_finalize(g));
+  return g;
+}
+
+static void test_plan_and_pads(void) {
+  ir_graph *g = conv_chain(OP_PAD_SAME_UPPER, 1);
+  ir_shape in = {4, {1, 2, 9, 7}};
+  ir_plan *p = NULL;
+  UT_OK(ir_plan_create(g, &in, &p));
+  if (!p) return;
+  UT_CHECK(p->nsteps == 3);
+  /* kernel 4x3, stride 1, SAME_UPPER: total pad 3 -> begin 1, end 2 (H); 2 -> 1,1 (W) */
+  UT_CHECK(p->steps[0].p.conv.pads_begin[0] == 1 && p->steps[0].p.conv.pads_end[0] == 2);
+  UT_CHECK(p->steps[0].p.conv.pads_begin[1] == 1 && p->steps[0].p.conv.pads_end[1] == 1);
+  const ir_tensor *y2 = &p->t[ir_graph_find_value(g, "y2")];
+  UT_CHECK(y2->rank == 4 && y2->dims[2] == 9 && y2->dims[3] == 7 && y2->storage == IR_ST_OUTPUT);
+  const ir_tensor *y0 = &p->t[ir_graph_find_value(g, "y0")], *y1 = &p->t[ir_graph_find_value(g, "y1")];
+  UT_CHECK(y0->storage == IR_ST_ARENA && y1->storage == IR_ST_ARENA);
+  UT_CHECK(y0->offset != y1->offset); /* y0 is live while y1 is written */
+  UT_CHECK(p->arena_bytes >= 2 * y0->nbytes);
+  ir_plan_free(p);
+  /* a wrong static dim is an error, not a crash */
+  ir_shape bad = {4, {1, 3, 9, 7}};
+  UT_ERR(ir_plan_create(g, &bad, &p), HD_ERR_INVALID_ARG);
+  ir_graph_free(g);
+
+  g = conv_chain(OP_PAD_SAME_LOWER, 2);
+  ir_shape in2 = {4, {1, 2, 10, 7}};
+  UT_OK(ir_plan_create(g, &in2, &p));
+  if (p) {
+    /* H: in 10, stride 2 -> out 5, total = 4*2+4-10 = 2 -> 1,1. W: in 7 -> out 4, total = 3*2+3-7 = 2 */
+    UT_CHECK(p->steps[0].p.conv.pads_begin[0] == 1 && p->steps[0].p.conv.pads_end[0] == 1);
+    UT_CHECK(p->t[ir_graph_find_value(g, "y0")].dims[2] == 5);
+    ir_plan_free(p);
+  }
+  ir_graph_free(g);
+}
+
+/* The ref backend on the chain gives what a direct evaluation gives. */
+static void test_ref_runs_chain(void) {
+  ir_graph *g = conv_chain(OP_PAD_VALID, 1);
+  ir_shape in = {4, {1, 2, 12, 9}};
+  ir_plan *p = NULL;
+  UT_OK(ir_plan_create(g, &in, &p));
+  be_module *m = NULL;
+  be_host host = {0};
+  UT_OK(be_module_open("ref", &host, &m));
+  if (!p || !m) return;
+  be_options opts = {0};
+  be_context *ctx = NULL;
+  be_graph *bg = NULL;
+  be_plan *bp = NULL;
+  UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
+  UT_OK(be_graph_compile(m, ctx, g, &bg));
+  UT_OK(be_plan_compile(m, bg, p, &bp));
+  float x[1 * 2 * 12 * 9];
+  for (int i = 0; i < (int)(sizeof x / sizeof x[0]); i++) x[i] = sinf((float)i);
+  const ir_tensor *yt = &p->t[g->outputs[0]];
+  UT_CHECK(yt->dims[2] == 3 && yt->dims[3] == 3); /* 12-3*3 = 3; 9-3*2 = 3 */
+  float y[2 * 3 * 3];
+  void *ins[1] = {x}, *outs[1] = {y};
+  UT_OK(be_plan_run(m, bp, ins, outs, NULL));
+  /* direct evaluation of three VALID convs */
+  const float *w = g->values[ir_graph_find_value(g, "w0")].data;
+  float cur[2 * 12 * 9], nxt[2 * 12 * 9];
+  memcpy(cur, x, sizeof x);
+  int H = 12, W = 9;
+  for (int layer = 0; layer < 3; layer++) {
+    int oh = H - 3, ow = W - 2;
+    for (int m2 = 0; m2 < 2; m2++)
+      for (int i = 0; i < oh; i++)
+        for (int j = 0; j < ow; j++) {
+          double acc = 0;
+          for (int c = 0; c < 2; c++)
+            for (int ki = 0; ki < 4; ki++)
+              for (int kj = 0; kj < 3; kj++)
+                acc += (double)cur[(c * H + i + ki) * W + j + kj] * w[((m2 * 2 + c) * 4 + ki) * 3 + kj];
+          nxt[(m2 * oh + i) * ow + j] = (float)acc;
+        }
+    H = oh, W = ow;
+    memcpy(cur, nxt, sizeof(float) * (size_t)(2 * H * W));
+  }
+  double worst = 0;
+  for (int i = 0; i < 18; i++) worst = fmax(worst, fabs((double)y[i] - cur[i]));
+  UT_CHECK(worst < 1e-4);
+  be_plan_free(m, bp);
+  be_graph_free(m, bg);
+  be_context_destroy(m, ctx);
+  be_module_close(m);
+  ir_plan_free(p);
+  ir_graph_free(g);
+}
+
+static void test_op_table(void) {
+  UT_CHECK(op_find("", "Conv", 11) == op_get(OP_CONV));
+  UT_CHECK(op_find("ai.onnx", "Conv", 22) == op_get(OP_CONV));
+  UT_CHECK(op_find("", "Conv", 23) == NULL);
+  UT_CHECK(op_find("com.microsoft", "Conv", 11) == NULL);
+  UT_CHECK(op_find("", "NoSuchOp", 11) == NULL);
+}
+
+int main(void) {
+  test_op_table();
+  test_partition_no_reentry();
+  test_plan_and_pads();
+  test_ref_runs_chain();
+  return ut_finish("test_ir");
+}

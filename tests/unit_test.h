@@ -1,0 +1,50 @@
+/* A tiny assertion vocabulary for the CPU unit tests (no ORT). */
+#ifndef UNIT_TEST_H
+#define UNIT_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/hd_status.h"
+
+static int ut_failures, ut_checks;
+
+#define UT_CHECK(cond)                                                          \
+  do {                                                                          \
+    ut_checks++;                                                                \
+    if (!(cond)) {                                                              \
+      ut_failures++;                                                            \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
+    }                                                                           \
+  } while (0)
+
+#define UT_OK(expr)                                                                         \
+  do {                                                                                      \
+    hd_status *ut_st_ = (expr);                                                             \
+    ut_checks++;                                                                            \
+    if (ut_st_) {                                                                           \
+      ut_failures++;                                                                        \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, hd_status_msg(ut_st_)); \
+      hd_status_free(ut_st_);                                                               \
+    }                                                                                       \
+  } while (0)
+
+/* Expects an error of the given code; frees it. */
+#define UT_ERR(expr, code)                                                                   \
+  do {                                                                                       \
+    hd_status *ut_st_ = (expr);                                                              \
+    ut_checks++;                                                                             \
+    if (hd_status_code(ut_st_) != (code)) {                                                  \
+      ut_failures++;                                                                         \
+      fprintf(stderr, "%s:%d: %s: expected error %d, got %d (%s)\n", __FILE__, __LINE__, #expr, \
+              (int)(code), (int)hd_status_code(ut_st_), hd_status_msg(ut_st_));              \
+    }                                                                                        \
+    hd_status_free(ut_st_);                                                                  \
+  } while (0)
+
+static int ut_finish(const char *name) {
+  printf("%s: %d checks, %d failed\n", name, ut_checks, ut_failures);
+  return ut_failures ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,462 @@
+/* hipdnn-ep-run: runs a model with HipDNNExecutionProvider and with ONNX
+ * Runtime's CPU EP on the same seeded random inputs, and reports which EP ran
+ * which nodes, how far the outputs differ, and how fast each was.
+ *
+ * Exit status: 0 = outputs match (PASS); 1 = mismatch (FAIL) or any other
+ * error; 2 = the model file is missing or cannot be parsed. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hd_dtype.h"
+#include "tools/harness/harness.h"
+
+#define MAX_IO 64
+
+typedef struct opts {
+  const char *model;   /* NULL = embedded default CNN */
+  const char *backend; /* "auto" | "ref" */
+  int iters;
+  int64_t batch;
+  int compare;         /* compare against the CPU EP */
+  const char *json;
+  uint64_t seed;
+  int tf32;            /* -1 = EP default */
+} opts;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N]\n"
+          "                     [--compare cpu|none] [--json FILE] [--seed N] [--tf32 0|1]\n"
+          "Runs MODEL (default: a small built-in CNN) with HipDNNExecutionProvider and\n"
+          "with the CPU EP on seeded random inputs; prints node placement per EP, the\n"
+          "max abs/rel error against the CPU EP (PASS/FAIL) and latencies.\n"
+          "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so)\n");
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || !end || *end || end == s || v < lo || v > hi) return 1;
+  *out = v;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = "auto";
+  o->iters = 20;
+  o->batch = 1;
+  o->compare = 1;
+  o->seed = 1234;
+  o->tf32 = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+    long long n = 0;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      exit(0);
+    } else if (a[0] != '-' || strcmp(a, "-") == 0) {
+      if (o->model) {
+        fprintf(stderr, "hipdnn-ep-run: more than one model given ('%s', '%s')\n", o->model, a);
+        return 1;
+      }
+      o->model = a;
+      continue;
+    } else if (!v) {
+      fprintf(stderr, "hipdnn-ep-run: %s needs a value (see --help)\n", a);
+      return 1;
+    } else if (strcmp(a, "--backend") == 0) {
+      if (strcmp(v, "ref") && strcmp(v, "auto")) {
+        fprintf(stderr, "hipdnn-ep-run: --backend must be ref or auto, not '%s'\n", v);
+        return 1;
+      }
+      o->backend = v;
+    } else if (strcmp(a, "--iters") == 0) {
+      if (parse_int(v, 1, 1000000, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: --iters wants a positive integer, not '%s'\n", v);
+        return 1;
+      }
+      o->iters = (int)n;
+    } else if (strcmp(a, "--batch") == 0) {
+      if (parse_int(v, 1, 1 << 20, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: --batch wants a positive integer, not '%s'\n", v);
+        return 1;
+      }
+      o->batch = n;
+    } else if (strcmp(a, "--compare") == 0) {
+      if (strcmp(v, "cpu") && strcmp(v, "none")) {
+        fprintf(stderr, "hipdnn-ep-run: --compare must be cpu or none, not '%s'\n", v);
+        return 1;
+      }
+      o->compare = strcmp(v, "cpu") == 0;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = v;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (parse_int(v, 0, 0x7fffffffffffffffLL, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: --seed wants a non-negative integer, not '%s'\n", v);
+        return 1;
+      }
+      o->seed = (uint64_t)n;
+    } else if (strcmp(a, "--tf32") == 0) {
+      if (strcmp(v, "0") && strcmp(v, "1")) {
+        fprintf(stderr, "hipdnn-ep-run: --tf32 must be 0 or 1, not '%s'\n", v);
+        return 1;
+      }
+      o->tf32 = v[0] - '0';
+    } else {
+      fprintf(stderr, "hipdnn-ep-run: unknown option '%s' (see --help)\n", a);
+      return 1;
+    }
+    i++;
+  }
+  return 0;
+}
+
+/* ---- the embedded model ---------------------------------------------------- */
+
+typedef struct layer {
+  const char *name;
+  int64_t cout, k, stride, group;
+  int64_t pads[4]; /* top, left, bottom, right */
+  const char *auto_pad;
+  int bias;
+} layer;
+
+/* Each Conv feeds the next; input [N, 3, 32, 32] with a symbolic batch. */
+static const layer k_layers[] = {
+    {"conv7x7_s2_asym", 16, 7, 2, 1, {3, 3, 2, 2}, NULL, 1},
+    {"dw3x3", 16, 3, 1, 16, {1, 1, 1, 1}, NULL, 1},
+    {"pw1x1_nobias", 32, 1, 1, 1, {0, 0, 0, 0}, NULL, 0},
+    {"g4_5x5_s2_asym", 32, 5, 2, 4, {2, 2, 1, 1}, NULL, 1},
+    {"conv3x3_s2_same", 64, 3, 2, 1, {0, 0, 0, 0}, "SAME_UPPER", 1},
+    {"head1x1", 10, 1, 1, 1, {0, 0, 0, 0}, NULL, 1},
+};
+
+static int build_default_model(hh_ort *h, uint64_t seed, hh_model **out) {
+  hh_model *m = hh_model_new(h);
+  int64_t c = 3;
+  char prev[80] = "input";
+  int64_t xd[4] = {-1, 3, 32, 32};
+  size_t nl = sizeof k_layers / sizeof k_layers[0];
+  *out = NULL;
+  if (!m) return 1;
+  if (hh_model_input(m, "input", HD_DT_F32, 4, xd)) goto fail;
+  for (size_t i = 0; i < nl; i++) {
+    const layer *L = &k_layers[i];
+    char wn[80], bn[80], yn[80];
+    int64_t wd[4] = {L->cout, c / L->group, L->k, L->k};
+    hh_tensor w, b;
+    snprintf(wn, sizeof wn, "%s.W", L->name);
+    snprintf(bn, sizeof bn, "%s.B", L->name);
+    snprintf(yn, sizeof yn, i + 1 == nl ? "output" : "%s.Y", L->name);
+    if (hh_tensor_alloc(&w, HD_DT_F32, 4, wd)) goto fail;
+    hh_tensor_fill_random(&w, seed + 100 * i + 1);
+    /* Scale by sqrt(3 / fan_in) so activations keep unit variance through
+     * the chain instead of growing ~10x per layer. */
+    double sc = sqrt(3.0 / (double)(wd[1] * L->k * L->k));
+    for (size_t j = 0; j < w.n; j++) hh_tensor_set(&w, j, hh_tensor_get(&w, j) * sc);
+    int rc = hh_model_initializer(m, wn, &w);
+    hh_tensor_free(&w);
+    if (rc) goto fail;
+    if (L->bias) {
+      int64_t bd[1] = {L->cout};
+      if (hh_tensor_alloc(&b, HD_DT_F32, 1, bd)) goto fail;
+      hh_tensor_fill_random(&b, seed + 100 * i + 2);
+      rc = hh_model_initializer(m, bn, &b);
+      hh_tensor_free(&b);
+      if (rc) goto fail;
+    }
+    int64_t ks[2] = {L->k, L->k}, st[2] = {L->stride, L->stride};
+    hh_attr at[5];
+    size_t na = 0;
+    at[na++] = hh_attr_ints("kernel_shape", ks, 2);
+    at[na++] = hh_attr_ints("strides", st, 2);
+    at[na++] = hh_attr_int("group", L->group);
+    if (L->auto_pad)
+      at[na++] = hh_attr_string("auto_pad", L->auto_pad);
+    else
+      at[na++] = hh_attr_ints("pads", L->pads, 4);
+    const char *ins[3] = {prev, wn, bn};
+    const char *outs[1] = {yn};
+    if (hh_model_node(m, "Conv", "", L->name, ins, L->bias ? 3 : 2, outs, 1, at, na)) goto fail;
+    snprintf(prev, sizeof prev, "%s", yn);
+    c = L->cout;
+  }
+  {
+    int64_t yd[4] = {-1, c, -1, -1};
+    if (hh_model_output(m, "output", HD_DT_F32, 4, yd)) goto fail;
+  }
+  if (hh_model_finish(m, 17)) goto fail;
+  *out = m;
+  return 0;
+fail:
+  hh_model_free(m);
+  return 1;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
+}
+
+static void json_timing(FILE *f, const hh_timing *t) {
+  fprintf(f, "{\"iters\": %d, \"min_ms\": ", t->iters);
+  json_num(f, t->min_ms);
+  fputs(", \"median_ms\": ", f);
+  json_num(f, t->median_ms);
+  fputs(", \"p90_ms\": ", f);
+  json_num(f, t->p90_ms);
+  fputc('}', f);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+typedef struct result {
+  hh_target target;
+  hh_assign assign;
+  size_t n_out;
+  hh_io outs[MAX_IO];
+  hh_cmp cmp[MAX_IO];
+  hh_tol tol;
+  int compared, pass;
+  hh_timing t_ep, t_cpu;
+} result;
+
+static int write_json(const char *path, const opts *o, hh_ort *h, const result *r) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "hipdnn-ep-run: cannot write '%s': %s\n", path, strerror(errno));
+    return 1;
+  }
+  fputs("{\n  \"model\": ", f);
+  json_str(f, o->model ? o->model : "(built-in CNN)");
+  fputs(",\n  \"ort_version\": ", f);
+  json_str(f, hh_ort_version(h));
+  fputs(",\n  \"backend\": ", f);
+  json_str(f, r->target.backend);
+  fprintf(f, ",\n  \"batch\": %lld,\n  \"seed\": %llu,\n  \"assignment\": [", (long long)o->batch,
+          (unsigned long long)o->seed);
+  for (size_t i = 0; i < r->assign.n; i++) {
+    fputs(i ? ",\n    {\"ep\": " : "\n    {\"ep\": ", f);
+    json_str(f, r->assign.rows[i].ep);
+    fputs(", \"op\": ", f);
+    json_str(f, r->assign.rows[i].op);
+    fprintf(f, ", \"count\": %d}", r->assign.rows[i].count);
+  }
+  fprintf(f, "\n  ],\n  \"nodes_on_ep\": %d,\n", hh_assign_count(&r->assign, HH_EP_NAME, NULL));
+  if (r->compared) {
+    fprintf(f, "  \"compare\": {\"against\": \"CPUExecutionProvider\", \"pass\": %s, \"atol\": ",
+            r->pass ? "true" : "false");
+    json_num(f, r->tol.atol);
+    fputs(", \"rtol\": ", f);
+    json_num(f, r->tol.rtol);
+    fputs(", \"outputs\": [", f);
+    for (size_t i = 0; i < r->n_out; i++) {
+      const hh_cmp *c = &r->cmp[i];
+      fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+      json_str(f, r->outs[i].name);
+      fprintf(f, ", \"pass\": %s, \"max_abs\": ", c->pass ? "true" : "false");
+      json_num(f, c->max_abs);
+      fputs(", \"max_rel\": ", f);
+      json_num(f, c->max_rel);
+      fprintf(f, ", \"bad\": %zu, \"worst_index\": %zu", c->n_bad, c->worst);
+      if (c->why[0]) {
+        fputs(", \"error\": ", f);
+        json_str(f, c->why);
+      }
+      fputc('}', f);
+    }
+    fputs("\n  ]},\n", f);
+  } else {
+    fputs("  \"compare\": null,\n", f);
+  }
+  fputs("  \"latency\": {\"ep\": ", f);
+  json_timing(f, &r->t_ep);
+  fputs(", \"cpu\": ", f);
+  if (r->compared)
+    json_timing(f, &r->t_cpu);
+  else
+    fputs("null", f);
+  fputs("}\n}\n", f);
+  if (fclose(f)) {
+    fprintf(stderr, "hipdnn-ep-run: cannot write '%s'\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  opts o;
+  hh_ort h;
+  hh_model *model = NULL;
+  OrtSession *s_ep = NULL, *s_cpu = NULL;
+  hh_tensor ins[MAX_IO], outs_ep[MAX_IO], outs_cpu[MAX_IO];
+  static hh_io in_io[MAX_IO];
+  static result r;
+  size_t n_in = 0;
+  int rc = 1;
+  memset(ins, 0, sizeof ins);
+  memset(outs_ep, 0, sizeof outs_ep);
+  memset(outs_cpu, 0, sizeof outs_cpu);
+
+  if (parse_args(argc, argv, &o)) return 1;
+  if (o.model) {
+    FILE *f = fopen(o.model, "rb");
+    if (!f) {
+      fprintf(stderr, "hipdnn-ep-run: cannot open model '%s': %s\n", o.model, strerror(errno));
+      return 2;
+    }
+    fclose(f);
+  }
+  if (hh_ort_open(&h, NULL)) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    return 1;
+  }
+  printf("ONNX Runtime %s (%s)\n", hh_ort_version(&h), h.ort_lib);
+
+  /* The CPU session comes first: it tells a bad model file (exit 2) apart
+   * from a problem of the EP. */
+  hh_session_cfg cpu_cfg = {0};
+  if (!o.model) {
+    if (build_default_model(&h, o.seed, &model)) {
+      fprintf(stderr, "hipdnn-ep-run: building the default model: %s\n", hh_err(&h));
+      goto done;
+    }
+    printf("model: built-in CNN (%zu Conv layers, fp32, input [N,3,32,32])\n",
+           sizeof k_layers / sizeof k_layers[0]);
+  } else {
+    printf("model: %s\n", o.model);
+  }
+  if (hh_session_create(&h, &cpu_cfg, hh_model_ort(model), o.model, &s_cpu)) {
+    if (o.model) {
+      fprintf(stderr, "hipdnn-ep-run: cannot load model '%s': %s\n", o.model, hh_err(&h));
+      rc = 2;
+    } else {
+      fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    }
+    goto done;
+  }
+
+  if (hh_ep_register(&h, NULL)) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    goto done;
+  }
+  {
+    int pr = hh_target_pick(&h, o.backend, &r.target);
+    if (pr) {
+      fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+      goto done;
+    }
+  }
+  if (!r.target.is_gpu && strcmp(o.backend, "auto") == 0)
+    printf("no GPU device listed: using the reference CPU backend (provider option backend=ref)\n");
+  printf("device: %s backend=%s\n", HH_EP_NAME, r.target.backend);
+  {
+    const char *keys[2], *vals[2];
+    size_t nk = 0;
+    if (!r.target.is_gpu) keys[nk] = "backend", vals[nk++] = "ref";
+    if (o.tf32 >= 0) keys[nk] = "use_tf32", vals[nk++] = o.tf32 ? "1" : "0";
+    hh_session_cfg ep_cfg = {.dev = r.target.dev, .keys = keys, .vals = vals, .n_opts = nk};
+    if (hh_session_create(&h, &ep_cfg, hh_model_ort(model), o.model, &s_ep)) {
+      fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+      goto done;
+    }
+  }
+  if (hh_assignment(&h, s_ep, &r.assign)) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    goto done;
+  }
+  printf("nodes per EP by op type:\n");
+  hh_assign_print(&r.assign, stdout, "  ");
+
+  /* Inputs: shapes from the model; a symbolic first dim is --batch, any other
+   * symbolic dim is 1. */
+  if (hh_session_inputs(&h, s_ep, in_io, MAX_IO, &n_in) || n_in > MAX_IO) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", n_in > MAX_IO ? "too many inputs" : hh_err(&h));
+    goto done;
+  }
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t d[HH_MAX_RANK];
+    for (int k = 0; k < in_io[i].rank; k++) d[k] = in_io[i].dims[k] >= 0 ? in_io[i].dims[k] : (k == 0 ? o.batch : 1);
+    if (hh_tensor_alloc(&ins[i], in_io[i].dtype, in_io[i].rank, d)) {
+      fprintf(stderr, "hipdnn-ep-run: input '%s' has unsupported type %s\n", in_io[i].name,
+              hd_dtype_name(in_io[i].dtype));
+      goto done;
+    }
+    hh_tensor_fill_random(&ins[i], o.seed + 7919 * (i + 1));
+  }
+  if (hh_session_outputs(&h, s_ep, r.outs, MAX_IO, &r.n_out) || r.n_out > MAX_IO) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", r.n_out > MAX_IO ? "too many outputs" : hh_err(&h));
+    goto done;
+  }
+  if (hh_session_run(&h, s_ep, ins, n_in, outs_ep, r.n_out)) {
+    fprintf(stderr, "hipdnn-ep-run: run with %s: %s\n", HH_EP_NAME, hh_err(&h));
+    goto done;
+  }
+  if (o.compare) {
+    if (hh_session_run(&h, s_cpu, ins, n_in, outs_cpu, r.n_out)) {
+      fprintf(stderr, "hipdnn-ep-run: run with the CPU EP: %s\n", hh_err(&h));
+      goto done;
+    }
+    r.compared = 1;
+    r.pass = 1;
+    printf("outputs vs CPU EP:\n");
+    for (size_t i = 0; i < r.n_out; i++) {
+      /* GPU fp32 math uses TF32 unless told not to: judge it by TF32 bounds. */
+      r.tol = hh_tol_for(outs_cpu[i].dtype, r.target.is_gpu && o.tf32 != 0);
+      hh_compare(&outs_ep[i], &outs_cpu[i], r.tol, &r.cmp[i]);
+      r.pass &= r.cmp[i].pass;
+      printf("  %-24s ", r.outs[i].name);
+      hh_cmp_print(&r.cmp[i], r.tol, stdout);
+    }
+  }
+  if (hh_time_runs(&h, s_ep, ins, n_in, 2, o.iters, &r.t_ep) ||
+      (o.compare && hh_time_runs(&h, s_cpu, ins, n_in, 2, o.iters, &r.t_cpu))) {
+    fprintf(stderr, "hipdnn-ep-run: timing: %s\n", hh_err(&h));
+    goto done;
+  }
+  printf("latency over %d runs (ms):      min    median       p90\n", o.iters);
+  printf("  %-26s %9.3f %9.3f %9.3f\n", HH_EP_NAME, r.t_ep.min_ms, r.t_ep.median_ms, r.t_ep.p90_ms);
+  if (o.compare)
+    printf("  %-26s %9.3f %9.3f %9.3f\n", "CPUExecutionProvider", r.t_cpu.min_ms, r.t_cpu.median_ms,
+           r.t_cpu.p90_ms);
+  if (o.json && write_json(o.json, &o, &h, &r)) goto done;
+  if (r.compared) printf("%s\n", r.pass ? "PASS" : "FAIL");
+  rc = (!r.compared || r.pass) ? 0 : 1;
+
+done:
+  for (size_t i = 0; i < MAX_IO; i++) {
+    hh_tensor_free(&ins[i]);
+    hh_tensor_free(&outs_ep[i]);
+    hh_tensor_free(&outs_cpu[i]);
+  }
+  hh_assign_free(&r.assign);
+  hh_session_free(&h, s_ep);
+  hh_session_free(&h, s_cpu);
+  hh_model_free(model);
+  hh_ort_close(&h);
+  return rc;
+}
