@@ -91,6 +91,9 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
     if (eg.why[i]) st = hd_status_wrap(eg.why[i], "node '%s': ", eg.g->nodes[i].name), eg.why[i] = NULL;
   free(in);
   free(outs);
+  int nfused = 0;
+  if (!st) st = ir_fuse(eg.g, &nfused);
+  if (!st && nfused) HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) fused away", name, nfused);
   if (!st) st = ep_kernel_create(ep, name, &eg, out);
   ep_graph_free(&eg);
   return st ? hd_status_wrap(st, "compiling '%s': ", name) : NULL;

@@ -72,6 +72,12 @@ hd_status *ir_graph_finalize(ir_graph *g);
 
 int64_t ir_numel(int rank, const int64_t *dims);
 
+/* ---- fusion (ir_fuse.c) ---- */
+
+/* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
+ * activations into their producers. *nfused counts the nodes removed. */
+hd_status *ir_fuse(ir_graph *g, int *nfused);
+
 /* ---- partitioning (GetCapability) ---- */
 
 /* Groups claimable nodes into partitions ORT can fuse: no path between two

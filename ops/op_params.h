@@ -60,8 +60,92 @@ typedef struct op_conv {
   op_act act;
 } op_conv;
 
+/* Unary activations (Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish,
+ * Tanh): one family, the kind in act. Clip's min/max come from attributes
+ * (opset < 11) or constant inputs (opset >= 11). */
+typedef struct op_unary {
+  op_act act;
+} op_unary;
+
+/* Add, Sub, Mul, Div with numpy broadcasting; an activation may be fused
+ * after it (ir passes). */
+typedef enum op_binary_kind { OP_BIN_ADD, OP_BIN_SUB, OP_BIN_MUL, OP_BIN_DIV } op_binary_kind;
+typedef struct op_binary {
+  op_binary_kind kind;
+  op_act act;
+} op_binary;
+
+/* BatchNormalization in inference mode: y = (x - mean) / sqrt(var + eps) * scale + B. */
+typedef struct op_batchnorm {
+  float epsilon;
+} op_batchnorm;
+
+/* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool. Resolved like
+ * op_conv: after ir_plan, pads are explicit and (for global) kernel = input. */
+typedef struct op_pool {
+  int nspatial;
+  int is_max;
+  int global;
+  int64_t kernel[OP_MAX_SPATIAL];
+  int64_t strides[OP_MAX_SPATIAL];
+  int64_t dilations[OP_MAX_SPATIAL];
+  int64_t pads_begin[OP_MAX_SPATIAL];
+  int64_t pads_end[OP_MAX_SPATIAL];
+  op_auto_pad auto_pad;
+  int ceil_mode;
+  int count_include_pad;
+} op_pool;
+
+/* Shape-only ops (views). Reshape: the target dims (from a constant input,
+ * 0 = copy, -1 = infer unless allowzero). Squeeze/Unsqueeze: axes. Flatten:
+ * axis. Identity, Dropout (inference): nothing. */
+typedef struct op_view {
+  int rank;                    /* Reshape target rank / number of axes */
+  int64_t dims[8];             /* Reshape target dims, or axes */
+  int allowzero;
+  int axis;                    /* Flatten */
+} op_view;
+
+typedef struct op_concat {
+  int axis; /* normalised to >= 0 once the rank is known */
+} op_concat;
+
+/* Gemm and MatMul: Y = act(alpha * op(A) @ op(B) + beta * C). MatMul is
+ * alpha 1, no C, batched with numpy broadcasting of the batch dims. A bias
+ * Add after a MatMul becomes C (ir passes). */
+typedef struct op_gemm {
+  float alpha, beta;
+  int trans_a, trans_b;
+  int has_c;
+  int is_matmul;
+  op_act act;
+} op_gemm;
+
+/* Softmax. opset < 13: over the flattened dims from axis on (coerced to 2D);
+ * opset >= 13: over the one axis. */
+typedef struct op_softmax {
+  int axis;
+  int legacy_2d;
+} op_softmax;
+
+/* ReduceMean: axes (empty: all, unless noop_with_empty_axes), keepdims. */
+typedef struct op_reduce {
+  int naxes;
+  int64_t axes[8];
+  int keepdims;
+} op_reduce;
+
 typedef union op_params {
   op_conv conv;
+  op_unary unary;
+  op_binary binary;
+  op_batchnorm bn;
+  op_pool pool;
+  op_view view;
+  op_concat concat;
+  op_gemm gemm;
+  op_softmax softmax;
+  op_reduce reduce;
 } op_params;
 
 #endif

@@ -229,18 +229,18 @@ static hd_status *build_graph(const conv_case *cc, int dyn, ir_graph **out) {
 
 typedef struct gpu_env {
   be_module *cu, *ref;
-  be_context *ctx, *ctx_strict, *rctx;
+  be_context *ctx, *ctx_strict, *ctx_exh, *rctx;
   test_alloc ta;
   void *stream;
 } gpu_env;
 
-static void run_case(gpu_env *e, const conv_case *cc) {
+static void run_case(gpu_env *e, const conv_case *cc, int exhaustive) {
   ir_graph *g = NULL, *gd = NULL;
   ir_plan *p = NULL;
   be_graph *rg = NULL, *cg = NULL;
   be_plan *rp = NULL, *cp = NULL;
-  void *hin[2] = {0}, *hout_ref = NULL, *hout = NULL, *din[2] = {0}, *dout = NULL;
-  be_context *ctx = cc->no_tf32 ? e->ctx_strict : e->ctx;
+  void *hin[2] = {0}, *hout_ref = NULL, *hout = NULL, *din[2] = {0}, *dout = NULL, *dout2 = NULL;
+  be_context *ctx = exhaustive ? e->ctx_exh : cc->no_tf32 ? e->ctx_strict : e->ctx;
   int r = cc->ns + 2;
   size_t es = hd_dtype_size(cc->dtype);
 
@@ -299,11 +299,15 @@ static void run_case(gpu_env *e, const conv_case *cc) {
     OK(be_copy(e->cu, 0, din[1], hin[1], nr * es, BE_COPY_HOST_TO_DEVICE, e->stream));
   }
   OK(be_mem_alloc(e->cu, 0, ny * es, &dout));
+  OK(be_mem_alloc(e->cu, 0, ny * es, &dout2));
   void *outs[1] = {dout};
   OK(be_plan_run(e->cu, cp, din, outs, e->stream));
-  /* Twice: a second run of the same plan must give the same answer. */
+  /* Again into another buffer (bindings change), then a third time with the
+   * same bindings (the kept variant pack): the last answer is checked. */
+  outs[0] = dout2;
   OK(be_plan_run(e->cu, cp, din, outs, e->stream));
-  OK(be_copy(e->cu, 0, hout, dout, ny * es, BE_COPY_DEVICE_TO_HOST, e->stream));
+  OK(be_plan_run(e->cu, cp, din, outs, e->stream));
+  OK(be_copy(e->cu, 0, hout, dout2, ny * es, BE_COPY_DEVICE_TO_HOST, e->stream));
   OK(be_stream_sync(e->cu, 0, e->stream));
 
   double maxerr = 0, maxref = 0, se = 0, sr = 0;
@@ -322,13 +326,15 @@ static void run_case(gpu_env *e, const conv_case *cc) {
   double nmse = sr > 0 ? se / sr : se;
   CHECK(!bad && rel <= tol, "%s: max |err| %.3g (rel %.3g, tol %.1g), nmse %.3g", cc->name,
         maxerr, rel, tol, nmse);
-  printf("%-4s %-22s y[%zu] max|err| %.3g rel %.3g nmse %.3g\n",
-         (!bad && rel <= tol) ? "ok" : "BAD", cc->name, ny, maxerr, rel, nmse);
+  printf("%-4s %-22s%s y[%zu] max|err| %.3g rel %.3g nmse %.3g\n",
+         (!bad && rel <= tol) ? "ok" : "BAD", cc->name, exhaustive ? " (exhaustive)" : "", ny,
+         maxerr, rel, nmse);
 
 done:
   be_mem_free(e->cu, 0, din[0]);
   be_mem_free(e->cu, 0, din[1]);
   be_mem_free(e->cu, 0, dout);
+  be_mem_free(e->cu, 0, dout2);
   if (cp) be_plan_free(e->cu, cp);
   if (cg) be_graph_free(e->cu, cg);
   if (rp) be_plan_free(e->ref, rp);
@@ -444,6 +450,82 @@ done:
   be_stream_destroy(e->cu, 0, s2);
 }
 
+
+/* --bench: ResNet-like convolutions, median-free mean over 200 runs on one
+ * stream (device time by wall clock around a sync, and host time of the
+ * plan_run call alone). Prints a table; never fails on speed. */
+#include <time.h>
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void bench(gpu_env *e) {
+  static const conv_case bc[] = {
+      {"r50_3x3_64_b1", HD_DT_F32, 2, 1, 64, 64, S2(56, 56), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+      {"r50_3x3_64_b32", HD_DT_F32, 2, 32, 64, 64, S2(56, 56), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+      {"r50_1x1_res_b32", HD_DT_F32, 2, 32, 64, 256, S2(56, 56), S2(1, 1), ONE, ONE, ZERO, ZERO, 1, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+      {"f16_3x3_64_b1", HD_DT_F16, 2, 1, 64, 64, S2(56, 56), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+      {"f16_3x3_64_b32", HD_DT_F16, 2, 32, 64, 64, S2(56, 56), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+  };
+  printf("%-18s %-11s %10s %10s %8s\n", "conv", "algo", "us/run", "host us", "TFLOP/s");
+  for (size_t i = 0; i < sizeof bc / sizeof bc[0]; ++i) {
+    for (int exh = 0; exh < 2; ++exh) {
+      const conv_case *cc = &bc[i];
+      ir_graph *g = NULL;
+      ir_plan *p = NULL;
+      be_graph *cg = NULL;
+      be_plan *cp = NULL;
+      void *din[2] = {0}, *dout = NULL;
+      size_t es = hd_dtype_size(cc->dtype);
+      ir_shape sh[2];
+      memset(sh, 0, sizeof sh);
+      sh[0].rank = sh[1].rank = 4;
+      sh[0].dims[0] = sh[1].dims[0] = cc->n;
+      sh[0].dims[1] = cc->c;
+      sh[1].dims[1] = cc->k;
+      sh[0].dims[2] = sh[1].dims[2] = cc->in[0];
+      sh[0].dims[3] = sh[1].dims[3] = cc->in[1];
+      be_context *ctx = exh ? e->ctx_exh : e->ctx;
+      double t0, t1, host = 0;
+      OK(build_graph(cc, 0, &g));
+      OK(ir_plan_create(g, sh, &p));
+      OK(be_graph_compile(e->cu, ctx, g, &cg));
+      t0 = now_us();
+      OK(be_plan_compile(e->cu, cg, p, &cp));
+      t1 = now_us();
+      size_t nx = (size_t)ir_numel(4, sh[0].dims), ny = (size_t)ir_numel(4, sh[1].dims);
+      OK(be_mem_alloc(e->cu, 0, nx * es, &din[0]));
+      if (cc->residual) OK(be_mem_alloc(e->cu, 0, ny * es, &din[1]));
+      OK(be_mem_alloc(e->cu, 0, ny * es, &dout));
+      void *outs[1] = {dout};
+      for (int r = 0; r < 20; ++r) OK(be_plan_run(e->cu, cp, din, outs, e->stream));
+      OK(be_stream_sync(e->cu, 0, e->stream));
+      enum { RUNS = 200 };
+      double s0 = now_us();
+      for (int r = 0; r < RUNS; ++r) {
+        double h0 = now_us();
+        OK(be_plan_run(e->cu, cp, din, outs, e->stream));
+        host += now_us() - h0;
+      }
+      OK(be_stream_sync(e->cu, 0, e->stream));
+      double us = (now_us() - s0) / RUNS;
+      double flop = 2.0 * (double)ny * (double)(cc->c / cc->group) * (double)(cc->ker[0] * cc->ker[1]);
+      printf("%-18s %-11s %10.1f %10.1f %8.1f   (plan_compile %.1f ms)\n", cc->name,
+             exh ? "exhaustive" : "heuristic", us, host / RUNS, flop / us / 1e6, (t1 - t0) / 1e3);
+    done:
+      be_mem_free(e->cu, 0, din[0]);
+      be_mem_free(e->cu, 0, din[1]);
+      be_mem_free(e->cu, 0, dout);
+      if (cp) be_plan_free(e->cu, cp);
+      if (cg) be_graph_free(e->cu, cg);
+      if (p) ir_plan_free(p);
+      if (g) ir_graph_free(g);
+    }
+  }
+}
+
 static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
                      const char *msg) {
   (void)user; (void)file; (void)line; (void)func;
@@ -476,8 +558,10 @@ static hd_status *open_cuda(be_module **out) {
 
 int main(int argc, char **argv) {
   const char *filter = NULL;
+  int do_bench = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "-v") == 0) verbose = 1;
+    else if (strcmp(argv[i], "--bench") == 0) do_bench = 1;
     else filter = argv[i];
   }
   gpu_env e;
@@ -516,16 +600,29 @@ int main(int argc, char **argv) {
   be_alloc alloc = {.ctx = &e.ta, .alloc = ta_alloc, .free = ta_free};
   be_alloc halloc = {.ctx = NULL, .alloc = host_alloc, .free = host_free};
   be_options opts = {.use_tf32 = 1, .algo_search = BE_ALGO_HEURISTIC};
-  be_options strict = opts;
+  be_options strict = opts, exh = opts;
   strict.use_tf32 = 0;
+  exh.algo_search = BE_ALGO_EXHAUSTIVE;
   OK(be_context_create(e.cu, 0, &opts, &alloc, &e.ctx));
   OK(be_context_create(e.cu, 0, &strict, &alloc, &e.ctx_strict));
+  OK(be_context_create(e.cu, 0, &exh, &alloc, &e.ctx_exh));
   OK(be_context_create(e.ref, 0, &opts, &halloc, &e.rctx));
   OK(be_stream_create(e.cu, 0, &e.stream));
 
+  if (do_bench) {
+    bench(&e);
+    goto done;
+  }
   if (!filter) test_device(&e);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
-    if (!filter || strstr(cases[i].name, filter)) run_case(&e, &cases[i]);
+    if (!filter || strstr(cases[i].name, filter)) run_case(&e, &cases[i], 0);
+  /* Exhaustive engine choice on a few cases (fused, epilogue, fp16). */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    if (!filter && (strcmp(cases[i].name, "2d_bias_relu") == 0 ||
+                    strcmp(cases[i].name, "2d_bias_res_relu") == 0 ||
+                    strcmp(cases[i].name, "3d") == 0 ||
+                    strcmp(cases[i].name, "f16_2d_bias_relu") == 0))
+      run_case(&e, &cases[i], 1);
   if (!filter) {
     test_refusals(&e);
     test_oom(&e);
@@ -536,6 +633,7 @@ done:
   if (e.stream) be_stream_destroy(e.cu, 0, e.stream);
   if (e.ctx) be_context_destroy(e.cu, e.ctx);
   if (e.ctx_strict) be_context_destroy(e.cu, e.ctx_strict);
+  if (e.ctx_exh) be_context_destroy(e.cu, e.ctx_exh);
   if (e.rctx) be_context_destroy(e.ref, e.rctx);
   if (e.ref) be_module_close(e.ref);
   if (e.cu) be_module_close(e.cu);

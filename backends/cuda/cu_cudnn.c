@@ -15,9 +15,9 @@
 #include <cudnn_backend.h>
 #include <cudnn_graph.h>
 
-#include "backends/cuda/cu_internal.h"
+#include "backends/gpu/gb_internal.h"
 
-const char cu_backend_name[] = "cuda";
+const char gb_backend_name[] = "cuda";
 
 #define CU_CUDNN_SONAME "libcudnn.so.9"
 #define CU_CUDNN_MIN_VERSION 90000 /* 9.0.0 */
@@ -68,7 +68,7 @@ static void last_error_string(char *buf, size_t cap) {
   if (cudnn_last_error_fn) cudnn_last_error_fn(buf, cap);
 }
 
-hd_status *cu_dnn_load(cu_module *m) {
+hd_status *gb_dnn_load(gb_module *m) {
   char why[2048] = "";
   void *lib = NULL;
   const char *env = getenv("HIPDNN_EP_CUDNN_LIBRARY");
@@ -130,7 +130,7 @@ hd_status *cu_dnn_load(cu_module *m) {
   return NULL;
 }
 
-void cu_dnn_unload(cu_module *m) {
+void gb_dnn_unload(gb_module *m) {
   /* The library stays mapped: cuDNN keeps process-wide state (and handles
    * of other modules may still use it); dlclose would only risk that. */
   (void)m;

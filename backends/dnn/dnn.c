@@ -372,8 +372,10 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
     return st;
   }
   int tried = 0, skipped = 0;
+  int want = o->time_fn ? (o->max_candidates > 0 ? o->max_candidates : 8) : 1;
+  float best_ms = -1.f;
   char last[400] = "";
-  for (int64_t i = 0; i < got && i < count && !p->plan; ++i) {
+  for (int64_t i = 0; i < got && i < count && tried < want; ++i) {
     int64_t eidx;
     const char *skip = cfg_filter(vd, cfgs[i], o, &eidx, &tmp);
     if (skip) {
@@ -381,7 +383,6 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
       snprintf(last, sizeof last, "engine %lld: %s", (long long)eidx, skip);
       continue;
     }
-    ++tried;
     void *plan;
     st = dnn_bag_create(&tmp, DNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
     if (!st && handle) /* deprecated in newer cuDNN, still honoured: as above */
@@ -399,15 +400,34 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
     if (!st && o->workspace_limit > 0 && ws > o->workspace_limit)
       st = hd_error(HD_ERR_NOT_SUPPORTED, "workspace %lld over the limit %lld", (long long)ws,
                     (long long)o->workspace_limit);
+    float ms = 0.f;
+    if (!st && o->time_fn) {
+      dnn_plan cand = *p;
+      cand.plan = plan;
+      cand.workspace = ws;
+      cand.engine = eidx;
+      st = o->time_fn(o->time_user, &cand, &ms);
+      if (!st && ms < 0)
+        st = hd_error(HD_ERR_NOT_SUPPORTED, "engine %lld did not run", (long long)eidx);
+    }
     if (st) {
       snprintf(last, sizeof last, "engine %lld: %s", (long long)eidx, hd_status_msg(st));
+      /* Out of memory while timing ends the search with what it has. */
+      int oom = hd_status_code(st) == HD_ERR_OUT_OF_MEMORY;
       hd_status_free(st);
+      st = NULL;
+      if (oom && p->plan) break;
       continue;
     }
-    p->plan = plan;
-    p->workspace = ws;
-    p->engine = eidx;
+    ++tried;
+    if (!p->plan || (o->time_fn && ms < best_ms)) {
+      p->plan = plan;
+      p->workspace = ws;
+      p->engine = eidx;
+      best_ms = ms;
+    }
   }
+  if (o->time_fn) p->ncandidates = tried;
   /* Move every descriptor of tmp into p->bag (the chosen config and plan
    * must live; the rest are freed with the plan, a few hundred bytes). */
   for (int i = 0; i < tmp.n; ++i) {
@@ -437,6 +457,12 @@ hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_p
   p->bag = *bag;
   dnn_bag_init(bag, bag->vd);
   p->engine = -1;
+  if (o->nuids < 1 || o->nuids > 8) {
+    dnn_plan_free(p);
+    return hd_error(HD_ERR_INTERNAL, "%s:%d: %d bound tensors", __FILE__, __LINE__, o->nuids);
+  }
+  p->nuids = o->nuids;
+  memcpy(p->uids, o->uids, sizeof(int64_t) * (size_t)o->nuids);
   char why_a[512] = "", why_f[512] = "";
   hd_status *st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
   if (!st && !p->plan)

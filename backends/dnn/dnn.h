@@ -3,7 +3,7 @@
  * hipDNN's backend C API is cuDNN's backend API with hipdnn names. This layer
  * is written once against a dnn_vendor table: the ~10 entry points of the
  * backend API and the integer value of every enum or attribute name used,
- * indexed by dnn_name. A vendor file (backends/cuda/cu_cudnn_table.c; later
+ * indexed by dnn_name. A vendor file (backends/cuda/cu_cudnn.c; later
  * backends/hip/) fills the table: the entry points by dlsym, the values from
  * the vendor's header. Nothing here includes a vendor header.
  *
@@ -203,21 +203,34 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
 
 /* ---- engine choice and execution plans ---- */
 
+typedef struct dnn_plan dnn_plan;
+
+/* Times one execution of a candidate plan (the caller binds buffers and a
+ * stream); *ms < 0 or a status when the candidate cannot run. */
+typedef hd_status *(*dnn_time_fn)(void *user, const dnn_plan *candidate, float *ms);
+
 typedef struct dnn_plan_opts {
   int allow_tensor_core_fp32; /* TF32: fp32 graphs may use tensor-core engines */
   int fp32_graph;             /* the graph's io is fp32 (the TF32 filter applies) */
   int64_t workspace_limit;    /* 0: none */
-  int exhaustive;             /* time the candidates (needs a stream + buffers): not yet */
+  int nuids;                  /* the graph's non-virtual tensors, in binding order */
+  int64_t uids[8];
+  /* Exhaustive choice: when time_fn is set, up to max_candidates engine
+   * configs that finalize are timed and the fastest is kept. */
+  dnn_time_fn time_fn;
+  void *time_user;
+  int max_candidates;
 } dnn_plan_opts;
 
-typedef struct dnn_plan {
+struct dnn_plan {
   dnn_bag bag;               /* owns the op graph's descriptors and the plan */
   void *plan;
   int64_t workspace;
   int64_t engine;            /* the engine's global index, for logs */
+  int ncandidates;           /* engines timed (exhaustive), else 0 */
   int nuids;
   int64_t uids[8];           /* the non-virtual tensors, in binding order */
-} dnn_plan;
+};
 
 /* Heuristics (mode A, then FALLBACK) over opgraph; the first engine config
  * that passes the filters and finalizes becomes the plan. Takes ownership of

@@ -165,7 +165,12 @@ int cf_report_markdown(const char *path, const cf_run *const *runs, int n) {
           "- **runner-unsupported**: the runner cannot feed or compare the case (sequence or "
           "optional values, string tensors, element types the harness does not hold).\n\n"
           "A claimed case that is wrong is a bug, always: the gate in `tests/conformance.cmake` "
-          "fails on any fail, crash or timeout.\n\n");
+          "fails on any fail, crash or timeout.\n\n"
+          "Reproduce: `make conformance-doc` runs the ref backend here and merges the GPU "
+          "column from `docs/conformance-gpu.json` when that file exists. The GPU column comes "
+          "from the GPU machine: `build/bin/hipdnn-ep-conformance --cases <node tests> "
+          "--backend auto --json conformance-gpu.json`, brought back as "
+          "`docs/conformance-gpu.json`. One case: `--filter '^test_abs$' --verbose`.\n\n");
 
   fprintf(f, "## Summary\n\n| | ");
   for (int r = 0; r < n; ++r) { label(f, runs[r]); fprintf(f, " | "); }

@@ -1,4 +1,4 @@
-/* cu_program: contexts, support checks, compiled graphs and per-shape plans
+/* gb_program: contexts, support checks, compiled graphs and per-shape plans
  * of the GPU backend. Convolutions become DNN-library execution plans
  * (backends/dnn), fused with bias, residual and activation where the library
  * finds an engine for the fused graph, otherwise the convolution alone plus
@@ -9,37 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cuda/cu_internal.h"
+#include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 #include "ops/ops.h"
 
 /* ---- the convolution signature and its cached plans ---- */
 
-typedef struct cu_conv_key {
+typedef struct gb_conv_key {
   int dtype;
   int nspatial; /* after lifting 1D to 2D */
   int has_bias, has_residual;
   int act_kind;
   float act_alpha, act_beta;
+  int exhaustive; /* engines timed (BE_ALGO_EXHAUSTIVE), not the heuristic's first */
   int64_t x[5], w[5], y[5];
   int64_t pre[3], post[3], stride[3], dil[3];
-} cu_conv_key;
+} gb_conv_key;
 
-typedef struct cu_conv_entry {
-  cu_conv_key key;
+typedef struct gb_conv_entry {
+  gb_conv_key key;
   hd_status *err;  /* the build's failure, kept: a probe that failed fails again */
   dnn_plan plan;
   int fused;       /* bias/residual/act are inside plan; else the epilogue does them */
-} cu_conv_entry;
+} gb_conv_entry;
 
 struct be_context {
-  cu_module *m;
+  gb_module *m;
   int ordinal;
   be_options opts;
   be_alloc alloc;
   void *handle;        /* the DNN library handle */
   pthread_mutex_t mu;  /* guards handle (set_stream + execute) and the cache */
-  cu_conv_entry **cache;
+  gb_conv_entry **cache;
   int ncache, capcache;
 };
 
@@ -49,18 +50,18 @@ struct be_graph {
   void **consts;  /* per value: device copy of constant data, or NULL */
 };
 
-typedef struct cu_step {
+typedef struct gb_step {
   const ir_node *n;
-  const cu_conv_entry *e;
+  const gb_conv_entry *e;
   int vx, vw, vb, vr, vy;
   int64_t numel, channels, inner; /* of y, for the epilogue */
   dnn_varpack vp;                  /* guarded by the context's mutex */
-} cu_step;
+} gb_step;
 
 struct be_plan {
   be_graph *bg;
   ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
-  cu_step *steps;
+  gb_step *steps;
   int nsteps;
   void *arena;
   void *workspace;
@@ -90,7 +91,7 @@ static int dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt ==
 
 /* The key of conv node n at the shapes in t[] with resolved parameters pc. */
 static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
-                           cu_conv_key *k) {
+                           gb_conv_key *k) {
   memset(k, 0, sizeof *k);
   const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]], *y = &t[n->out[0]];
   int ns = pc->nspatial;
@@ -161,7 +162,88 @@ static void fill_tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const i
 
 enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
 
-static hd_status *build_plan(be_context *c, const cu_conv_key *k, int fuse, dnn_plan *out) {
+/* Exhaustive engine choice: scratch tensors (zeros), a workspace grown on
+ * demand, a private stream and two events; each candidate runs once to warm
+ * up, then is timed over a few runs. Called with the context's mutex held. */
+typedef struct gb_tuner {
+  be_context *c;
+  void *bufs[5];       /* x, w, [b], [r], y in uid order */
+  int nbufs;
+  void *ws;
+  size_t ws_bytes;
+  gpuStream_t stream;
+  gpuEvent_t ev[2];
+} gb_tuner;
+
+static void tuner_free(gb_tuner *t) {
+  if (!t->c) return;
+  be_context *c = t->c;
+  if (t->stream) (void)gpuStreamSynchronize(t->stream);
+  for (int i = 0; i < t->nbufs; ++i)
+    if (t->bufs[i]) c->alloc.free(c->alloc.ctx, t->bufs[i]);
+  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
+  for (int i = 0; i < 2; ++i)
+    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
+  if (t->stream) (void)gpuStreamDestroy(t->stream);
+  (void)gpuGetLastError();
+  memset(t, 0, sizeof *t);
+}
+
+static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
+  gb_tuner *t = user;
+  be_context *c = t->c;
+  const dnn_vendor *vd = &c->m->vd;
+  *ms = -1.f;
+  if ((size_t)cand->workspace > t->ws_bytes) {
+    if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
+    t->ws = NULL;
+    t->ws_bytes = 0;
+    HD_TRY(c->alloc.alloc(c->alloc.ctx, (size_t)cand->workspace, &t->ws));
+    t->ws_bytes = (size_t)cand->workspace;
+  }
+  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, t->stream), "set stream", __FILE__, __LINE__));
+  HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL)); /* warm up */
+  enum { RUNS = 3 };
+  GB_CHECK(gpuEventRecord(t->ev[0], t->stream));
+  for (int i = 0; i < RUNS; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL));
+  GB_CHECK(gpuEventRecord(t->ev[1], t->stream));
+  GB_CHECK(gpuEventSynchronize(t->ev[1]));
+  float total = 0.f;
+  GB_CHECK(gpuEventElapsedTime(&total, t->ev[0], t->ev[1]));
+  *ms = total / RUNS;
+  HD_LOG(HD_LOG_VERBOSE, "cuda: tuning: engine %lld: %.4f ms (workspace %lld)",
+         (long long)cand->engine, (double)*ms, (long long)cand->workspace);
+  return NULL;
+}
+
+static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
+                             dnn_plan_opts *po) {
+  t->c = c;
+  int r = k->nspatial + 2;
+  size_t es = hd_dtype_size(k->dtype);
+  size_t nx = (size_t)ir_numel(r, k->x), nw = (size_t)ir_numel(r, k->w);
+  size_t ny = (size_t)ir_numel(r, k->y);
+  for (int i = 0; i < po->nuids; ++i) {
+    int64_t u = po->uids[i];
+    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
+    HD_TRY(c->alloc.alloc(c->alloc.ctx, n * es, &t->bufs[i]));
+    t->nbufs = i + 1;
+  }
+  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
+  for (int i = 0; i < t->nbufs; ++i) {
+    int64_t u = po->uids[i];
+    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
+    GB_CHECK(gpuMemsetAsync(t->bufs[i], 0, n * es, t->stream));
+  }
+  po->time_fn = tuner_time;
+  po->time_user = t;
+  po->max_candidates = 8;
+  return NULL;
+}
+
+static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_plan *out) {
   const dnn_vendor *vd = &c->m->vd;
   int r = k->nspatial + 2;
   dnn_conv dc;
@@ -197,17 +279,27 @@ static hd_status *build_plan(be_context *c, const cu_conv_key *k, int fuse, dnn_
       .fp32_graph = k->dtype == HD_DT_F32,
       .workspace_limit = (int64_t)c->opts.workspace_limit,
   };
-  HD_TRY(dnn_plan_build(&bag, c->handle, og, &po, out));
-  out->nuids = 0;
-  out->uids[out->nuids++] = UID_X;
-  out->uids[out->nuids++] = UID_W;
-  if (fuse && k->has_bias) out->uids[out->nuids++] = UID_B;
-  if (fuse && k->has_residual) out->uids[out->nuids++] = UID_R;
-  out->uids[out->nuids++] = UID_Y;
-  return NULL;
+  po.uids[po.nuids++] = UID_X;
+  po.uids[po.nuids++] = UID_W;
+  if (fuse && k->has_bias) po.uids[po.nuids++] = UID_B;
+  if (fuse && k->has_residual) po.uids[po.nuids++] = UID_R;
+  po.uids[po.nuids++] = UID_Y;
+  gb_tuner tu;
+  memset(&tu, 0, sizeof tu);
+  if (k->exhaustive) {
+    st = tuner_init(&tu, c, k, &po);
+    if (st) {
+      tuner_free(&tu);
+      dnn_bag_free(&bag);
+      return st;
+    }
+  }
+  st = dnn_plan_build(&bag, c->handle, og, &po, out);
+  if (k->exhaustive) tuner_free(&tu);
+  return st;
 }
 
-static void key_text(const cu_conv_key *k, char *buf, size_t cap) {
+static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
   snprintf(buf, cap,
            "%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
            hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
@@ -217,7 +309,7 @@ static void key_text(const cu_conv_key *k, char *buf, size_t cap) {
 }
 
 /* The cached plan for k, built on first use. Call with c->mu held. */
-static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_entry **out) {
+static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_entry **out) {
   for (int i = 0; i < c->ncache; ++i) {
     if (memcmp(&c->cache[i]->key, k, sizeof *k) == 0) {
       *out = c->cache[i];
@@ -228,12 +320,12 @@ static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_
   }
   if (c->ncache == c->capcache) {
     int cap = c->capcache ? 2 * c->capcache : 16;
-    cu_conv_entry **a = realloc(c->cache, (size_t)cap * sizeof *a);
+    gb_conv_entry **a = realloc(c->cache, (size_t)cap * sizeof *a);
     if (!a) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
     c->cache = a;
     c->capcache = cap;
   }
-  cu_conv_entry *e = calloc(1, sizeof *e);
+  gb_conv_entry *e = calloc(1, sizeof *e);
   if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
   e->key = *k;
   char text[256];
@@ -246,8 +338,8 @@ static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_
     if (dnn_act_fusable(&a)) {
       st = build_plan(c, k, 1, &e->plan);
       if (!st) {
-        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld, workspace %lld", text,
-               (long long)e->plan.engine, (long long)e->plan.workspace);
+        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld (of %d timed), workspace %lld",
+               text, (long long)e->plan.engine, e->plan.ncandidates, (long long)e->plan.workspace);
       } else {
         HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: no fused engine (%s); conv + epilogue", text,
                hd_status_msg(st));
@@ -262,9 +354,9 @@ static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_
   if (!extras || !e->fused) {
     st = build_plan(c, k, 0, &e->plan);
     if (!st)
-      HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: %s, engine %lld, workspace %lld", text,
+      HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: %s, engine %lld (of %d timed), workspace %lld", text,
              extras ? "conv + epilogue" : "conv", (long long)e->plan.engine,
-             (long long)e->plan.workspace);
+             e->plan.ncandidates, (long long)e->plan.workspace);
   }
   if (st) {
     /* Keep failures too, except memory ones (they may pass later). */
@@ -283,10 +375,10 @@ static hd_status *conv_entry(be_context *c, const cu_conv_key *k, const cu_conv_
 
 /* ---- contexts ---- */
 
-hd_status *cu_context_create(be_module *m, int ordinal, const be_options *opts,
+hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
                              const be_alloc *alloc, be_context **out) {
   *out = NULL;
-  cu_module *cm = (cu_module *)m;
+  gb_module *cm = (gb_module *)m;
   if (ordinal < 0 || ordinal >= cm->ndev)
     return hd_error(HD_ERR_INVALID_ARG, "cuda: no device %d (%d visible)", ordinal, cm->ndev);
   if (!alloc || !alloc->alloc || !alloc->free)
@@ -301,7 +393,7 @@ hd_status *cu_context_create(be_module *m, int ordinal, const be_options *opts,
     c->opts.use_tf32 = 1;
   }
   c->alloc = *alloc;
-  hd_status *st = cu_status(gpuSetDevice(ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  hd_status *st = gb_status(gpuSetDevice(ordinal), "gpuSetDevice", __FILE__, __LINE__);
   if (!st) st = dnn_status(&cm->vd, cm->vd.create(&c->handle), "create handle", __FILE__, __LINE__);
   if (st) {
     free(c);
@@ -312,7 +404,7 @@ hd_status *cu_context_create(be_module *m, int ordinal, const be_options *opts,
   return NULL;
 }
 
-void cu_context_destroy(be_context *c) {
+void gb_context_destroy(be_context *c) {
   if (!c) return;
   (void)gpuSetDevice(c->ordinal);
   for (int i = 0; i < c->ncache; ++i) {
@@ -328,7 +420,7 @@ void cu_context_destroy(be_context *c) {
 
 /* ---- support ---- */
 
-hd_status *cu_supports_node(be_context *c, const ir_graph *g, int node) {
+hd_status *gb_supports_node(be_context *c, const ir_graph *g, int node) {
   const ir_node *n = &g->nodes[node];
   if (n->kind != OP_CONV)
     return hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
@@ -385,14 +477,14 @@ hd_status *cu_supports_node(be_context *c, const ir_graph *g, int node) {
     }
   }
   if (!st) t[n->out[0]].dtype = g->values[n->out[0]].dtype;
-  cu_conv_key k;
+  gb_conv_key k;
   if (!st) st = conv_key(n, &p.conv, t, &k);
   free(t);
   if (st) return st;
 
   pthread_mutex_lock(&c->mu);
   (void)gpuSetDevice(c->ordinal);
-  const cu_conv_entry *e = NULL;
+  const gb_conv_entry *e = NULL;
   st = conv_entry(c, &k, &e);
   pthread_mutex_unlock(&c->mu);
   if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
@@ -406,7 +498,7 @@ hd_status *cu_supports_node(be_context *c, const ir_graph *g, int node) {
 
 /* ---- graphs: constants on the device ---- */
 
-hd_status *cu_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
+hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
   *out = NULL;
   for (int i = 0; i < g->nnodes; ++i) {
     if (g->nodes[i].dead) continue;
@@ -423,7 +515,7 @@ hd_status *cu_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
     free(bg);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
   }
-  hd_status *st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  hd_status *st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
   /* Upload each constant a live node reads, once. */
   uint8_t *used = calloc((size_t)(g->nvalues ? g->nvalues : 1), 1);
   if (!used && !st) st = hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
@@ -441,19 +533,19 @@ hd_status *cu_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
       st = hd_status_wrap(st, "cuda: weights '%s' (%zu bytes): ", val->name, val->nbytes);
       break;
     }
-    st = cu_status(gpuMemcpy(bg->consts[v], val->data, val->nbytes, gpuMemcpyHostToDevice),
+    st = gb_status(gpuMemcpy(bg->consts[v], val->data, val->nbytes, gpuMemcpyHostToDevice),
                    "gpuMemcpy(weights)", __FILE__, __LINE__);
   }
   free(used);
   if (st) {
-    cu_graph_free(bg);
+    gb_graph_free(bg);
     return st;
   }
   *out = bg;
   return NULL;
 }
 
-void cu_graph_free(be_graph *bg) {
+void gb_graph_free(be_graph *bg) {
   if (!bg) return;
   for (int v = 0; v < bg->g->nvalues; ++v)
     if (bg->consts[v]) bg->c->alloc.free(bg->c->alloc.ctx, bg->consts[v]);
@@ -463,7 +555,7 @@ void cu_graph_free(be_graph *bg) {
 
 /* ---- plans ---- */
 
-hd_status *cu_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
+hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   *out = NULL;
   be_context *c = bg->c;
   const ir_graph *g = bg->g;
@@ -475,7 +567,7 @@ hd_status *cu_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   bp->p.t = malloc(sizeof *bp->p.t * (size_t)(g->nvalues ? g->nvalues : 1));
   bp->steps = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *bp->steps);
   if (!bp->p.t || !bp->steps) {
-    cu_plan_free(bp);
+    gb_plan_free(bp);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
   }
   memcpy(bp->p.t, p->t, sizeof *bp->p.t * (size_t)g->nvalues);
@@ -483,18 +575,20 @@ hd_status *cu_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   hd_status *st = NULL;
   size_t ws = 0;
   pthread_mutex_lock(&c->mu);
-  st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
   for (int i = 0; i < p->nsteps && !st; ++i) {
     const ir_step *s = &p->steps[i];
     const ir_node *n = &g->nodes[s->node];
-    cu_step *cs = &bp->steps[bp->nsteps];
+    gb_step *cs = &bp->steps[bp->nsteps];
     cs->n = n;
     if (n->kind != OP_CONV) {
       st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
       break;
     }
-    cu_conv_key k;
+    gb_conv_key k;
     st = conv_key(n, &s->p.conv, p->t, &k);
+    /* Tuning happens here, at real shapes, never in supports_node's probe. */
+    if (!st) k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
     if (!st) st = conv_entry(c, &k, &cs->e);
     if (st) {
       st = hd_status_wrap(st, "node '%s': ", n->name);
@@ -530,14 +624,14 @@ hd_status *cu_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     }
   }
   if (st) {
-    cu_plan_free(bp);
+    gb_plan_free(bp);
     return st;
   }
   *out = bp;
   return NULL;
 }
 
-void cu_plan_free(be_plan *bp) {
+void gb_plan_free(be_plan *bp) {
   if (!bp) return;
   be_context *c = bp->bg->c;
   if (bp->arena) c->alloc.free(c->alloc.ctx, bp->arena);
@@ -548,7 +642,7 @@ void cu_plan_free(be_plan *bp) {
   free(bp);
 }
 
-static hd_status *run_step(be_plan *bp, cu_step *s, const ir_bindings *b, void *stream) {
+static hd_status *run_step(be_plan *bp, gb_step *s, const ir_bindings *b, void *stream) {
   be_context *c = bp->bg->c;
   void *x = ir_tensor_addr(&bp->p, s->vx, b);
   void *w = ir_tensor_addr(&bp->p, s->vw, b);
@@ -575,18 +669,18 @@ static hd_status *run_step(be_plan *bp, cu_step *s, const ir_bindings *b, void *
                                alpha, beta, stream);
     if (rc < 0)
       return hd_error(HD_ERR_INTERNAL, "cuda: epilogue for %s", hd_dtype_name(s->e->key.dtype));
-    HD_TRY(cu_status((gpuError_t)rc, "gpu_conv_epilogue", __FILE__, __LINE__));
+    HD_TRY(gb_status((gpuError_t)rc, "gpu_conv_epilogue", __FILE__, __LINE__));
   }
   return NULL;
 }
 
-hd_status *cu_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
   be_context *c = bp->bg->c;
   const dnn_vendor *vd = &c->m->vd;
   ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts,
                    .arena = bp->arena};
   pthread_mutex_lock(&c->mu);
-  hd_status *st = cu_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
+  hd_status *st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
   if (!st) st = dnn_status(vd, vd->set_stream(c->handle, stream), "set stream", __FILE__, __LINE__);
   for (int i = 0; i < bp->nsteps && !st; ++i) {
     st = run_step(bp, &bp->steps[i], &b, stream);
