@@ -36,3 +36,14 @@ asan: deps
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)
+
+# docs/conformance.md: the ref backend (ORT 1.29) run here, plus the GPU
+# column from docs/conformance-gpu.json when present (made on the GPU machine
+# with `hipdnn-ep-conformance --cases ... --backend auto --json ...`).
+CONFORMANCE_CASES ?= ../shared/onnx-node-tests/node
+CONFORMANCE_GPU_JSON ?= docs/conformance-gpu.json
+conformance-doc: build
+	./$(BUILD)/bin/hipdnn-ep-conformance --cases $(CONFORMANCE_CASES) --backend ref \
+	  --jobs $(JOBS) --no-table --json $(BUILD)/conformance-ref.json; [ $$? -le 1 ]
+	./$(BUILD)/bin/hipdnn-ep-conformance --merge-markdown docs/conformance.md \
+	  $(BUILD)/conformance-ref.json $(wildcard $(CONFORMANCE_GPU_JSON))

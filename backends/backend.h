@@ -64,6 +64,9 @@ typedef struct be_options {
   int prefer_nhwc;
   be_algo_search algo_search;
   size_t workspace_limit;     /* bytes a plan may ask for; 0 = no limit */
+  /* GPU graph capture: a plan's launches are captured into one graph on its
+   * second run and replayed after (ep: enable_cuda_graph). 0 = off. */
+  int graph_capture;
 } be_options;
 
 /* Device memory a context uses for weights, arenas and workspaces: the EP's

@@ -36,6 +36,96 @@ int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype
                       int64_t channels, int64_t inner, int act, float alpha, float beta,
                       void *stream);
 
+/* ---- shapes passed by value (host C fills them) ---- */
+
+#define GPU_MAX_DIMS 8
+
+/* Broadcast binary op: out dims (collapsed, rank >= 1) and each operand's
+ * element strides over them (0 where it is broadcast). */
+typedef struct gpu_bcast {
+  int rank;
+  int64_t dims[GPU_MAX_DIMS];
+  int64_t sa[GPU_MAX_DIMS];
+  int64_t sb[GPU_MAX_DIMS];
+} gpu_bcast;
+
+enum { GPU_BIN_ADD = 0, GPU_BIN_SUB, GPU_BIN_MUL, GPU_BIN_DIV };
+
+/* gpu_pointwise.cu: y = act(x), n elements (x == y allowed). */
+int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, float alpha, float beta,
+              void *stream);
+/* y = act(a op b) with broadcasting; y packed over bc->dims. */
+int gpu_binary(const void *a, const void *b, void *y, int dtype, int op, const gpu_bcast *bc,
+               int act, float alpha, float beta, void *stream);
+/* Inference batch norm over [N, C, inner]: y = (x - mean[c]) / sqrt(var[c] + eps)
+ * * scale[c] + bias[c]; all of dtype, arithmetic in fp32. */
+int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,
+                  const void *var, int dtype, float eps, int64_t n, int64_t channels,
+                  int64_t inner, void *stream);
+
+/* gpu_pool.cu: max / average pooling over 1-3 spatial dims of [nc, spatial]. */
+typedef struct gpu_pool_desc {
+  int nspatial;
+  int is_max;
+  int count_include_pad;
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+} gpu_pool_desc;
+int gpu_pool(const void *x, void *y, int dtype, int64_t nc, const gpu_pool_desc *d, void *stream);
+/* Global pooling: rows of len elements each reduced to one (max or mean). */
+int gpu_global_pool(const void *x, void *y, int dtype, int64_t rows, int64_t len, int is_max,
+                    void *stream);
+
+/* gpu_softmax.cu: softmax over the middle dim of [outer, len, inner]. */
+int gpu_softmax(const void *x, void *y, int dtype, int64_t outer, int64_t len, int64_t inner,
+                void *stream);
+
+/* gpu_reduce.cu: mean over the `red` dims; one output per `keep` index,
+ * outputs packed in keep order. Strides are the input's, in elements. */
+typedef struct gpu_reduce_desc {
+  int nkeep, nred;
+  int64_t keep_dims[GPU_MAX_DIMS], keep_strides[GPU_MAX_DIMS];
+  int64_t red_dims[GPU_MAX_DIMS], red_strides[GPU_MAX_DIMS];
+} gpu_reduce_desc;
+int gpu_reduce_mean(const void *x, void *y, int dtype, const gpu_reduce_desc *d, void *stream);
+
+/* gpu_concat.cu: y[outer, width_total] (element size es bytes) gets each
+ * input x[i][outer, width[i]] at column offset[i]. Up to 8 inputs a call. */
+#define GPU_CONCAT_MAX 8
+typedef struct gpu_concat_desc {
+  int n;
+  const void *x[GPU_CONCAT_MAX];
+  int64_t width[GPU_CONCAT_MAX];
+  int64_t offset[GPU_CONCAT_MAX];
+} gpu_concat_desc;
+int gpu_concat(void *y, int64_t es, int64_t outer, int64_t width_total,
+               const gpu_concat_desc *d, void *stream);
+
+/* gpu_gemm.cu: y[batch, m, n] (packed) = act(alpha * op(A) op(B) + beta * C).
+ * Element (i, k) of op(A) of batch b is at A[a_off(b) + i * a_rs + k * a_cs],
+ * (k, j) of op(B) at B[b_off(b) + k * b_rs + j * b_cs]; the batch index is
+ * decomposed over bdims (row major) with per-dim strides a_bs, b_bs. C (may
+ * be NULL) is broadcast: C[i * c_rs + j * c_cs]. fp32 accumulation. */
+#define GPU_GEMM_MAX_BATCH_DIMS 6
+typedef struct gpu_gemm_desc {
+  int64_t m, n, k;
+  int64_t batch;
+  int nbd;
+  int64_t bdims[GPU_GEMM_MAX_BATCH_DIMS];
+  int64_t a_bs[GPU_GEMM_MAX_BATCH_DIMS], b_bs[GPU_GEMM_MAX_BATCH_DIMS];
+  int64_t a_rs, a_cs, b_rs, b_cs;
+  int64_t c_rs, c_cs;
+  float alpha, beta;
+  int act;
+  float act_alpha, act_beta;
+} gpu_gemm_desc;
+int gpu_gemm(const void *a, const void *b, const void *c, void *y, int dtype,
+             const gpu_gemm_desc *d, void *stream);
+/* After a library matmul: in place on y[rows, n], row r of matrix row r % m:
+ *   y = act(y + beta * C[(r % m) * c_rs + j * c_cs])   (C may be NULL) */
+int gpu_gemm_epilogue(void *y, const void *c, int dtype, int64_t rows, int64_t m, int64_t n,
+                      int64_t c_rs, int64_t c_cs, float beta, int act, float alpha,
+                      float act_beta, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,6 +70,21 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuEventElapsedTime hipEventElapsedTime
 #define gpuEventDestroy hipEventDestroy
 
+/* graphs and stream capture */
+typedef hipGraph_t gpuGraph_t;
+typedef hipGraphExec_t gpuGraphExec_t;
+#define gpuStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
+#define gpuStreamBeginCapture hipStreamBeginCapture
+#define gpuStreamEndCapture hipStreamEndCapture
+#define gpuGraphInstantiate(exec, graph) hipGraphInstantiate((exec), (graph), NULL, NULL, 0)
+#define gpuGraphExecUpdate(exec, graph) hipGraphExecUpdate((exec), (graph), NULL, NULL)
+#define gpuGraphLaunch hipGraphLaunch
+typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
+#define gpuStreamCaptureStatusNone hipStreamCaptureStatusNone
+#define gpuStreamIsCapturing hipStreamIsCapturing
+#define gpuGraphDestroy hipGraphDestroy
+#define gpuGraphExecDestroy hipGraphExecDestroy
+
 #if defined(__HIPCC__)
 typedef __half gpu_half;
 #endif
@@ -131,6 +146,21 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuEventSynchronize cudaEventSynchronize
 #define gpuEventElapsedTime cudaEventElapsedTime
 #define gpuEventDestroy cudaEventDestroy
+
+/* graphs and stream capture */
+typedef cudaGraph_t gpuGraph_t;
+typedef cudaGraphExec_t gpuGraphExec_t;
+#define gpuStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define gpuStreamBeginCapture cudaStreamBeginCapture
+#define gpuStreamEndCapture cudaStreamEndCapture
+#define gpuGraphInstantiate(exec, graph) cudaGraphInstantiate((exec), (graph), 0)
+#define gpuGraphExecUpdate(exec, graph) cudaGraphExecUpdate((exec), (graph), NULL)
+#define gpuGraphLaunch cudaGraphLaunch
+typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
+#define gpuStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#define gpuStreamIsCapturing cudaStreamIsCapturing
+#define gpuGraphDestroy cudaGraphDestroy
+#define gpuGraphExecDestroy cudaGraphExecDestroy
 
 #if defined(__CUDACC__)
 typedef __half gpu_half;

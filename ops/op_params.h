@@ -8,7 +8,34 @@
 
 /* X(KIND): each KIND has an op_def_KIND in its op family's file. */
 #define OP_LIST(X) \
-  X(CONV)
+  X(CONV) \
+  X(RELU) \
+  X(LEAKY_RELU) \
+  X(CLIP) \
+  X(SIGMOID) \
+  X(HARD_SIGMOID) \
+  X(HARD_SWISH) \
+  X(TANH) \
+  X(ADD) \
+  X(SUB) \
+  X(MUL) \
+  X(DIV) \
+  X(BATCHNORM) \
+  X(MAX_POOL) \
+  X(AVERAGE_POOL) \
+  X(GLOBAL_AVERAGE_POOL) \
+  X(GLOBAL_MAX_POOL) \
+  X(FLATTEN) \
+  X(RESHAPE) \
+  X(SQUEEZE) \
+  X(UNSQUEEZE) \
+  X(IDENTITY) \
+  X(DROPOUT) \
+  X(CONCAT) \
+  X(GEMM) \
+  X(MATMUL) \
+  X(SOFTMAX) \
+  X(REDUCE_MEAN)
 
 typedef enum op_kind {
   OP_UNKNOWN = 0, /* an ONNX node we do not run: kept for graph connectivity */
@@ -104,6 +131,7 @@ typedef struct op_view {
   int64_t dims[8];             /* Reshape target dims, or axes */
   int allowzero;
   int axis;                    /* Flatten */
+  int has_axes;                /* Squeeze/Unsqueeze: axes given (Squeeze without: all 1s) */
 } op_view;
 
 typedef struct op_concat {

@@ -9,8 +9,12 @@ mkdir -p "$tp"
 
 # --- Debian packages -------------------------------------------------------
 # protobuf-c reads ONNX TensorProto files in the conformance runner; libonnx-dev
-# ships the onnx.proto it is generated from.
-apt_pkgs=(libprotobuf-c-dev protobuf-c-compiler libonnx-dev)
+# ships the onnx.proto it is generated from. hipcc + libamdhip64-dev (HIP 5.2,
+# about 68 MB) build the AMD module (backends/hip) in CI; nothing runs on them.
+# python3-torchvision + python3-onnx (torch 1.13 CPU, about 150 MB) let
+# /usr/bin/python3 export the CI model tests' torchvision models (tests/models.cmake).
+apt_pkgs=(libprotobuf-c-dev protobuf-c-compiler libonnx-dev hipcc libamdhip64-dev
+          python3-torchvision python3-onnx)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,3 +33,8 @@ foreach(v 129 130)
     TIMEOUT 600
     LABELS "ort;ort${v};conformance")
 endforeach()
+
+# The runner's reader and comparator on their own (no ORT).
+add_test(NAME conformance_unit COMMAND cf_test ${CF_CASES_DIR})
+set_tests_properties(conformance_unit PROPERTIES
+  ENVIRONMENT "${HH_SAN_ENV}" LABELS "conformance")

@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "common/hd_dtype.h"
+#include "ops/ops.h"
 
 #ifndef HD_CUDA_MODULE_PATH
 #define HD_CUDA_MODULE_PATH ""
@@ -229,7 +230,7 @@ static hd_status *build_graph(const conv_case *cc, int dyn, ir_graph **out) {
 
 typedef struct gpu_env {
   be_module *cu, *ref;
-  be_context *ctx, *ctx_strict, *ctx_exh, *rctx;
+  be_context *ctx, *ctx_strict, *ctx_exh, *ctx_cap, *rctx;
   test_alloc ta;
   void *stream;
 } gpu_env;
@@ -346,6 +347,537 @@ done:
   free(hin[1]);
   free(hout_ref);
   free(hout);
+}
+
+/* ==== op families: one-node (or small) graphs vs ref ==== */
+
+typedef struct attr {
+  const char *name;
+  int n; /* ints count; -1 scalar int; -2 scalar float; -3 string */
+  int64_t i[8];
+  float f;
+  const char *s;
+} attr;
+
+typedef struct attr_table {
+  const attr *a;
+  int n;
+} attr_table;
+
+static const attr *attr_find(void *ctx, const char *name) {
+  attr_table *t = ctx;
+  for (int k = 0; k < t->n; k++)
+    if (strcmp(t->a[k].name, name) == 0) return &t->a[k];
+  return NULL;
+}
+static hd_status *at_int(void *ctx, const char *name, int64_t *v, int *found) {
+  const attr *a = attr_find(ctx, name);
+  *found = a && a->n == -1;
+  if (*found) *v = a->i[0];
+  return NULL;
+}
+static hd_status *at_float(void *ctx, const char *name, float *v, int *found) {
+  const attr *a = attr_find(ctx, name);
+  *found = a && a->n == -2;
+  if (*found) *v = a->f;
+  return NULL;
+}
+static hd_status *at_ints(void *ctx, const char *name, int64_t *v, int max, int *n, int *found) {
+  const attr *a = attr_find(ctx, name);
+  *found = a && a->n >= 0;
+  *n = *found ? a->n : 0;
+  for (int k = 0; *found && k < a->n && k < max; k++) v[k] = a->i[k];
+  return NULL;
+}
+static hd_status *at_floats(void *ctx, const char *name, float *v, int max, int *n, int *found) {
+  (void)ctx, (void)name, (void)v, (void)max;
+  *n = 0;
+  *found = 0;
+  return NULL;
+}
+static hd_status *at_string(void *ctx, const char *name, char *buf, size_t cap, int *found) {
+  const attr *a = attr_find(ctx, name);
+  *found = a && a->n == -3;
+  if (*found) snprintf(buf, cap, "%s", a->s);
+  return NULL;
+}
+
+/* A graph under construction; the first error sticks. */
+typedef struct tg {
+  ir_graph *g;
+  hd_status *st;
+  int dtype;
+  int nin, nout;
+  int in[8], out[8];
+  int nvals;
+  int orank; /* rank given to node outputs (dims dynamic); -1: unknown */
+} tg;
+
+static void tg_begin(tg *t, int dtype) {
+  memset(t, 0, sizeof *t);
+  t->dtype = dtype;
+  t->orank = -1;
+  t->st = ir_graph_create(&t->g);
+}
+
+static int tg_value(tg *t, int dtype, int rank, const int64_t *dims) {
+  if (t->st) return IR_NONE;
+  char name[32];
+  snprintf(name, sizeof name, "v%d", t->nvals++);
+  int v = IR_NONE;
+  t->st = ir_graph_add_value(t->g, name, dtype, rank, dims, &v);
+  return v;
+}
+
+static int tg_input(tg *t, int rank, const int64_t *dims) {
+  int v = tg_value(t, t->dtype, rank, dims);
+  if (!t->st) t->in[t->nin++] = v;
+  return v;
+}
+
+/* A constant of the graph's dtype: uniform in [lo, hi). */
+static int tg_const(tg *t, int rank, const int64_t *dims, float lo, float hi) {
+  int v = tg_value(t, t->dtype, rank, dims);
+  if (t->st) return v;
+  size_t n = (size_t)ir_numel(rank, dims), es = hd_dtype_size(t->dtype);
+  void *d = malloc(n * es + 1);
+  for (size_t i = 0; i < n; ++i) {
+    float x = lo + (hi - lo) * 0.5f * (frand() + 1.f);
+    if (t->dtype == HD_DT_F32) ((float *)d)[i] = x;
+    else ((uint16_t *)d)[i] = hd_f32_to_f16(x);
+  }
+  t->st = ir_value_set_data(t->g, v, d, n * es);
+  free(d);
+  return v;
+}
+
+static int tg_const_i64(tg *t, int rank, const int64_t *dims, const int64_t *vals) {
+  int v = tg_value(t, HD_DT_I64, rank, dims);
+  if (!t->st) t->st = ir_value_set_data(t->g, v, vals, sizeof(int64_t) * (size_t)ir_numel(rank, dims));
+  return v;
+}
+
+/* Adds node `type` parsed by its op; returns its (new, shape-unknown) output. */
+static int tg_node(tg *t, const char *type, int opset, const int *in, int nin, const attr *attrs,
+                   int nattrs) {
+  int64_t dyn[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int out = tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
+  if (t->st) return out;
+  const op_def *def = op_find("", type, opset);
+  if (!def) {
+    t->st = hd_error(HD_ERR_NOT_FOUND, "no op %s-%d", type, opset);
+    return out;
+  }
+  int idx;
+  t->st = ir_graph_add_node(t->g, def->kind, type, type, opset, in, nin, &out, 1, &idx);
+  if (t->st) return out;
+  attr_table at = {attrs, nattrs};
+  op_attrs a = {&at, at_int, at_float, at_ints, at_floats, at_string};
+  t->st = def->parse(t->g, &t->g->nodes[idx], &a);
+  return out;
+}
+
+static void tg_output(tg *t, int v) {
+  if (!t->st) t->out[t->nout++] = v;
+}
+
+static hd_status *tg_end(tg *t, int fuse, ir_graph **out) {
+  *out = NULL;
+  if (!t->st) t->st = ir_graph_set_io(t->g, t->in, t->nin, t->out, t->nout);
+  if (!t->st) t->st = ir_graph_finalize(t->g);
+  int nf = 0;
+  if (!t->st && fuse) t->st = ir_fuse(t->g, &nf);
+  if (t->st) {
+    if (t->g) ir_graph_free(t->g);
+    t->g = NULL;
+    return t->st;
+  }
+  *out = t->g;
+  return NULL;
+}
+
+/* Runs g on ref and on ctx (3 runs: bindings change, then stay), compares
+ * every output. Returns the max relative error seen (or -1 on a failure). */
+static double compare_graph(gpu_env *e, be_context *ctx, ir_graph *g, const char *name, int dtype,
+                            double tol) {
+  ir_plan *p = NULL;
+  be_graph *rg = NULL, *cg = NULL;
+  be_plan *rp = NULL, *cp = NULL;
+  void *hin[8] = {0}, *din[8] = {0}, *href[8] = {0}, *hout[8] = {0}, *dout[8] = {0},
+       *dout2[8] = {0};
+  double worst = -1;
+  ir_shape shapes[8];
+  memset(shapes, 0, sizeof shapes);
+  for (int i = 0; i < g->ninputs; ++i) {
+    const ir_value *v = &g->values[g->inputs[i]];
+    shapes[i].rank = v->rank;
+    memcpy(shapes[i].dims, v->dims, sizeof(int64_t) * (size_t)(v->rank > 0 ? v->rank : 0));
+  }
+  for (int i = 0; i < g->nnodes; ++i) {
+    if (g->nodes[i].dead) continue;
+    hd_status *st = be_supports_node(e->cu, ctx, g, i);
+    CHECK(!st, "%s: supports_node(%s): %s", name, g->nodes[i].op_type, st ? hd_status_msg(st) : "");
+    hd_status_free(st);
+  }
+  OK(ir_plan_create(g, shapes, &p));
+  for (int i = 0; i < g->ninputs; ++i) {
+    const ir_tensor *t = &p->t[g->inputs[i]];
+    size_t n = (size_t)ir_numel(t->rank, t->dims);
+    hin[i] = malloc(t->nbytes + 1);
+    fill(t->dtype, hin[i], n, 1.0f);
+    OK(be_mem_alloc(e->cu, 0, t->nbytes, &din[i]));
+    OK(be_copy(e->cu, 0, din[i], hin[i], t->nbytes, BE_COPY_HOST_TO_DEVICE, e->stream));
+  }
+  for (int i = 0; i < g->noutputs; ++i) {
+    const ir_tensor *t = &p->t[g->outputs[i]];
+    href[i] = calloc(1, t->nbytes + 1);
+    hout[i] = calloc(1, t->nbytes + 1);
+    OK(be_mem_alloc(e->cu, 0, t->nbytes, &dout[i]));
+    OK(be_mem_alloc(e->cu, 0, t->nbytes, &dout2[i]));
+  }
+  OK(be_graph_compile(e->ref, e->rctx, g, &rg));
+  OK(be_plan_compile(e->ref, rg, p, &rp));
+  OK(be_plan_run(e->ref, rp, hin, href, NULL));
+  OK(be_graph_compile(e->cu, ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  OK(be_plan_run(e->cu, cp, din, dout, e->stream));
+  OK(be_plan_run(e->cu, cp, din, dout2, e->stream));
+  OK(be_plan_run(e->cu, cp, din, dout2, e->stream));
+  OK(be_plan_run(e->cu, cp, din, dout2, e->stream));
+  worst = 0;
+  for (int i = 0; i < g->noutputs; ++i) {
+    const ir_tensor *t = &p->t[g->outputs[i]];
+    size_t n = (size_t)ir_numel(t->rank, t->dims);
+    OK(be_copy(e->cu, 0, hout[i], dout2[i], t->nbytes, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_stream_sync(e->cu, 0, e->stream));
+    double maxerr = 0, maxref = 0;
+    int bad = 0;
+    for (size_t k = 0; k < n; ++k) {
+      double a = get(t->dtype, hout[i], k), b = get(t->dtype, href[i], k);
+      if (!isfinite(a) && isfinite(b)) bad = 1;
+      double d = fabs(a - b);
+      if (d > maxerr) maxerr = d;
+      if (fabs(b) > maxref) maxref = fabs(b);
+    }
+    double rel = maxerr / (maxref > 1 ? maxref : 1);
+    if (bad) rel = 1e30;
+    if (rel > worst) worst = rel;
+  }
+  CHECK(worst <= tol, "%s: max rel err %.3g > tol %.1g", name, worst, tol);
+  printf("%-4s %-34s %s rel %.3g\n", worst <= tol ? "ok" : "BAD", name, hd_dtype_name(dtype),
+         worst);
+done:
+  for (int i = 0; i < 8; ++i) {
+    be_mem_free(e->cu, 0, din[i]);
+    be_mem_free(e->cu, 0, dout[i]);
+    be_mem_free(e->cu, 0, dout2[i]);
+    free(hin[i]);
+    free(href[i]);
+    free(hout[i]);
+  }
+  if (cp) be_plan_free(e->cu, cp);
+  if (cg) be_graph_free(e->cu, cg);
+  if (rp) be_plan_free(e->ref, rp);
+  if (rg) be_graph_free(e->ref, rg);
+  if (p) ir_plan_free(p);
+  return worst;
+}
+
+#define A_INT(nm, v) {.name = nm, .n = -1, .i = {v}}
+#define A_FLOAT(nm, v) {.name = nm, .n = -2, .f = v}
+#define D(...) ((const int64_t[]){__VA_ARGS__})
+#define NA(a) (int)(sizeof(a) / sizeof(a[0]))
+
+typedef void (*op_builder)(tg *t);
+
+/* unary */
+static void b_relu(tg *t) { int x = tg_input(t, 4, D(2, 3, 5, 7)); tg_output(t, tg_node(t, "Relu", 14, &x, 1, NULL, 0)); }
+static void b_leaky(tg *t) { attr a[] = {A_FLOAT("alpha", 0.1f)}; int x = tg_input(t, 3, D(4, 5, 6)); tg_output(t, tg_node(t, "LeakyRelu", 16, &x, 1, a, 1)); }
+static void b_clip6(tg *t) { attr a[] = {A_FLOAT("min", -0.5f), A_FLOAT("max", 0.3f)}; int x = tg_input(t, 2, D(9, 13)); tg_output(t, tg_node(t, "Clip", 6, &x, 1, a, 2)); }
+static void b_clip13(tg *t) {
+  int x = tg_input(t, 2, D(9, 13));
+  int in[3] = {x, tg_const(t, 0, NULL, -0.2f, -0.1f), tg_const(t, 0, NULL, 0.4f, 0.5f)};
+  tg_output(t, tg_node(t, "Clip", 13, in, 3, NULL, 0));
+}
+static void b_sigmoid(tg *t) { int x = tg_input(t, 1, D(1000)); tg_output(t, tg_node(t, "Sigmoid", 13, &x, 1, NULL, 0)); }
+static void b_hsig(tg *t) { attr a[] = {A_FLOAT("alpha", 0.25f), A_FLOAT("beta", 0.4f)}; int x = tg_input(t, 2, D(8, 8)); tg_output(t, tg_node(t, "HardSigmoid", 6, &x, 1, a, 2)); }
+static void b_hswish(tg *t) { int x = tg_input(t, 4, D(1, 8, 4, 4)); tg_output(t, tg_node(t, "HardSwish", 14, &x, 1, NULL, 0)); }
+static void b_tanh(tg *t) { int x = tg_input(t, 2, D(3, 77)); tg_output(t, tg_node(t, "Tanh", 13, &x, 1, NULL, 0)); }
+/* binary */
+static void b_add_same(tg *t) { int in[2] = {tg_input(t, 3, D(2, 3, 40)), tg_input(t, 3, D(2, 3, 40))}; tg_output(t, tg_node(t, "Add", 14, in, 2, NULL, 0)); }
+static void b_sub_bcast(tg *t) { int in[2] = {tg_input(t, 4, D(2, 3, 5, 7)), tg_input(t, 3, D(3, 1, 7))}; tg_output(t, tg_node(t, "Sub", 14, in, 2, NULL, 0)); }
+static void b_mul_scalar(tg *t) { int in[2] = {tg_input(t, 3, D(4, 5, 6)), tg_const(t, 0, NULL, 0.5f, 2.f)}; tg_output(t, tg_node(t, "Mul", 14, in, 2, NULL, 0)); }
+static void b_div_vec(tg *t) { int in[2] = {tg_input(t, 3, D(4, 5, 6)), tg_const(t, 1, D(6), 0.5f, 2.f)}; tg_output(t, tg_node(t, "Div", 14, in, 2, NULL, 0)); }
+static void b_add_both(tg *t) { int in[2] = {tg_input(t, 4, D(2, 1, 5, 1)), tg_input(t, 4, D(1, 3, 1, 7))}; tg_output(t, tg_node(t, "Add", 14, in, 2, NULL, 0)); }
+static void b_mul_chan(tg *t) { int in[2] = {tg_input(t, 4, D(2, 16, 9, 9)), tg_const(t, 3, D(16, 1, 1), -1.f, 1.f)}; tg_output(t, tg_node(t, "Mul", 14, in, 2, NULL, 0)); }
+static void b_add_relu(tg *t) { /* fused by ir_fuse into op_binary.act */
+  int in[2] = {tg_input(t, 2, D(6, 50)), tg_input(t, 1, D(50))};
+  int y = tg_node(t, "Add", 14, in, 2, NULL, 0);
+  tg_output(t, tg_node(t, "Relu", 14, &y, 1, NULL, 0));
+}
+/* batchnorm */
+static void b_bn(tg *t) {
+  int in[5] = {tg_input(t, 4, D(2, 6, 5, 5)), tg_const(t, 1, D(6), 0.5f, 1.5f), tg_const(t, 1, D(6), -1.f, 1.f),
+               tg_const(t, 1, D(6), -0.5f, 0.5f), tg_const(t, 1, D(6), 0.5f, 2.f)};
+  attr a[] = {A_FLOAT("epsilon", 1e-3f)};
+  tg_output(t, tg_node(t, "BatchNormalization", 15, in, 5, a, 1));
+}
+/* pools */
+static void b_maxpool(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  int x = tg_input(t, 4, D(2, 4, 15, 16));
+  tg_output(t, tg_node(t, "MaxPool", 12, &x, 1, a, NA(a)));
+}
+static void b_maxpool_dil_ceil(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 2}}, {.name = "strides", .n = 2, .i = {2, 3}}, {.name = "dilations", .n = 2, .i = {2, 1}}, A_INT("ceil_mode", 1)};
+  int x = tg_input(t, 4, D(1, 3, 14, 17));
+  tg_output(t, tg_node(t, "MaxPool", 12, &x, 1, a, NA(a)));
+}
+static void b_avgpool_excl(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}, A_INT("ceil_mode", 1)};
+  int x = tg_input(t, 4, D(2, 3, 10, 11));
+  tg_output(t, tg_node(t, "AveragePool", 19, &x, 1, a, NA(a)));
+}
+static void b_avgpool_incl(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 0, 1, 2}}, A_INT("count_include_pad", 1), A_INT("ceil_mode", 1)};
+  int x = tg_input(t, 4, D(2, 3, 10, 11));
+  tg_output(t, tg_node(t, "AveragePool", 19, &x, 1, a, NA(a)));
+}
+static void b_maxpool1d(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 1, .i = {4}}, {.name = "strides", .n = 1, .i = {3}}, {.name = "pads", .n = 2, .i = {2, 1}}};
+  int x = tg_input(t, 3, D(2, 5, 31));
+  tg_output(t, tg_node(t, "MaxPool", 12, &x, 1, a, NA(a)));
+}
+static void b_avgpool3d(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 3, .i = {2, 3, 2}}, {.name = "strides", .n = 3, .i = {2, 1, 2}}, {.name = "pads", .n = 6, .i = {0, 1, 1, 1, 1, 0}}};
+  int x = tg_input(t, 5, D(1, 2, 6, 7, 8));
+  tg_output(t, tg_node(t, "AveragePool", 19, &x, 1, a, NA(a)));
+}
+static void b_gap(tg *t) { int x = tg_input(t, 4, D(2, 64, 7, 7)); tg_output(t, tg_node(t, "GlobalAveragePool", 1, &x, 1, NULL, 0)); }
+static void b_gmp(tg *t) { int x = tg_input(t, 3, D(3, 5, 100)); tg_output(t, tg_node(t, "GlobalMaxPool", 1, &x, 1, NULL, 0)); }
+/* gemm / matmul */
+static void b_gemm_bias(tg *t) {
+  int in[3] = {tg_input(t, 2, D(5, 70)), tg_const(t, 2, D(70, 33), -0.5f, 0.5f), tg_const(t, 1, D(33), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Gemm", 13, in, 3, NULL, 0));
+}
+static void b_gemm_trans(tg *t) {
+  attr a[] = {A_INT("transA", 1), A_INT("transB", 1), A_FLOAT("alpha", 0.5f), A_FLOAT("beta", 2.f)};
+  int in[3] = {tg_input(t, 2, D(40, 9)), tg_const(t, 2, D(17, 40), -0.5f, 0.5f), tg_const(t, 2, D(9, 17), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Gemm", 13, in, 3, a, NA(a)));
+}
+static void b_gemm_colc(tg *t) {
+  attr a[] = {A_INT("transB", 1)};
+  int in[3] = {tg_input(t, 2, D(6, 64)), tg_const(t, 2, D(20, 64), -0.5f, 0.5f), tg_const(t, 2, D(6, 1), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Gemm", 13, in, 3, a, NA(a)));
+}
+static void b_gemm_relu(tg *t) { /* Gemm + Relu fused by ir_fuse */
+  int in[3] = {tg_input(t, 2, D(8, 128)), tg_const(t, 2, D(128, 64), -0.2f, 0.2f), tg_const(t, 1, D(64), -1.f, 1.f)};
+  int y = tg_node(t, "Gemm", 13, in, 3, NULL, 0);
+  tg_output(t, tg_node(t, "Relu", 14, &y, 1, NULL, 0));
+}
+static void b_mm_batched(tg *t) { int in[2] = {tg_input(t, 4, D(2, 3, 4, 32)), tg_const(t, 2, D(32, 24), -0.5f, 0.5f)}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
+static void b_mm_bcast_a(tg *t) { int in[2] = {tg_input(t, 2, D(4, 16)), tg_input(t, 3, D(3, 16, 5))}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
+static void b_mm_bcast_2d(tg *t) { int in[2] = {tg_input(t, 4, D(2, 1, 3, 8)), tg_input(t, 4, D(1, 4, 8, 5))}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
+static void b_mm_vec(tg *t) { int in[2] = {tg_input(t, 1, D(48)), tg_input(t, 2, D(48, 20))}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
+static void b_mm_bias_gelu_like(tg *t) { /* MatMul + bias Add + Tanh: has_c and a non-relu act */
+  int in[2] = {tg_input(t, 3, D(2, 16, 96)), tg_const(t, 2, D(96, 48), -0.2f, 0.2f)};
+  int y = tg_node(t, "MatMul", 13, in, 2, NULL, 0);
+  int in2[2] = {y, tg_const(t, 1, D(48), -1.f, 1.f)};
+  int z = tg_node(t, "Add", 14, in2, 2, NULL, 0);
+  tg_output(t, tg_node(t, "Tanh", 13, &z, 1, NULL, 0));
+}
+static void b_mm_large(tg *t) { int in[2] = {tg_input(t, 2, D(128, 512)), tg_const(t, 2, D(512, 256), -0.1f, 0.1f)}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
+/* softmax */
+static void b_sm_last(tg *t) { int x = tg_input(t, 2, D(4, 10)); tg_output(t, tg_node(t, "Softmax", 13, &x, 1, NULL, 0)); }
+static void b_sm_mid(tg *t) { attr a[] = {A_INT("axis", 1)}; int x = tg_input(t, 3, D(2, 5, 6)); tg_output(t, tg_node(t, "Softmax", 13, &x, 1, a, 1)); }
+static void b_sm_legacy(tg *t) { attr a[] = {A_INT("axis", 1)}; int x = tg_input(t, 3, D(2, 3, 4)); tg_output(t, tg_node(t, "Softmax", 11, &x, 1, a, 1)); }
+static void b_sm_long(tg *t) { int x = tg_input(t, 2, D(3, 3000)); tg_output(t, tg_node(t, "Softmax", 13, &x, 1, NULL, 0)); }
+/* reduce */
+static void b_rm_hw(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {2, 3}}}; int x = tg_input(t, 4, D(2, 3, 8, 9)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, a, 1)); }
+static void b_rm_0(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {0}}, A_INT("keepdims", 0)}; int x = tg_input(t, 2, D(50, 7)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, a, 2)); }
+static void b_rm_all(tg *t) { int x = tg_input(t, 3, D(4, 5, 6)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, NULL, 0)); }
+static void b_rm_13(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {1, -1}}}; int x = tg_input(t, 4, D(2, 3, 4, 5)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, a, 1)); }
+/* concat */
+static void b_cat1(tg *t) { attr a[] = {A_INT("axis", 1)}; int in[3] = {tg_input(t, 3, D(2, 3, 4)), tg_input(t, 3, D(2, 5, 4)), tg_const(t, 3, D(2, 1, 4), -1.f, 1.f)}; tg_output(t, tg_node(t, "Concat", 13, in, 3, a, 1)); }
+static void b_cat0(tg *t) { attr a[] = {A_INT("axis", 0)}; int in[2] = {tg_input(t, 2, D(2, 7)), tg_input(t, 2, D(3, 7))}; tg_output(t, tg_node(t, "Concat", 13, in, 2, a, 1)); }
+static void b_cat_many(tg *t) {
+  attr a[] = {A_INT("axis", -1)};
+  int in[10];
+  for (int i = 0; i < 10; ++i) in[i] = i < 5 ? tg_input(t, 2, (const int64_t[]){3, i + 1}) : tg_const(t, 2, (const int64_t[]){3, i + 1}, -1.f, 1.f);
+  tg_output(t, tg_node(t, "Concat", 13, in, 10, a, 1));
+}
+/* views */
+static void b_reshape_out(tg *t) { int in[2] = {tg_input(t, 3, D(2, 3, 4)), tg_const_i64(t, 1, D(2), D(6, -1))}; tg_output(t, tg_node(t, "Reshape", 14, in, 2, NULL, 0)); }
+static void b_flatten_gemm(tg *t) {
+  int x = tg_input(t, 4, D(2, 8, 2, 2));
+  int r = tg_node(t, "Relu", 14, &x, 1, NULL, 0);
+  attr a[] = {A_INT("axis", 1)};
+  int f = tg_node(t, "Flatten", 13, &r, 1, a, 1);
+  int in[3] = {f, tg_const(t, 2, D(32, 10), -0.3f, 0.3f), tg_const(t, 1, D(10), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Gemm", 13, in, 3, NULL, 0));
+  tg_output(t, f); /* the view is also a partition output: a copy */
+}
+
+typedef struct op_case {
+  const char *name;
+  op_builder build;
+  int fuse;
+  double tol32, tol16;
+} op_case;
+
+static const op_case op_cases[] = {
+    {"relu", b_relu, 0, 1e-6, 1e-3}, {"leaky_relu", b_leaky, 0, 1e-6, 1e-3},
+    {"clip6", b_clip6, 0, 1e-6, 1e-3}, {"clip13", b_clip13, 0, 1e-6, 1e-3},
+    {"sigmoid", b_sigmoid, 0, 1e-5, 2e-3}, {"hard_sigmoid", b_hsig, 0, 1e-5, 2e-3},
+    {"hard_swish", b_hswish, 0, 1e-5, 2e-3}, {"tanh", b_tanh, 0, 1e-5, 2e-3},
+    {"add_same", b_add_same, 0, 1e-6, 2e-3}, {"sub_bcast", b_sub_bcast, 0, 1e-6, 2e-3},
+    {"mul_scalar", b_mul_scalar, 0, 1e-6, 2e-3}, {"div_vec", b_div_vec, 0, 1e-5, 2e-3},
+    {"add_bcast_both", b_add_both, 0, 1e-6, 2e-3}, {"mul_channel", b_mul_chan, 0, 1e-6, 2e-3},
+    {"add_relu_fused", b_add_relu, 1, 1e-6, 2e-3}, {"batchnorm", b_bn, 0, 1e-5, 5e-3},
+    {"maxpool_3x3s2p1", b_maxpool, 0, 1e-6, 1e-3}, {"maxpool_dil_ceil", b_maxpool_dil_ceil, 0, 1e-6, 1e-3},
+    {"avgpool_excl_pad_ceil", b_avgpool_excl, 0, 1e-5, 2e-3}, {"avgpool_incl_pad_asym", b_avgpool_incl, 0, 1e-5, 2e-3},
+    {"maxpool_1d", b_maxpool1d, 0, 1e-6, 1e-3}, {"avgpool_3d", b_avgpool3d, 0, 1e-5, 2e-3},
+    {"global_avgpool", b_gap, 0, 1e-5, 2e-3}, {"global_maxpool", b_gmp, 0, 1e-6, 1e-3},
+    {"gemm_bias", b_gemm_bias, 0, 5e-3, 1e-2}, {"gemm_trans_ab_alpha_beta", b_gemm_trans, 0, 5e-3, 1e-2},
+    {"gemm_col_c", b_gemm_colc, 0, 5e-3, 1e-2}, {"gemm_relu_fused", b_gemm_relu, 1, 5e-3, 1e-2},
+    {"matmul_batched", b_mm_batched, 0, 5e-3, 1e-2}, {"matmul_bcast_a", b_mm_bcast_a, 0, 5e-3, 1e-2},
+    {"matmul_bcast_2dims", b_mm_bcast_2d, 0, 5e-3, 1e-2}, {"matmul_vec", b_mm_vec, 0, 5e-3, 1e-2},
+    {"matmul_bias_tanh_fused", b_mm_bias_gelu_like, 1, 5e-3, 1e-2}, {"matmul_128x512x256", b_mm_large, 0, 5e-3, 1e-2},
+    {"softmax_last", b_sm_last, 0, 1e-5, 2e-3}, {"softmax_axis1_inner", b_sm_mid, 0, 1e-5, 2e-3},
+    {"softmax_legacy_2d", b_sm_legacy, 0, 1e-5, 2e-3}, {"softmax_long_row", b_sm_long, 0, 1e-5, 2e-3},
+    {"reducemean_hw", b_rm_hw, 0, 1e-5, 2e-3}, {"reducemean_axis0", b_rm_0, 0, 1e-5, 2e-3},
+    {"reducemean_all", b_rm_all, 0, 1e-5, 2e-3}, {"reducemean_1_-1", b_rm_13, 0, 1e-5, 2e-3},
+    {"concat_axis1", b_cat1, 0, 0, 0}, {"concat_axis0", b_cat0, 0, 0, 0},
+    {"concat_10_inputs", b_cat_many, 0, 0, 0}, {"reshape_output_copy", b_reshape_out, 0, 0, 0},
+    {"relu_flatten_gemm", b_flatten_gemm, 1, 5e-3, 1e-2},
+};
+
+static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {
+  tg t;
+  ir_graph *g = NULL;
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", oc->name, tag);
+  tg_begin(&t, dtype);
+  oc->build(&t);
+  hd_status *st = tg_end(&t, oc->fuse, &g);
+  if (st) {
+    CHECK(0, "%s: build: %s", name, hd_status_msg(st));
+    hd_status_free(st);
+    return;
+  }
+  compare_graph(e, ctx, g, name, dtype, dtype == HD_DT_F32 ? oc->tol32 : oc->tol16);
+  ir_graph_free(g);
+}
+
+/* ==== a ResNet-ish chain: stem, blocks, head ==== */
+
+/* conv + BN (folded by ir_fuse) [+ residual] + relu */
+static int conv_bn(tg *t, int x, int64_t cin, int64_t cout, int k, int stride, int relu, int res) {
+  int64_t pad = k / 2;
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {k, k}}, {.name = "strides", .n = 2, .i = {stride, stride}},
+              {.name = "pads", .n = 4, .i = {pad, pad, pad, pad}}};
+  float ws = 1.f / sqrtf((float)(cin * k * k));
+  int in[2] = {x, tg_const(t, 4, (const int64_t[]){cout, cin, k, k}, -ws, ws)};
+  int y = tg_node(t, "Conv", 11, in, 2, a, NA(a));
+  int bn[5] = {y, tg_const(t, 1, (const int64_t[]){cout}, 0.5f, 1.f), tg_const(t, 1, (const int64_t[]){cout}, -0.1f, 0.1f),
+               tg_const(t, 1, (const int64_t[]){cout}, -0.1f, 0.1f), tg_const(t, 1, (const int64_t[]){cout}, 0.5f, 1.5f)};
+  y = tg_node(t, "BatchNormalization", 15, bn, 5, NULL, 0);
+  if (res != IR_NONE) {
+    int ad[2] = {y, res};
+    y = tg_node(t, "Add", 14, ad, 2, NULL, 0);
+  }
+  if (relu) y = tg_node(t, "Relu", 14, &y, 1, NULL, 0);
+  return y;
+}
+
+static void build_resnetish(tg *t, int64_t batch, int64_t hw, int nblocks) {
+  int x = tg_input(t, 4, (const int64_t[]){batch, 3, hw, hw});
+  t->orank = 4;
+  int y = conv_bn(t, x, 3, 64, 7, 2, 1, IR_NONE);
+  attr mp[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  y = tg_node(t, "MaxPool", 12, &y, 1, mp, NA(mp));
+  for (int b = 0; b < nblocks; ++b) {
+    int h = conv_bn(t, y, 64, 64, 3, 1, 1, IR_NONE);
+    y = conv_bn(t, h, 64, 64, 3, 1, 1, y);
+  }
+  y = tg_node(t, "GlobalAveragePool", 1, &y, 1, NULL, 0);
+  attr fl[] = {A_INT("axis", 1)};
+  t->orank = 2;
+  y = tg_node(t, "Flatten", 13, &y, 1, fl, 1);
+  int g[3] = {y, tg_const(t, 2, (const int64_t[]){64, 1000}, -0.1f, 0.1f), tg_const(t, 1, (const int64_t[]){1000}, -0.1f, 0.1f)};
+  y = tg_node(t, "Gemm", 13, g, 3, NULL, 0);
+  tg_output(t, tg_node(t, "Softmax", 13, &y, 1, NULL, 0));
+}
+
+static void b_resnetish_small(tg *t) { build_resnetish(t, 2, 32, 2); }
+static const op_case chain_case = {"resnetish_chain", b_resnetish_small, 1, 1e-2, 2e-2};
+
+/* Graph capture: replay gives the eager answer; new input data under the
+ * same pointers is seen; changed output pointers (staged mode) still right. */
+static void test_capture(gpu_env *e, int dtype) {
+  tg t;
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  be_graph *cg = NULL, *cg2 = NULL;
+  be_plan *cp = NULL, *cp2 = NULL;
+  void *din = NULL, *d1 = NULL, *d2 = NULL, *d3 = NULL, *hin = NULL, *h1 = NULL, *h2 = NULL;
+  tg_begin(&t, dtype);
+  build_resnetish(&t, 1, 64, 2);
+  OK(tg_end(&t, 1, &g));
+  ir_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = 4;
+  memcpy(s.dims, g->values[g->inputs[0]].dims, sizeof(int64_t) * 4);
+  OK(ir_plan_create(g, &s, &p));
+  size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
+  size_t n = nout / hd_dtype_size(dtype);
+  hin = malloc(nin);
+  h1 = malloc(nout);
+  h2 = malloc(nout);
+  OK(be_mem_alloc(e->cu, 0, nin, &din));
+  OK(be_mem_alloc(e->cu, 0, nout, &d1));
+  OK(be_mem_alloc(e->cu, 0, nout, &d2));
+  OK(be_mem_alloc(e->cu, 0, nout, &d3));
+  OK(be_graph_compile(e->cu, e->ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  OK(be_graph_compile(e->cu, e->ctx_cap, g, &cg2));
+  OK(be_plan_compile(e->cu, cg2, p, &cp2));
+  int mismatches = 0;
+  for (int round = 0; round < 2; ++round) {
+    fill(dtype, hin, nin / hd_dtype_size(dtype), 1.f);
+    OK(be_copy(e->cu, 0, din, hin, nin, BE_COPY_HOST_TO_DEVICE, e->stream));
+    OK(be_plan_run(e->cu, cp, &din, &d1, e->stream)); /* eager reference */
+    /* round 0: warm-up, capture, replay x2 on d2; round 1: replay with new data, then d3 (staged) */
+    for (int r = 0; r < 3; ++r) OK(be_plan_run(e->cu, cp2, &din, &d2, e->stream));
+    OK(be_copy(e->cu, 0, h1, d1, nout, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_copy(e->cu, 0, h2, d2, nout, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_stream_sync(e->cu, 0, e->stream));
+    mismatches += memcmp(h1, h2, nout) != 0;
+    if (round == 1) {
+      for (int r = 0; r < 2; ++r) OK(be_plan_run(e->cu, cp2, &din, (r ? &d3 : &d2), e->stream));
+      OK(be_copy(e->cu, 0, h2, d3, nout, BE_COPY_DEVICE_TO_HOST, e->stream));
+      OK(be_stream_sync(e->cu, 0, e->stream));
+      mismatches += memcmp(h1, h2, nout) != 0;
+    }
+  }
+  (void)n;
+  CHECK(mismatches == 0, "graph capture: %d of 3 replays differ from eager runs", mismatches);
+  printf("%-4s graph capture on/off bitwise equal (%s; replay, new data, staged pointers)\n",
+         mismatches ? "BAD" : "ok", hd_dtype_name(dtype));
+done:
+  be_mem_free(e->cu, 0, din);
+  be_mem_free(e->cu, 0, d1);
+  be_mem_free(e->cu, 0, d2);
+  be_mem_free(e->cu, 0, d3);
+  free(hin);
+  free(h1);
+  free(h2);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cp2) be_plan_free(e->cu, cp2);
+  if (cg) be_graph_free(e->cu, cg);
+  if (cg2) be_graph_free(e->cu, cg2);
+  if (p) ir_plan_free(p);
+  if (g) ir_graph_free(g);
 }
 
 /* supports_node refuses what it cannot run, with NOT_SUPPORTED. */
@@ -526,6 +1058,67 @@ static void bench(gpu_env *e) {
   }
 }
 
+static void bench_chain(gpu_env *e) {
+  printf("\nResNet-ish chain (stem 7x7/2 + maxpool + 8 basic blocks of 64ch at 56x56 + GAP + FC + softmax)\n");
+  printf("%-6s %-5s %-22s %10s %10s\n", "dtype", "batch", "mode", "us/run", "host us");
+  static const int dts[2] = {HD_DT_F32, HD_DT_F16};
+  static const int64_t batches[2] = {1, 32};
+  for (int di = 0; di < 2; ++di) {
+    for (int bi = 0; bi < 2; ++bi) {
+      int dtype = dts[di];
+      tg t;
+      ir_graph *g = NULL;
+      ir_plan *p = NULL;
+      be_graph *cg[2] = {0};
+      be_plan *cp[2] = {0};
+      void *din = NULL, *dout[2] = {0};
+      tg_begin(&t, dtype);
+      build_resnetish(&t, batches[bi], 224, 8);
+      OK(tg_end(&t, 1, &g));
+      ir_shape s;
+      memset(&s, 0, sizeof s);
+      s.rank = 4;
+      memcpy(s.dims, g->values[g->inputs[0]].dims, sizeof(int64_t) * 4);
+      OK(ir_plan_create(g, &s, &p));
+      size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
+      OK(be_mem_alloc(e->cu, 0, nin, &din));
+      OK(be_mem_alloc(e->cu, 0, nout, &dout[0]));
+      OK(be_mem_alloc(e->cu, 0, nout, &dout[1]));
+      OK(be_graph_compile(e->cu, e->ctx, g, &cg[0]));
+      OK(be_plan_compile(e->cu, cg[0], p, &cp[0]));
+      OK(be_graph_compile(e->cu, e->ctx_cap, g, &cg[1]));
+      OK(be_plan_compile(e->cu, cg[1], p, &cp[1]));
+      for (int mode = 0; mode < 3; ++mode) {
+        int k = mode == 0 ? 0 : 1;
+        for (int r = 0; r < 20; ++r) OK(be_plan_run(e->cu, cp[k], &din, &dout[0], e->stream));
+        OK(be_stream_sync(e->cu, 0, e->stream));
+        enum { RUNS = 200 };
+        double host = 0, s0 = now_us();
+        for (int r = 0; r < RUNS; ++r) {
+          double h0 = now_us();
+          OK(be_plan_run(e->cu, cp[k], &din, &dout[mode == 2 ? r & 1 : 0], e->stream));
+          host += now_us() - h0;
+        }
+        OK(be_stream_sync(e->cu, 0, e->stream));
+        double us = (now_us() - s0) / RUNS;
+        const char *names[3] = {"eager", "graph (same pointers)", "graph (staged io)"};
+        printf("%-6s %-5lld %-22s %10.1f %10.1f\n", hd_dtype_name(dtype), (long long)batches[bi],
+               names[mode], us, host / RUNS);
+      }
+    done:
+      be_mem_free(e->cu, 0, din);
+      be_mem_free(e->cu, 0, dout[0]);
+      be_mem_free(e->cu, 0, dout[1]);
+      for (int k = 0; k < 2; ++k) {
+        if (cp[k]) be_plan_free(e->cu, cp[k]);
+        if (cg[k]) be_graph_free(e->cu, cg[k]);
+      }
+      if (p) ir_plan_free(p);
+      if (g) ir_graph_free(g);
+    }
+  }
+}
+
 static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
                      const char *msg) {
   (void)user; (void)file; (void)line; (void)func;
@@ -606,11 +1199,15 @@ int main(int argc, char **argv) {
   OK(be_context_create(e.cu, 0, &opts, &alloc, &e.ctx));
   OK(be_context_create(e.cu, 0, &strict, &alloc, &e.ctx_strict));
   OK(be_context_create(e.cu, 0, &exh, &alloc, &e.ctx_exh));
+  be_options cap = opts;
+  cap.graph_capture = 1;
+  OK(be_context_create(e.cu, 0, &cap, &alloc, &e.ctx_cap));
   OK(be_context_create(e.ref, 0, &opts, &halloc, &e.rctx));
   OK(be_stream_create(e.cu, 0, &e.stream));
 
   if (do_bench) {
     bench(&e);
+    bench_chain(&e);
     goto done;
   }
   if (!filter) test_device(&e);
@@ -623,6 +1220,21 @@ int main(int argc, char **argv) {
                     strcmp(cases[i].name, "3d") == 0 ||
                     strcmp(cases[i].name, "f16_2d_bias_relu") == 0))
       run_case(&e, &cases[i], 1);
+  /* op families, fp32 and fp16; fp32 also without TF32 and with capture */
+  for (size_t i = 0; i < sizeof op_cases / sizeof op_cases[0]; ++i) {
+    if (filter && !strstr(op_cases[i].name, filter)) continue;
+    run_op_case(&e, &op_cases[i], HD_DT_F32, e.ctx, "");
+    run_op_case(&e, &op_cases[i], HD_DT_F16, e.ctx, "");
+    run_op_case(&e, &op_cases[i], HD_DT_F32, e.ctx_cap, " [graph]");
+  }
+  if (!filter || strstr(chain_case.name, filter)) {
+    run_op_case(&e, &chain_case, HD_DT_F32, e.ctx, "");
+    run_op_case(&e, &chain_case, HD_DT_F16, e.ctx, "");
+    run_op_case(&e, &chain_case, HD_DT_F32, e.ctx_strict, " [no tf32]");
+    run_op_case(&e, &chain_case, HD_DT_F16, e.ctx_cap, " [graph]");
+    test_capture(&e, HD_DT_F32);
+    test_capture(&e, HD_DT_F16);
+  }
   if (!filter) {
     test_refusals(&e);
     test_oom(&e);
@@ -634,6 +1246,7 @@ done:
   if (e.ctx) be_context_destroy(e.cu, e.ctx);
   if (e.ctx_strict) be_context_destroy(e.cu, e.ctx_strict);
   if (e.ctx_exh) be_context_destroy(e.cu, e.ctx_exh);
+  if (e.ctx_cap) be_context_destroy(e.cu, e.ctx_cap);
   if (e.rctx) be_context_destroy(e.ref, e.rctx);
   if (e.ref) be_module_close(e.ref);
   if (e.cu) be_module_close(e.cu);

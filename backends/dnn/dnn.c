@@ -25,9 +25,11 @@ hd_status *dnn_status(const dnn_vendor *vd, int st, const char *call, const char
   if (vd->get_last_error_string) vd->get_last_error_string(last, sizeof last);
   const char *es = vd->get_error_string ? vd->get_error_string(st) : NULL;
   hd_code code = HD_ERR_BACKEND;
-  /* Both vendors group statuses by thousands: 3000-3999 are "not supported". */
+  /* cuDNN groups statuses by thousands (3000-3999: "not supported"); hipDNN
+   * has one such status. The table says how many. */
   int64_t ns = vd->v[DNN_STATUS_NOT_SUPPORTED];
-  if (st >= ns && st < ns + 1000) code = HD_ERR_NOT_SUPPORTED;
+  int64_t span = vd->not_supported_span > 0 ? vd->not_supported_span : 1;
+  if (st >= ns && st < ns + span) code = HD_ERR_NOT_SUPPORTED;
   return hd_error(code, "%s:%d: %s: %s failed: %s (%d)%s%s", file, line, vd->name, call,
                   es ? es : "unknown status", st, last[0] ? ": " : "", last);
 }
@@ -41,8 +43,15 @@ void dnn_bag_init(dnn_bag *b, const dnn_vendor *vd) {
   b->vd = vd;
 }
 
+/* A name the vendor lacks reached a call: a builder bug (see DNN_OPTIONAL_NAMES). */
+static hd_status *absent(const dnn_vendor *vd, dnn_name n) {
+  return hd_error(HD_ERR_INTERNAL, "%s has no %s: the builder must not use it", vd->name,
+                  dnn_name_str(n));
+}
+
 hd_status *dnn_bag_create(dnn_bag *b, dnn_name type, void **desc) {
   *desc = NULL;
+  if (!dnn_has(b->vd, type)) return absent(b->vd, type);
   if (b->n == b->cap) {
     int cap = b->cap ? b->cap * 2 : 16;
     void **d = realloc(b->d, (size_t)cap * sizeof *d);
@@ -70,6 +79,8 @@ void dnn_bag_free(dnn_bag *b) {
 
 hd_status *dnn_set(const dnn_vendor *vd, void *desc, dnn_name attr, dnn_name type, int64_t count,
                    const void *elems) {
+  if (!dnn_has(vd, attr)) return absent(vd, attr);
+  if (!dnn_has(vd, type)) return absent(vd, type);
   int st = vd->set_attribute(desc, (int)vd->v[attr], (int)vd->v[type], count, elems);
   if (st == (int)vd->v[DNN_STATUS_SUCCESS]) return NULL;
   return hd_status_wrap(dnn_status(vd, st, "SetAttribute", __FILE__, __LINE__), "%s: ",
@@ -142,30 +153,43 @@ int dnn_act_fusable(const op_act *a) {
   }
 }
 
-/* A pointwise op y = mode(x [, bx]) with fp32 math. */
+/* The mode attributes of a pointwise op, on desc. */
+static hd_status *pointwise_params(const dnn_vendor *vd, void *desc, dnn_name mode,
+                                   const op_act *act) {
+  int m = (int)vd->v[mode];
+  int prec = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_MODE, DNN_TYPE_POINTWISE_MODE, 1, &m));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_MATH_PREC, DNN_TYPE_DATA_TYPE, 1, &prec));
+  if (act && act->kind == OP_ACT_LEAKY_RELU) {
+    float zero = 0.f, slope = act->alpha;
+    HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &zero));
+    HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, DNN_TYPE_FLOAT, 1, &slope));
+  } else if (act && act->kind == OP_ACT_CLIP) {
+    float lo = act->alpha, hi = act->beta;
+    HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &lo));
+    HD_TRY(dnn_set(vd, desc, DNN_ATTR_POINTWISE_RELU_UPPER_CLIP, DNN_TYPE_FLOAT, 1, &hi));
+  }
+  return NULL;
+}
+
+/* A pointwise op y = mode(x [, bx]) with fp32 math. The mode attributes go
+ * on a pointwise descriptor (cuDNN) or on the operation itself (hipDNN). */
 static hd_status *pointwise_op(dnn_bag *b, dnn_name mode, const op_act *act, void *x, void *bx,
                                void *y, void **op) {
   const dnn_vendor *vd = b->vd;
-  void *pw;
-  HD_TRY(dnn_bag_create(b, DNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
-  int m = (int)vd->v[mode];
-  int prec = (int)vd->v[DNN_DATA_FLOAT];
-  HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_MODE, DNN_TYPE_POINTWISE_MODE, 1, &m));
-  HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_MATH_PREC, DNN_TYPE_DATA_TYPE, 1, &prec));
-  if (act && act->kind == OP_ACT_LEAKY_RELU) {
-    float zero = 0.f, slope = act->alpha;
-    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &zero));
-    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, DNN_TYPE_FLOAT, 1, &slope));
-  } else if (act && act->kind == OP_ACT_CLIP) {
-    float lo = act->alpha, hi = act->beta;
-    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_LOWER_CLIP, DNN_TYPE_FLOAT, 1, &lo));
-    HD_TRY(dnn_set(vd, pw, DNN_ATTR_POINTWISE_RELU_UPPER_CLIP, DNN_TYPE_FLOAT, 1, &hi));
+  void *pw = NULL, *o;
+  int separate = dnn_has(vd, DNN_BACKEND_POINTWISE_DESCRIPTOR);
+  if (separate) {
+    HD_TRY(dnn_bag_create(b, DNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
+    HD_TRY(pointwise_params(vd, pw, mode, act));
+    HD_TRY(dnn_finalize(vd, pw, "pointwise"));
   }
-  HD_TRY(dnn_finalize(vd, pw, "pointwise"));
-  void *o;
   HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &o));
-  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, DNN_TYPE_BACKEND_DESCRIPTOR,
-                 1, &pw));
+  if (separate)
+    HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, DNN_TYPE_BACKEND_DESCRIPTOR,
+                   1, &pw));
+  else
+    HD_TRY(pointwise_params(vd, o, mode, act));
   HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_POINTWISE_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
   if (bx)
     HD_TRY(
@@ -184,6 +208,23 @@ static dnn_name act_mode(op_act_kind k) {
   }
 }
 
+/* The convolution's parameters on desc. Groups follow from x's C over w's C/G. */
+static hd_status *conv_params(const dnn_vendor *vd, void *desc, const dnn_conv *c) {
+  int64_t ct;
+  HD_TRY(dnn_data_type(vd, c->compute_dtype, &ct));
+  int ct32 = (int)ct, mode = (int)vd->v[DNN_CROSS_CORRELATION];
+  int64_t nsp = c->nspatial;
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct32));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_CONV_MODE, DNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+  if (dnn_has(vd, DNN_ATTR_CONVOLUTION_SPATIAL_DIMS))
+    HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_SPATIAL_DIMS, DNN_TYPE_INT64, 1, &nsp));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_PRE_PADDINGS, DNN_TYPE_INT64, nsp, c->pre_pad));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_POST_PADDINGS, DNN_TYPE_INT64, nsp, c->post_pad));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_FILTER_STRIDES, DNN_TYPE_INT64, nsp, c->stride));
+  HD_TRY(dnn_set(vd, desc, DNN_ATTR_CONVOLUTION_DILATIONS, DNN_TYPE_INT64, nsp, c->dilation));
+  return NULL;
+}
+
 hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph) {
   const dnn_vendor *vd = b->vd;
   if (c->nspatial < 2 || c->nspatial > 3)
@@ -200,21 +241,15 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
   HD_TRY(dnn_tensor_create(b, &c->w, &w));
   HD_TRY(dnn_tensor_create(b, &c->y, &y));
 
-  /* The convolution descriptor. Groups follow from x's C over w's C/G. */
-  void *cd;
-  HD_TRY(dnn_bag_create(b, DNN_BACKEND_CONVOLUTION_DESCRIPTOR, &cd));
-  int64_t ct;
-  HD_TRY(dnn_data_type(vd, c->compute_dtype, &ct));
-  int ct32 = (int)ct, mode = (int)vd->v[DNN_CROSS_CORRELATION];
-  int64_t nsp = c->nspatial;
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct32));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_CONV_MODE, DNN_TYPE_CONVOLUTION_MODE, 1, &mode));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_SPATIAL_DIMS, DNN_TYPE_INT64, 1, &nsp));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_PRE_PADDINGS, DNN_TYPE_INT64, nsp, c->pre_pad));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_POST_PADDINGS, DNN_TYPE_INT64, nsp, c->post_pad));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_FILTER_STRIDES, DNN_TYPE_INT64, nsp, c->stride));
-  HD_TRY(dnn_set(vd, cd, DNN_ATTR_CONVOLUTION_DILATIONS, DNN_TYPE_INT64, nsp, c->dilation));
-  HD_TRY(dnn_finalize(vd, cd, "convolution"));
+  /* The convolution's parameters: on a convolution descriptor (cuDNN) or
+   * on the forward operation itself (hipDNN). */
+  void *cd = NULL;
+  int separate = dnn_has(vd, DNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  if (separate) {
+    HD_TRY(dnn_bag_create(b, DNN_BACKEND_CONVOLUTION_DESCRIPTOR, &cd));
+    HD_TRY(conv_params(vd, cd, c));
+    HD_TRY(dnn_finalize(vd, cd, "convolution"));
+  }
 
   /* The chain conv → [+b] → [+r] → [act] → y; intermediates virtual fp32. */
   void *ops[4];
@@ -242,10 +277,15 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
                  1, &w));
   HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, DNN_TYPE_BACKEND_DESCRIPTOR,
                  1, &cur));
-  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                 DNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
-  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, pa));
-  HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, pb));
+  if (separate)
+    HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                   DNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
+  else
+    HD_TRY(conv_params(vd, conv, c));
+  if (dnn_has(vd, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA))
+    HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, pa));
+  if (dnn_has(vd, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA))
+    HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, pb));
   HD_TRY(dnn_finalize(vd, conv, "convolution forward"));
   ops[nops++] = conv;
 
@@ -312,6 +352,10 @@ static const char *cfg_filter(const dnn_vendor *vd, void *cfg, const dnn_plan_op
   vd->get_attribute(eng, (int)vd->v[DNN_ATTR_ENGINE_GLOBAL_INDEX], (int)vd->v[DNN_TYPE_INT64], 1,
                     &n, engine_index);
   if (!o->fp32_graph || o->allow_tensor_core_fp32) return NULL;
+  /* A vendor without numerical notes (hipDNN) cannot be filtered by them. */
+  int has_tc = dnn_has(vd, DNN_NUMERICAL_NOTE_TENSOR_CORE);
+  int has_dc = dnn_has(vd, DNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
+  if (!has_tc && !has_dc) return NULL;
   int notes[32];
   n = 0;
   if (vd->get_attribute(eng, (int)vd->v[DNN_ATTR_ENGINE_NUMERICAL_NOTE],
@@ -319,8 +363,8 @@ static const char *cfg_filter(const dnn_vendor *vd, void *cfg, const dnn_plan_op
       (int)vd->v[DNN_STATUS_SUCCESS])
     return "engine notes unreadable";
   for (int64_t i = 0; i < n && i < 32; ++i) {
-    if (notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_TENSOR_CORE] ||
-        notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS])
+    if ((has_tc && notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_TENSOR_CORE]) ||
+        (has_dc && notes[i] == (int)vd->v[DNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS]))
       return "TF32 disallowed";
   }
   return NULL;
@@ -464,7 +508,11 @@ hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_p
   p->nuids = o->nuids;
   memcpy(p->uids, o->uids, sizeof(int64_t) * (size_t)o->nuids);
   char why_a[512] = "", why_f[512] = "";
-  hd_status *st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
+  hd_status *st = NULL;
+  if (dnn_has(p->bag.vd, DNN_HEUR_MODE_A)) /* hipDNN has FALLBACK only */
+    st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
+  else
+    snprintf(why_a, sizeof why_a, "no heuristics mode A");
   if (!st && !p->plan)
     st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_FALLBACK, o, why_f, sizeof why_f);
   if (!st && !p->plan)

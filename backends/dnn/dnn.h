@@ -3,9 +3,17 @@
  * hipDNN's backend C API is cuDNN's backend API with hipdnn names. This layer
  * is written once against a dnn_vendor table: the ~10 entry points of the
  * backend API and the integer value of every enum or attribute name used,
- * indexed by dnn_name. A vendor file (backends/cuda/cu_cudnn.c; later
- * backends/hip/) fills the table: the entry points by dlsym, the values from
- * the vendor's header. Nothing here includes a vendor header.
+ * indexed by dnn_name. Each vendor describes itself with a dnn_table of plain
+ * data (backends/cuda/cu_cudnn_table.c, backends/hip/hip_hipdnn_table.c): the
+ * vendor's spelling and value of every name, and the symbol of every entry
+ * point; dnn_load.c opens the library and binds a table into a dnn_vendor.
+ * Nothing here includes a vendor header.
+ *
+ * The vendors differ in shape as well as in values: hipDNN has no separate
+ * convolution or pointwise descriptor (their attributes go on the operation
+ * descriptor), one heuristics mode and no numerical notes. Such names are in
+ * DNN_OPTIONAL_NAMES; a table marks them DNN_ABSENT and the builder takes the
+ * other path (dnn_has). tests/test_dnn_tables.c checks both tables.
  *
  * Objects:
  *   dnn_bag    owns the descriptors of one build; freed together
@@ -114,6 +122,35 @@ typedef enum dnn_name {
   DNN_NAME_COUNT
 } dnn_name;
 
+/* The names a vendor may lack; the builder works without each of them:
+ *   BACKEND_CONVOLUTION_DESCRIPTOR + ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC
+ *     absent: the ATTR_CONVOLUTION_* attributes go on the forward operation;
+ *   BACKEND_POINTWISE_DESCRIPTOR + ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR
+ *     absent: the ATTR_POINTWISE_* attributes go on the pointwise operation;
+ *   ATTR_CONVOLUTION_SPATIAL_DIMS, ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA/BETA
+ *     absent: not set (the count of the padding arrays says the rank; 1 and 0);
+ *   HEUR_MODE_INSTANT, HEUR_MODE_A absent: heuristics go straight to FALLBACK;
+ *   NUMERICAL_NOTE_* absent: engines cannot be filtered by notes (use_tf32=0
+ *     has no engine filter on that vendor). */
+#define DNN_OPTIONAL_NAMES(X)                     \
+  X(BACKEND_CONVOLUTION_DESCRIPTOR)               \
+  X(BACKEND_POINTWISE_DESCRIPTOR)                 \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC) \
+  X(ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)       \
+  X(ATTR_CONVOLUTION_SPATIAL_DIMS)                \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA)     \
+  X(ATTR_OPERATION_CONVOLUTION_FORWARD_BETA)      \
+  X(HEUR_MODE_INSTANT)                            \
+  X(HEUR_MODE_A)                                  \
+  X(NUMERICAL_NOTE_TENSOR_CORE)                   \
+  X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+
+/* A table value for a name the vendor does not have (never a real value). */
+#define DNN_ABSENT INT64_MIN
+
+/* 1 when n is in DNN_OPTIONAL_NAMES. */
+int dnn_name_optional(dnn_name n);
+
 /* The name's text ("ATTR_TENSOR_STRIDES"), for messages. */
 const char *dnn_name_str(dnn_name n);
 
@@ -135,8 +172,74 @@ typedef struct dnn_vendor {
   int (*set_stream)(void *handle, void *stream);
   const char *(*get_error_string)(int status);
   void (*get_last_error_string)(char *buf, size_t cap); /* optional (NULL) */
-  int64_t v[DNN_NAME_COUNT];
+  int64_t v[DNN_NAME_COUNT];  /* DNN_ABSENT where the vendor lacks the name */
+  /* Statuses in [v[STATUS_NOT_SUPPORTED], + span) mean "not supported"
+   * (cuDNN groups them by thousands, hipDNN has one). */
+  int64_t not_supported_span;
 } dnn_vendor;
+
+/* Does the vendor have name n? */
+static inline int dnn_has(const dnn_vendor *vd, dnn_name n) { return vd->v[n] != DNN_ABSENT; }
+
+/* ---- vendor tables (plain data) and loading ---- */
+
+/* The entry points, in dnn_vendor's field order: X(field, symbol suffix).
+ * A table names each as its prefix + suffix ("cudnn" "BackendExecute"). */
+#define DNN_ENTRY_POINTS(X)                         \
+  X(create_descriptor, BackendCreateDescriptor)     \
+  X(destroy_descriptor, BackendDestroyDescriptor)   \
+  X(finalize, BackendFinalize)                      \
+  X(set_attribute, BackendSetAttribute)             \
+  X(get_attribute, BackendGetAttribute)             \
+  X(execute, BackendExecute)                        \
+  X(create, Create)                                 \
+  X(destroy, Destroy)                               \
+  X(set_stream, SetStream)                          \
+  X(get_error_string, GetErrorString)               \
+  X(get_last_error_string, GetLastErrorString)
+
+typedef enum dnn_entry {
+#define DNN_ENTRY_ENUM_(f, s) DNN_ENTRY_##f,
+  DNN_ENTRY_POINTS(DNN_ENTRY_ENUM_)
+#undef DNN_ENTRY_ENUM_
+  DNN_ENTRY_COUNT
+} dnn_entry;
+
+/* A table's symbols: `static const char *const x[] = {DNN_ENTRY_POINTS(DNN_SYMBOL)};`
+ * with DNN_SYMBOL_PREFIX defined to the vendor's prefix ("cudnn"). */
+#define DNN_SYMBOL(f, s) [DNN_ENTRY_##f] = DNN_SYMBOL_PREFIX #s,
+
+/* Everything the builder needs to know about one vendor, as data: links
+ * without the vendor's library or a GPU (tests/test_dnn_tables.c). */
+typedef struct dnn_table {
+  const char *vendor;                     /* "cuDNN", "hipDNN" */
+  const char *prefix;                     /* "CUDNN_", "HIPDNN_": of every name */
+  const char *const *names;               /* [DNN_NAME_COUNT]: the vendor's spelling; NULL: absent */
+  const int64_t *values;                  /* [DNN_NAME_COUNT]: DNN_ABSENT where names[n] is NULL */
+  const char *const *symbols;             /* [DNN_ENTRY_COUNT]: exported symbol of each entry */
+  int64_t not_supported_span;
+} dnn_table;
+
+/* How a module finds its vendor library (dnn_load.c). */
+typedef struct dnn_lib_spec {
+  const char *backend;        /* "cuda", "hip": for messages */
+  const dnn_table *table;
+  const char *env;            /* a path that, when set, is used alone */
+  const char *const *sonames; /* NULL-terminated: tried on the library path, then next to the module */
+  const char *hint;           /* what to install / set, for the NOT_FOUND message */
+  /* The library's version as one number (e.g. 91900); 0 when unknown. */
+  size_t (*version)(void *lib);
+  size_t min_version;         /* 0: any */
+} dnn_lib_spec;
+
+/* Binds t's entry points from lib (dlsym) and values into vd. NOT_FOUND
+ * naming the first missing symbol; get_last_error_string may be missing. */
+hd_status *dnn_vendor_bind(dnn_vendor *vd, const dnn_table *t, void *lib);
+/* Opens the library (s->env alone when set; else each soname on the library
+ * path, then next to the module this code is linked into) and binds it.
+ * NOT_FOUND with every place tried and why, when it is missing, incomplete
+ * or too old. The library stays loaded (*lib) on success. */
+hd_status *dnn_vendor_load(const dnn_lib_spec *s, dnn_vendor *vd, void **lib);
 
 /* A vendor status → hd_status (NULL on success). */
 hd_status *dnn_status(const dnn_vendor *vd, int st, const char *call, const char *file, int line);

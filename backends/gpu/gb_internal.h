@@ -1,12 +1,18 @@
 /* gb_internal: the GPU backend's private types.
  *
  * One GPU backend, built once per vendor into its own module:
- *   backends/gpu/gb_module.c   devices, memory, copies, streams, events; open
- *   backends/gpu/gb_program.c  contexts, supports_node, graph/plan compile, run
- *   backends/cuda/cu_cudnn.c   the NVIDIA half: finds libcudnn, fills dnn_vendor
- *   backends/hip/              the AMD half: hipDNN's table, the HIP build
- * gb_*.c call the GPU runtime only through gpu/gpu_vendor.h (gpu* names) and
- * the DNN library only through backends/dnn (the descriptor builder). */
+ *   backends/gpu/gb_module.c    devices, memory, copies, streams, events; open
+ *   backends/gpu/gb_program.c   contexts, graphs, plans, runs, graph capture,
+ *                               and THE op table (support + compile + run)
+ *   backends/gpu/gb_<family>.c  one op family each: gb_conv.c (DNN library),
+ *                               gb_pointwise.c, gb_pool.c, gb_gemm.c,
+ *                               gb_softmax.c, gb_reduce.c, gb_concat.c
+ *   backends/cuda/cu_cudnn.c    the NVIDIA half: finds libcudnn, fills dnn_vendor
+ *   backends/cuda/cu_blaslt.c   optional: cuBLASLt matmuls (gb_blas_load)
+ *   backends/hip/               the AMD half: hipDNN's table, the HIP build
+ * gb_*.c call the GPU runtime only through gpu/gpu_vendor.h (gpu* names), the
+ * DNN library only through backends/dnn (the descriptor builder), a BLAS only
+ * through gb_blas, and their own kernels through gpu/gpu_kernels.h. */
 #ifndef GB_INTERNAL_H
 #define GB_INTERNAL_H
 
@@ -16,15 +22,47 @@
 #include "backends/dnn/dnn.h"
 #include "gpu/gpu_vendor.h"
 
+/* ---- an optional vendor BLAS (cuBLASLt; hipBLASLt later) ---- */
+
+/* Row-major D[batch][m, n] = alpha * op(A)[m, k] op(B)[k, n] (+ bias[n])
+ * (relu), A/B/D of dtype, fp32 accumulation. lda/ldb: the row-major leading
+ * dims of A and B as stored; batch strides may be 0 (broadcast). */
+typedef struct gb_mm_desc {
+  int dtype;
+  int allow_tf32;
+  int64_t m, n, k;
+  int trans_a, trans_b;
+  int64_t lda, ldb;
+  int64_t batch, stride_a, stride_b;
+  int bias, relu;
+  float alpha;
+} gb_mm_desc;
+
+typedef struct gb_blas {
+  const char *name; /* "cuBLASLt" */
+  hd_status *(*handle_create)(void **h);
+  void (*handle_destroy)(void *h);
+  /* NOT_SUPPORTED when the library has no algorithm for d within ws_limit. */
+  hd_status *(*mm_create)(void *h, const gb_mm_desc *d, size_t ws_limit, void **mm,
+                          size_t *ws_bytes);
+  hd_status *(*mm_run)(void *h, const void *mm, const void *a, const void *b, void *d,
+                       const void *bias, void *ws, size_t ws_bytes, void *stream);
+  void (*mm_free)(void *mm);
+} gb_blas;
+
 typedef struct gb_module {
   be_module base;
   be_host host;
   void *dnn_lib;   /* the dlopen'ed vendor DNN library */
   dnn_vendor vd;
   int ndev;
+  /* The BLAS, loaded on the first context (under a lock in gb_program.c):
+   * blas_state 0 untried, 1 loaded, -1 absent (matmuls run gpu_gemm). */
+  int blas_state;
+  gb_blas blas;
 } gb_module;
 
-/* ---- the vendor half (gb_cudnn.c) ---- */
+/* ---- the vendor half (cu_cudnn.c) ---- */
 
 /* The backend's name ("cuda") and the runtime name for messages. */
 extern const char gb_backend_name[];
@@ -32,11 +70,18 @@ extern const char gb_backend_name[];
  * every place tried and why it failed, when it is missing or too old. */
 hd_status *gb_dnn_load(gb_module *m);
 void gb_dnn_unload(gb_module *m);
+/* Optional (weak): fills m->blas. A vendor module that does not define it
+ * runs matmuls on gpu_gemm. NOT_FOUND when the library is missing. */
+hd_status *gb_blas_load(gb_module *m) __attribute__((weak));
 
 /* ---- errors ---- */
 
 hd_status *gb_status(gpuError_t e, const char *call, const char *file, int line);
 #define GB_CHECK(call) HD_TRY(gb_status((call), #call, __FILE__, __LINE__))
+/* A gpu/gpu_kernels.h launcher's return: < 0 no kernel for these arguments
+ * (an internal error: supports_node should have refused), > 0 a runtime error. */
+hd_status *gb_kernel_status(int rc, const char *kernel, const char *file, int line);
+#define GB_KERNEL(call) HD_TRY(gb_kernel_status((call), #call, __FILE__, __LINE__))
 
 /* ---- the program half (gb_program.c) ---- */
 
@@ -49,5 +94,90 @@ void gb_graph_free(be_graph *bg);
 hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out);
 void gb_plan_free(be_plan *bp);
 hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
+
+typedef struct gb_conv_cache gb_conv_cache; /* gb_conv.c */
+
+struct be_context {
+  gb_module *m;
+  int ordinal;
+  be_options opts;
+  be_alloc alloc;
+  void *handle;        /* the DNN library handle */
+  void *blas;          /* the BLAS handle, or NULL */
+  pthread_mutex_t mu;  /* guards the handles (stream + execute), caches and runs */
+  gb_conv_cache *conv; /* conv plans by signature */
+};
+
+struct be_graph {
+  be_context *c;
+  const ir_graph *g;
+  void **consts;  /* per value: device copy of constant data, or NULL */
+};
+
+typedef struct gb_family gb_family;
+
+/* One step of a plan: a node at this plan's shapes; priv is the family's. */
+typedef struct gb_step {
+  const ir_node *n;
+  const gb_family *f;
+  op_params p;    /* resolved for the plan's shapes */
+  void *priv;
+} gb_step;
+
+struct be_plan {
+  be_graph *bg;
+  ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
+  gb_step *steps;
+  int nsteps;
+  void *arena;
+  void *workspace;
+  size_t workspace_bytes;
+  /* graph capture (gb_program.c) */
+  int runs;                 /* eager runs so far */
+  int capture_off;          /* capture failed or is impossible: run eagerly */
+  int staged;               /* the graph reads/writes the staging buffers */
+  void *exec;               /* gpuGraphExec_t, or NULL */
+  void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
+  void *stage;              /* staging buffers for inputs then outputs */
+  void **stage_in, **stage_out;
+};
+
+/* An op family: support check (shapes may be dynamic; decisive), compile at
+ * a plan's shapes (fills s->priv; raises *workspace to what a run needs),
+ * run (launches on stream; no allocation, no sync), release. */
+struct gb_family {
+  const char *name;
+  hd_status *(*support)(be_context *c, const ir_graph *g, const ir_node *n);
+  hd_status *(*compile)(be_plan *bp, gb_step *s, size_t *workspace);
+  hd_status *(*run)(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream);
+  void (*release)(be_plan *bp, gb_step *s);
+};
+
+extern const gb_family gb_family_conv;      /* gb_conv.c */
+extern const gb_family gb_family_unary;     /* gb_pointwise.c */
+extern const gb_family gb_family_binary;
+extern const gb_family gb_family_batchnorm;
+extern const gb_family gb_family_copy;      /* a view that is a partition output */
+extern const gb_family gb_family_pool;      /* gb_pool.c */
+extern const gb_family gb_family_gemm;      /* gb_gemm.c */
+extern const gb_family gb_family_softmax;   /* gb_softmax.c */
+extern const gb_family gb_family_reduce;    /* gb_reduce.c */
+extern const gb_family gb_family_concat;    /* gb_concat.c */
+
+void gb_conv_cache_free(be_context *c);
+
+/* ---- helpers for family files (gb_program.c) ---- */
+
+#define GB_OOM() hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__)
+
+int gb_dtype_ok(int dtype);            /* f32, f16, bf16 */
+int gb_gpu_act(op_act_kind k);         /* op_act_kind -> GPU_ACT_* */
+const char *gb_act_name(op_act_kind k);
+/* The plan tensor of value v, and its address under bindings b. */
+const ir_tensor *gb_t(const be_plan *bp, int v);
+void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);
+/* Every present input and output of n is a float type the kernels take and
+ * all have the same dtype as input 0 (first `nin` inputs; -1: all). */
+hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin);
 
 #endif

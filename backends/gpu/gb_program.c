@@ -1,10 +1,21 @@
-/* gb_program: contexts, support checks, compiled graphs and per-shape plans
- * of the GPU backend. Convolutions become DNN-library execution plans
- * (backends/dnn), fused with bias, residual and activation where the library
- * finds an engine for the fused graph, otherwise the convolution alone plus
- * gpu_conv_epilogue. Execution plans are cached per context by convolution
- * signature: supports_node's probe, repeated layers and new plans of the same
- * shapes reuse them. */
+/* gb_program: contexts, the op table, compiled graphs, per-shape plans,
+ * runs and whole-plan graph capture of the GPU backend.
+ *
+ * The op table (gb_ops below, by op_kind) is the one place that says which
+ * family runs an op: supports_node, plan_compile and plan_run all reach a
+ * family through it, so support and execution cannot drift apart. A kind
+ * without an entry is not supported. Shape-only ops (op_def.view) are the
+ * copy family: a plan aliases them, and a step for one (its output is a
+ * partition output) is a device copy.
+ *
+ * Graph capture (be_options.graph_capture): the first run is eager (a
+ * warm-up: variant packs, lazy library state); the second captures every
+ * launch of the plan into one GPU graph, keyed to the bound input/output
+ * pointers, and launches it; later runs with the same pointers only launch
+ * it. When the pointers change, the plan re-captures once against its own
+ * staging buffers and from then on copies inputs in and outputs out around
+ * the graph (cheaper than a re-capture per run). Anything that makes
+ * capture fail turns it off for the plan, which then runs eagerly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,68 +24,60 @@
 #include "gpu/gpu_kernels.h"
 #include "ops/ops.h"
 
-/* ---- the convolution signature and its cached plans ---- */
+/* ---- the op table ---- */
 
-typedef struct gb_conv_key {
-  int dtype;
-  int nspatial; /* after lifting 1D to 2D */
-  int has_bias, has_residual;
-  int act_kind;
-  float act_alpha, act_beta;
-  int exhaustive; /* engines timed (BE_ALGO_EXHAUSTIVE), not the heuristic's first */
-  int64_t x[5], w[5], y[5];
-  int64_t pre[3], post[3], stride[3], dil[3];
-} gb_conv_key;
-
-typedef struct gb_conv_entry {
-  gb_conv_key key;
-  hd_status *err;  /* the build's failure, kept: a probe that failed fails again */
-  dnn_plan plan;
-  int fused;       /* bias/residual/act are inside plan; else the epilogue does them */
-} gb_conv_entry;
-
-struct be_context {
-  gb_module *m;
-  int ordinal;
-  be_options opts;
-  be_alloc alloc;
-  void *handle;        /* the DNN library handle */
-  pthread_mutex_t mu;  /* guards handle (set_stream + execute) and the cache */
-  gb_conv_entry **cache;
-  int ncache, capcache;
+static const gb_family *const gb_ops[OP_COUNT] = {
+    [OP_CONV] = &gb_family_conv,
+    [OP_BATCHNORM] = &gb_family_batchnorm,
+    [OP_RELU] = &gb_family_unary,
+    [OP_LEAKY_RELU] = &gb_family_unary,
+    [OP_CLIP] = &gb_family_unary,
+    [OP_SIGMOID] = &gb_family_unary,
+    [OP_HARD_SIGMOID] = &gb_family_unary,
+    [OP_HARD_SWISH] = &gb_family_unary,
+    [OP_TANH] = &gb_family_unary,
+    [OP_ADD] = &gb_family_binary,
+    [OP_SUB] = &gb_family_binary,
+    [OP_MUL] = &gb_family_binary,
+    [OP_DIV] = &gb_family_binary,
+    [OP_MAX_POOL] = &gb_family_pool,
+    [OP_AVERAGE_POOL] = &gb_family_pool,
+    [OP_GLOBAL_AVERAGE_POOL] = &gb_family_pool,
+    [OP_GLOBAL_MAX_POOL] = &gb_family_pool,
+    [OP_FLATTEN] = &gb_family_copy,
+    [OP_RESHAPE] = &gb_family_copy,
+    [OP_SQUEEZE] = &gb_family_copy,
+    [OP_UNSQUEEZE] = &gb_family_copy,
+    [OP_IDENTITY] = &gb_family_copy,
+    [OP_DROPOUT] = &gb_family_copy,
+    [OP_CONCAT] = &gb_family_concat,
+    [OP_GEMM] = &gb_family_gemm,
+    [OP_MATMUL] = &gb_family_gemm,
+    [OP_SOFTMAX] = &gb_family_softmax,
+    [OP_REDUCE_MEAN] = &gb_family_reduce,
 };
 
-struct be_graph {
-  be_context *c;
-  const ir_graph *g;
-  void **consts;  /* per value: device copy of constant data, or NULL */
-};
-
-typedef struct gb_step {
-  const ir_node *n;
-  const gb_conv_entry *e;
-  int vx, vw, vb, vr, vy;
-  int64_t numel, channels, inner; /* of y, for the epilogue */
-  dnn_varpack vp;                  /* guarded by the context's mutex */
-} gb_step;
-
-struct be_plan {
-  be_graph *bg;
-  ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
-  gb_step *steps;
-  int nsteps;
-  void *arena;
-  void *workspace;
-  size_t workspace_bytes;
-};
-
-static const char *act_name(op_act_kind k) {
-  static const char *const names[] = {"none", "Relu", "LeakyRelu", "Clip",
-                                      "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
-  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+/* The family that runs op kind k, or NULL. A view op (op_def.view) runs
+ * only as the copy family: plans alias it everywhere else. */
+static const gb_family *family_of(op_kind k) {
+  if (k <= OP_UNKNOWN || k >= OP_COUNT) return NULL;
+  const op_def *d = op_get(k);
+  if (d && d->view) return &gb_family_copy;
+  return gb_ops[k];
 }
 
-static int gpu_act(op_act_kind k) {
+/* ---- helpers ---- */
+
+hd_status *gb_kernel_status(int rc, const char *kernel, const char *file, int line) {
+  if (rc == 0) return NULL;
+  if (rc < 0) return hd_error(HD_ERR_INTERNAL, "%s:%d: %s: no kernel for these arguments", file,
+                              line, kernel);
+  return gb_status((gpuError_t)rc, kernel, file, line);
+}
+
+int gb_dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16; }
+
+int gb_gpu_act(op_act_kind k) {
   switch (k) {
     case OP_ACT_RELU: return GPU_ACT_RELU;
     case OP_ACT_LEAKY_RELU: return GPU_ACT_LEAKY_RELU;
@@ -87,304 +90,85 @@ static int gpu_act(op_act_kind k) {
   }
 }
 
-static int dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16; }
+const char *gb_act_name(op_act_kind k) {
+  static const char *const names[] = {"none", "Relu", "LeakyRelu", "Clip",
+                                      "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
 
-/* The key of conv node n at the shapes in t[] with resolved parameters pc. */
-static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
-                           gb_conv_key *k) {
-  memset(k, 0, sizeof *k);
-  const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]], *y = &t[n->out[0]];
-  int ns = pc->nspatial;
-  if (ns < 1 || ns > 3 || x->rank != ns + 2 || w->rank != ns + 2 || y->rank != ns + 2)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with %d spatial dims, ranks %d/%d/%d", ns,
-                    x->rank, w->rank, y->rank);
-  int dt = x->dtype;
-  if (!dtype_ok(dt) || w->dtype != dt)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv of %s x %s", hd_dtype_name(dt),
-                    hd_dtype_name(w->dtype));
-  if (pc->has_bias && t[n->in[2]].dtype != dt)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv bias of another type");
-  if (pc->has_residual) {
-    const ir_tensor *r = &t[n->in[3]];
-    if (r->dtype != dt || r->rank != y->rank ||
-        memcmp(r->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
-      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv residual of another type or shape");
+const ir_tensor *gb_t(const be_plan *bp, int v) { return &bp->p.t[v]; }
+
+void *gb_addr(const be_plan *bp, int v, const ir_bindings *b) {
+  return v == IR_NONE ? NULL : ir_tensor_addr(&bp->p, v, b);
+}
+
+hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin) {
+  if (n->nin < 1 || n->in[0] == IR_NONE)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: no input", gb_backend_name);
+  int dt = g->values[n->in[0]].dtype;
+  if (!gb_dtype_ok(dt))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type,
+                    hd_dtype_name(dt));
+  int upto = nin < 0 || nin > n->nin ? n->nin : nin;
+  for (int i = 0; i < upto; ++i) {
+    int v = n->in[i];
+    if (v != IR_NONE && g->values[v].dtype != dt)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with mixed input types", gb_backend_name,
+                      n->op_type);
+    if (v != IR_NONE && g->values[v].rank > GPU_MAX_DIMS)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type,
+                      g->values[v].rank);
   }
-  if (pc->auto_pad != OP_PAD_NOTSET)
-    return hd_error(HD_ERR_INTERNAL, "cuda: Conv pads not resolved");
-  k->dtype = dt;
-  k->has_bias = pc->has_bias;
-  k->has_residual = pc->has_residual;
-  k->act_kind = (int)pc->act.kind;
-  k->act_alpha = pc->act.alpha;
-  k->act_beta = pc->act.beta;
-  /* 1D is 2D with a unit height. */
-  int lift = ns == 1;
-  k->nspatial = lift ? 2 : ns;
-  int r = k->nspatial + 2;
-  for (int i = 0, j = 0; i < r; ++i) {
-    if (lift && i == 2) {
-      k->x[i] = k->w[i] = k->y[i] = 1;
-      continue;
-    }
-    k->x[i] = x->dims[j];
-    k->w[i] = w->dims[j];
-    k->y[i] = y->dims[j];
-    ++j;
+  for (int i = 0; i < n->nout; ++i) {
+    int v = n->out[i];
+    if (v == IR_NONE) continue;
+    if (i > 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with a second output", gb_backend_name,
+                      n->op_type);
+    if (g->values[v].dtype != dt)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s output of another type", gb_backend_name,
+                      n->op_type);
+    if (g->values[v].rank > GPU_MAX_DIMS)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type,
+                      g->values[v].rank);
   }
-  for (int i = 0, j = 0; i < k->nspatial; ++i) {
-    if (lift && i == 0) {
-      k->pre[i] = k->post[i] = 0;
-      k->stride[i] = k->dil[i] = 1;
-      continue;
-    }
-    k->pre[i] = pc->pads_begin[j];
-    k->post[i] = pc->pads_end[j];
-    k->stride[i] = pc->strides[j];
-    k->dil[i] = pc->dilations[j];
-    ++j;
-  }
-  for (int i = 0; i < r; ++i)
-    if (k->x[i] <= 0 || k->w[i] <= 0 || k->y[i] <= 0)
-      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with an empty tensor");
   return NULL;
-}
-
-static void fill_tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
-  memset(t, 0, sizeof *t);
-  t->uid = uid;
-  t->dtype = dtype;
-  t->rank = rank;
-  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-  dnn_packed_strides(rank, dims, t->strides);
-  t->alignment = 16;
-}
-
-enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
-
-/* Exhaustive engine choice: scratch tensors (zeros), a workspace grown on
- * demand, a private stream and two events; each candidate runs once to warm
- * up, then is timed over a few runs. Called with the context's mutex held. */
-typedef struct gb_tuner {
-  be_context *c;
-  void *bufs[5];       /* x, w, [b], [r], y in uid order */
-  int nbufs;
-  void *ws;
-  size_t ws_bytes;
-  gpuStream_t stream;
-  gpuEvent_t ev[2];
-} gb_tuner;
-
-static void tuner_free(gb_tuner *t) {
-  if (!t->c) return;
-  be_context *c = t->c;
-  if (t->stream) (void)gpuStreamSynchronize(t->stream);
-  for (int i = 0; i < t->nbufs; ++i)
-    if (t->bufs[i]) c->alloc.free(c->alloc.ctx, t->bufs[i]);
-  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
-  for (int i = 0; i < 2; ++i)
-    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
-  if (t->stream) (void)gpuStreamDestroy(t->stream);
-  (void)gpuGetLastError();
-  memset(t, 0, sizeof *t);
-}
-
-static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
-  gb_tuner *t = user;
-  be_context *c = t->c;
-  const dnn_vendor *vd = &c->m->vd;
-  *ms = -1.f;
-  if ((size_t)cand->workspace > t->ws_bytes) {
-    if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
-    t->ws = NULL;
-    t->ws_bytes = 0;
-    HD_TRY(c->alloc.alloc(c->alloc.ctx, (size_t)cand->workspace, &t->ws));
-    t->ws_bytes = (size_t)cand->workspace;
-  }
-  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, t->stream), "set stream", __FILE__, __LINE__));
-  HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL)); /* warm up */
-  enum { RUNS = 3 };
-  GB_CHECK(gpuEventRecord(t->ev[0], t->stream));
-  for (int i = 0; i < RUNS; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL));
-  GB_CHECK(gpuEventRecord(t->ev[1], t->stream));
-  GB_CHECK(gpuEventSynchronize(t->ev[1]));
-  float total = 0.f;
-  GB_CHECK(gpuEventElapsedTime(&total, t->ev[0], t->ev[1]));
-  *ms = total / RUNS;
-  HD_LOG(HD_LOG_VERBOSE, "cuda: tuning: engine %lld: %.4f ms (workspace %lld)",
-         (long long)cand->engine, (double)*ms, (long long)cand->workspace);
-  return NULL;
-}
-
-static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
-                             dnn_plan_opts *po) {
-  t->c = c;
-  int r = k->nspatial + 2;
-  size_t es = hd_dtype_size(k->dtype);
-  size_t nx = (size_t)ir_numel(r, k->x), nw = (size_t)ir_numel(r, k->w);
-  size_t ny = (size_t)ir_numel(r, k->y);
-  for (int i = 0; i < po->nuids; ++i) {
-    int64_t u = po->uids[i];
-    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
-    HD_TRY(c->alloc.alloc(c->alloc.ctx, n * es, &t->bufs[i]));
-    t->nbufs = i + 1;
-  }
-  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
-  for (int i = 0; i < t->nbufs; ++i) {
-    int64_t u = po->uids[i];
-    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
-    GB_CHECK(gpuMemsetAsync(t->bufs[i], 0, n * es, t->stream));
-  }
-  po->time_fn = tuner_time;
-  po->time_user = t;
-  po->max_candidates = 8;
-  return NULL;
-}
-
-static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_plan *out) {
-  const dnn_vendor *vd = &c->m->vd;
-  int r = k->nspatial + 2;
-  dnn_conv dc;
-  memset(&dc, 0, sizeof dc);
-  fill_tensor(&dc.x, UID_X, k->dtype, r, k->x);
-  fill_tensor(&dc.w, UID_W, k->dtype, r, k->w);
-  fill_tensor(&dc.y, UID_Y, k->dtype, r, k->y);
-  int64_t bd[5] = {1, k->y[1], 1, 1, 1};
-  fill_tensor(&dc.b, UID_B, k->dtype, r, bd);
-  fill_tensor(&dc.r, UID_R, k->dtype, r, k->y);
-  dc.has_bias = k->has_bias;
-  dc.has_residual = k->has_residual;
-  dc.act.kind = (op_act_kind)k->act_kind;
-  dc.act.alpha = k->act_alpha;
-  dc.act.beta = k->act_beta;
-  dc.compute_dtype = HD_DT_F32;
-  dc.nspatial = k->nspatial;
-  memcpy(dc.pre_pad, k->pre, sizeof dc.pre_pad);
-  memcpy(dc.post_pad, k->post, sizeof dc.post_pad);
-  memcpy(dc.stride, k->stride, sizeof dc.stride);
-  memcpy(dc.dilation, k->dil, sizeof dc.dilation);
-
-  dnn_bag bag;
-  dnn_bag_init(&bag, vd);
-  void *og = NULL;
-  hd_status *st = dnn_conv_graph(&bag, c->handle, &dc, fuse, &og);
-  if (st) {
-    dnn_bag_free(&bag);
-    return st;
-  }
-  dnn_plan_opts po = {
-      .allow_tensor_core_fp32 = c->opts.use_tf32,
-      .fp32_graph = k->dtype == HD_DT_F32,
-      .workspace_limit = (int64_t)c->opts.workspace_limit,
-  };
-  po.uids[po.nuids++] = UID_X;
-  po.uids[po.nuids++] = UID_W;
-  if (fuse && k->has_bias) po.uids[po.nuids++] = UID_B;
-  if (fuse && k->has_residual) po.uids[po.nuids++] = UID_R;
-  po.uids[po.nuids++] = UID_Y;
-  gb_tuner tu;
-  memset(&tu, 0, sizeof tu);
-  if (k->exhaustive) {
-    st = tuner_init(&tu, c, k, &po);
-    if (st) {
-      tuner_free(&tu);
-      dnn_bag_free(&bag);
-      return st;
-    }
-  }
-  st = dnn_plan_build(&bag, c->handle, og, &po, out);
-  if (k->exhaustive) tuner_free(&tu);
-  return st;
-}
-
-static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
-  snprintf(buf, cap,
-           "%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
-           hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
-           (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
-           (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
-           k->has_residual, act_name((op_act_kind)k->act_kind));
-}
-
-/* The cached plan for k, built on first use. Call with c->mu held. */
-static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_entry **out) {
-  for (int i = 0; i < c->ncache; ++i) {
-    if (memcmp(&c->cache[i]->key, k, sizeof *k) == 0) {
-      *out = c->cache[i];
-      if (c->cache[i]->err)
-        return hd_error(hd_status_code(c->cache[i]->err), "%s", hd_status_msg(c->cache[i]->err));
-      return NULL;
-    }
-  }
-  if (c->ncache == c->capcache) {
-    int cap = c->capcache ? 2 * c->capcache : 16;
-    gb_conv_entry **a = realloc(c->cache, (size_t)cap * sizeof *a);
-    if (!a) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
-    c->cache = a;
-    c->capcache = cap;
-  }
-  gb_conv_entry *e = calloc(1, sizeof *e);
-  if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
-  e->key = *k;
-  char text[256];
-  key_text(k, text, sizeof text);
-  int extras = k->has_bias || k->has_residual || k->act_kind != OP_ACT_NONE;
-  hd_status *st = NULL;
-  e->fused = 1;
-  if (extras) {
-    op_act a = {.kind = (op_act_kind)k->act_kind};
-    if (dnn_act_fusable(&a)) {
-      st = build_plan(c, k, 1, &e->plan);
-      if (!st) {
-        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld (of %d timed), workspace %lld",
-               text, (long long)e->plan.engine, e->plan.ncandidates, (long long)e->plan.workspace);
-      } else {
-        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: no fused engine (%s); conv + epilogue", text,
-               hd_status_msg(st));
-        hd_status_free(st);
-        st = NULL;
-        e->fused = 0;
-      }
-    } else {
-      e->fused = 0;
-    }
-  }
-  if (!extras || !e->fused) {
-    st = build_plan(c, k, 0, &e->plan);
-    if (!st)
-      HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: %s, engine %lld (of %d timed), workspace %lld", text,
-             extras ? "conv + epilogue" : "conv", (long long)e->plan.engine,
-             e->plan.ncandidates, (long long)e->plan.workspace);
-  }
-  if (st) {
-    /* Keep failures too, except memory ones (they may pass later). */
-    st = hd_status_wrap(st, "cuda: conv %s: ", text);
-    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) {
-      free(e);
-      return st;
-    }
-    e->err = st;
-    st = hd_error(hd_status_code(e->err), "%s", hd_status_msg(e->err));
-  }
-  c->cache[c->ncache++] = e;
-  *out = e;
-  return st;
 }
 
 /* ---- contexts ---- */
+
+static pthread_mutex_t gb_blas_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void blas_load_once(gb_module *m) {
+  pthread_mutex_lock(&gb_blas_mu);
+  if (m->blas_state == 0) {
+    m->blas_state = -1;
+    if (gb_blas_load) {
+      hd_status *st = gb_blas_load(m);
+      if (st) {
+        HD_LOG(HD_LOG_INFO, "%s backend: no BLAS library, matmuls run the built-in kernel: %s",
+               gb_backend_name, hd_status_msg(st));
+        hd_status_free(st);
+      } else {
+        m->blas_state = 1;
+        HD_LOG(HD_LOG_INFO, "%s backend: matmuls on %s", gb_backend_name, m->blas.name);
+      }
+    }
+  }
+  pthread_mutex_unlock(&gb_blas_mu);
+}
 
 hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
                              const be_alloc *alloc, be_context **out) {
   *out = NULL;
   gb_module *cm = (gb_module *)m;
   if (ordinal < 0 || ordinal >= cm->ndev)
-    return hd_error(HD_ERR_INVALID_ARG, "cuda: no device %d (%d visible)", ordinal, cm->ndev);
+    return hd_error(HD_ERR_INVALID_ARG, "%s: no device %d (%d visible)", gb_backend_name, ordinal,
+                    cm->ndev);
   if (!alloc || !alloc->alloc || !alloc->free)
-    return hd_error(HD_ERR_INVALID_ARG, "cuda: context without an allocator");
+    return hd_error(HD_ERR_INVALID_ARG, "%s: context without an allocator", gb_backend_name);
   be_context *c = calloc(1, sizeof *c);
-  if (!c) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  if (!c) return GB_OOM();
   c->m = cm;
   c->ordinal = ordinal;
   if (opts) {
@@ -395,7 +179,20 @@ hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
   c->alloc = *alloc;
   hd_status *st = gb_status(gpuSetDevice(ordinal), "gpuSetDevice", __FILE__, __LINE__);
   if (!st) st = dnn_status(&cm->vd, cm->vd.create(&c->handle), "create handle", __FILE__, __LINE__);
+  if (!st) {
+    blas_load_once(cm);
+    if (cm->blas_state == 1) {
+      hd_status *bs = cm->blas.handle_create(&c->blas);
+      if (bs) {
+        HD_LOG(HD_LOG_WARNING, "%s: %s handle: %s; matmuls run the built-in kernel",
+               gb_backend_name, cm->blas.name, hd_status_msg(bs));
+        hd_status_free(bs);
+        c->blas = NULL;
+      }
+    }
+  }
   if (st) {
+    if (c->handle) cm->vd.destroy(c->handle);
     free(c);
     return st;
   }
@@ -407,12 +204,8 @@ hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
 void gb_context_destroy(be_context *c) {
   if (!c) return;
   (void)gpuSetDevice(c->ordinal);
-  for (int i = 0; i < c->ncache; ++i) {
-    dnn_plan_free(&c->cache[i]->plan);
-    hd_status_free(c->cache[i]->err);
-    free(c->cache[i]);
-  }
-  free(c->cache);
+  gb_conv_cache_free(c);
+  if (c->blas) c->m->blas.handle_destroy(c->blas);
   if (c->handle) c->m->vd.destroy(c->handle);
   pthread_mutex_destroy(&c->mu);
   free(c);
@@ -422,78 +215,11 @@ void gb_context_destroy(be_context *c) {
 
 hd_status *gb_supports_node(be_context *c, const ir_graph *g, int node) {
   const ir_node *n = &g->nodes[node];
-  if (n->kind != OP_CONV)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
-  const op_def *def = op_get(n->kind);
-  if (!def || !def->infer) return hd_error(HD_ERR_INTERNAL, "cuda: no op definition for Conv");
-  const op_conv *pc = &n->p.conv;
-
-  /* Probe at a representative shape: dynamic batch 1, dynamic spatial dims
-   * a little larger than the kernel's span. */
-  ir_tensor *t = calloc((size_t)g->nvalues, sizeof *t);
-  if (!t) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
-  hd_status *st = NULL;
-  for (int i = 0; i < n->nin && i < 3 && !st; ++i) {
-    int v = n->in[i];
-    if (v == IR_NONE) continue;
-    const ir_value *val = &g->values[v];
-    ir_tensor *tt = &t[v];
-    tt->dtype = val->dtype;
-    tt->rank = val->rank;
-    if (val->rank < 0 || val->rank > IR_MAX_RANK) {
-      st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv input of unknown rank");
-      break;
-    }
-    for (int d = 0; d < val->rank; ++d) {
-      int64_t dim = val->dims[d];
-      if (dim < 0) {
-        if (i == 0 && d >= 2 && d - 2 < OP_MAX_SPATIAL) {
-          const ir_value *w = &g->values[n->in[1]];
-          int64_t k = w->rank == val->rank && w->dims[d] > 0 ? w->dims[d] : 3;
-          dim = (k - 1) * pc->dilations[d - 2] + 1 + pc->strides[d - 2] + 7;
-        } else if (i == 0 && d == 1 && g->values[n->in[1]].dims[1] > 0) {
-          dim = g->values[n->in[1]].dims[1] * pc->group;
-        } else if (i == 2 && g->values[n->in[1]].dims[0] > 0) {
-          dim = g->values[n->in[1]].dims[0];
-        } else {
-          dim = 1;
-        }
-      }
-      tt->dims[d] = dim;
-    }
-  }
-  op_params p = n->p;
-  p.conv.has_residual = 0; /* shaped after y below */
-  if (!st) st = def->infer(g, n, t, &p);
-  if (!st && pc->has_residual) {
-    if (n->nin < 4 || n->in[3] == IR_NONE) {
-      st = hd_error(HD_ERR_INVALID_ARG, "cuda: Conv residual flagged but absent");
-    } else {
-      ir_tensor *r = &t[n->in[3]], *y = &t[n->out[0]];
-      r->dtype = g->values[n->in[3]].dtype;
-      r->rank = y->rank;
-      memcpy(r->dims, y->dims, sizeof r->dims);
-      p.conv.has_residual = 1;
-    }
-  }
-  if (!st) t[n->out[0]].dtype = g->values[n->out[0]].dtype;
-  gb_conv_key k;
-  if (!st) st = conv_key(n, &p.conv, t, &k);
-  free(t);
-  if (st) return st;
-
-  pthread_mutex_lock(&c->mu);
-  (void)gpuSetDevice(c->ordinal);
-  const gb_conv_entry *e = NULL;
-  st = conv_entry(c, &k, &e);
-  pthread_mutex_unlock(&c->mu);
-  if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
-    /* No engine, or the library refused the graph: the node stays on ORT. */
-    hd_status *ns = hd_error(HD_ERR_NOT_SUPPORTED, "%s", hd_status_msg(st));
-    hd_status_free(st);
-    return ns;
-  }
-  return st;
+  const gb_family *f = family_of(n->kind);
+  if (!f)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s backend does not run %s", gb_backend_name,
+                    n->op_type);
+  return f->support(c, g, n);
 }
 
 /* ---- graphs: constants on the device ---- */
@@ -502,23 +228,23 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
   *out = NULL;
   for (int i = 0; i < g->nnodes; ++i) {
     if (g->nodes[i].dead) continue;
-    if (g->nodes[i].kind != OP_CONV)
-      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s",
+    if (!family_of(g->nodes[i].kind))
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s backend does not run %s", gb_backend_name,
                       g->nodes[i].op_type);
   }
   be_graph *bg = calloc(1, sizeof *bg);
-  if (!bg) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  if (!bg) return GB_OOM();
   bg->c = c;
   bg->g = g;
   bg->consts = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *bg->consts);
   if (!bg->consts) {
     free(bg);
-    return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+    return GB_OOM();
   }
   hd_status *st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
   /* Upload each constant a live node reads, once. */
   uint8_t *used = calloc((size_t)(g->nvalues ? g->nvalues : 1), 1);
-  if (!used && !st) st = hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  if (!used && !st) st = GB_OOM();
   for (int i = 0; i < g->nnodes && used; ++i) {
     if (g->nodes[i].dead) continue;
     for (int j = 0; j < g->nodes[i].nin; ++j)
@@ -530,7 +256,8 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
     st = c->alloc.alloc(c->alloc.ctx, val->nbytes, &bg->consts[v]);
     if (st) {
       bg->consts[v] = NULL;
-      st = hd_status_wrap(st, "cuda: weights '%s' (%zu bytes): ", val->name, val->nbytes);
+      st = hd_status_wrap(st, "%s: weights '%s' (%zu bytes): ", gb_backend_name, val->name,
+                          val->nbytes);
       break;
     }
     st = gb_status(gpuMemcpy(bg->consts[v], val->data, val->nbytes, gpuMemcpyHostToDevice),
@@ -555,21 +282,48 @@ void gb_graph_free(be_graph *bg) {
 
 /* ---- plans ---- */
 
+static size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
+
+/* Staging buffers for capture with changing pointers: one allocation. */
+static hd_status *stage_alloc(be_plan *bp) {
+  be_context *c = bp->bg->c;
+  const ir_graph *g = bp->bg->g;
+  size_t total = 0;
+  for (int i = 0; i < g->ninputs; ++i) total += align_up(bp->p.t[g->inputs[i]].nbytes);
+  for (int i = 0; i < g->noutputs; ++i) total += align_up(bp->p.t[g->outputs[i]].nbytes);
+  HD_TRY(c->alloc.alloc(c->alloc.ctx, total ? total : 256, &bp->stage));
+  char *at = bp->stage;
+  for (int i = 0; i < g->ninputs; ++i) {
+    bp->stage_in[i] = at;
+    at += align_up(bp->p.t[g->inputs[i]].nbytes);
+  }
+  for (int i = 0; i < g->noutputs; ++i) {
+    bp->stage_out[i] = at;
+    at += align_up(bp->p.t[g->outputs[i]].nbytes);
+  }
+  return NULL;
+}
+
 hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   *out = NULL;
   be_context *c = bg->c;
   const ir_graph *g = bg->g;
   be_plan *bp = calloc(1, sizeof *bp);
-  if (!bp) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  if (!bp) return GB_OOM();
   bp->bg = bg;
   bp->p.g = g;
   bp->p.arena_bytes = p->arena_bytes;
   bp->p.t = malloc(sizeof *bp->p.t * (size_t)(g->nvalues ? g->nvalues : 1));
   bp->steps = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *bp->steps);
-  if (!bp->p.t || !bp->steps) {
+  size_t nio = (size_t)(g->ninputs + g->noutputs + 1);
+  bp->key_in = calloc(nio, sizeof(void *));
+  bp->stage_in = calloc(nio, sizeof(void *));
+  if (!bp->p.t || !bp->steps || !bp->key_in || !bp->stage_in) {
     gb_plan_free(bp);
-    return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+    return GB_OOM();
   }
+  bp->key_out = bp->key_in + g->ninputs;
+  bp->stage_out = bp->stage_in + g->ninputs;
   memcpy(bp->p.t, p->t, sizeof *bp->p.t * (size_t)g->nvalues);
 
   hd_status *st = NULL;
@@ -581,29 +335,21 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     const ir_node *n = &g->nodes[s->node];
     gb_step *cs = &bp->steps[bp->nsteps];
     cs->n = n;
-    if (n->kind != OP_CONV) {
-      st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda backend does not run %s", n->op_type);
+    cs->p = s->p;
+    cs->f = family_of(n->kind);
+    if (!cs->f) {
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "%s backend does not run %s", gb_backend_name,
+                    n->op_type);
       break;
     }
-    gb_conv_key k;
-    st = conv_key(n, &s->p.conv, p->t, &k);
-    /* Tuning happens here, at real shapes, never in supports_node's probe. */
-    if (!st) k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
-    if (!st) st = conv_entry(c, &k, &cs->e);
+    size_t need = 0;
+    st = cs->f->compile(bp, cs, &need);
     if (st) {
-      st = hd_status_wrap(st, "node '%s': ", n->name);
+      if (cs->f->release) cs->f->release(bp, cs);
+      st = hd_status_wrap(st, "node '%s' (%s): ", n->name, n->op_type);
       break;
     }
-    cs->vx = n->in[0];
-    cs->vw = n->in[1];
-    cs->vb = s->p.conv.has_bias ? n->in[2] : IR_NONE;
-    cs->vr = s->p.conv.has_residual ? n->in[3] : IR_NONE;
-    cs->vy = n->out[0];
-    const ir_tensor *y = &p->t[cs->vy];
-    cs->numel = ir_numel(y->rank, y->dims);
-    cs->channels = y->dims[1];
-    cs->inner = cs->channels > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
-    if ((size_t)cs->e->plan.workspace > ws) ws = (size_t)cs->e->plan.workspace;
+    if (need > ws) ws = need;
     bp->nsteps++;
   }
   pthread_mutex_unlock(&c->mu);
@@ -611,16 +357,23 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     st = c->alloc.alloc(c->alloc.ctx, p->arena_bytes, &bp->arena);
     if (st) {
       bp->arena = NULL;
-      st = hd_status_wrap(st, "cuda: arena of %zu bytes: ", p->arena_bytes);
+      st = hd_status_wrap(st, "%s: arena of %zu bytes: ", gb_backend_name, p->arena_bytes);
     }
   }
   if (!st && ws) {
     st = c->alloc.alloc(c->alloc.ctx, ws, &bp->workspace);
     if (st) {
       bp->workspace = NULL;
-      st = hd_status_wrap(st, "cuda: workspace of %zu bytes: ", ws);
+      st = hd_status_wrap(st, "%s: workspace of %zu bytes: ", gb_backend_name, ws);
     } else {
       bp->workspace_bytes = ws;
+    }
+  }
+  if (!st && c->opts.graph_capture) {
+    st = stage_alloc(bp);
+    if (st) {
+      bp->stage = NULL;
+      st = hd_status_wrap(st, "%s: graph staging buffers: ", gb_backend_name);
     }
   }
   if (st) {
@@ -634,57 +387,148 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
 void gb_plan_free(be_plan *bp) {
   if (!bp) return;
   be_context *c = bp->bg->c;
+  if (bp->exec) {
+    (void)gpuGraphExecDestroy((gpuGraphExec_t)bp->exec);
+    (void)gpuGetLastError();
+  }
+  for (int i = 0; i < bp->nsteps; ++i)
+    if (bp->steps[i].f->release) bp->steps[i].f->release(bp, &bp->steps[i]);
   if (bp->arena) c->alloc.free(c->alloc.ctx, bp->arena);
   if (bp->workspace) c->alloc.free(c->alloc.ctx, bp->workspace);
-  for (int i = 0; i < bp->nsteps; ++i) dnn_varpack_free(&c->m->vd, &bp->steps[i].vp);
+  if (bp->stage) c->alloc.free(c->alloc.ctx, bp->stage);
+  free(bp->key_in);
+  free(bp->stage_in);
   free(bp->p.t);
   free(bp->steps);
   free(bp);
 }
 
-static hd_status *run_step(be_plan *bp, gb_step *s, const ir_bindings *b, void *stream) {
+/* Every step, launched on stream. Called with c->mu held. */
+static hd_status *run_steps(be_plan *bp, void *const *inputs, void *const *outputs,
+                            gpuStream_t stream) {
   be_context *c = bp->bg->c;
-  void *x = ir_tensor_addr(&bp->p, s->vx, b);
-  void *w = ir_tensor_addr(&bp->p, s->vw, b);
-  void *y = ir_tensor_addr(&bp->p, s->vy, b);
-  void *bias = s->vb != IR_NONE ? ir_tensor_addr(&bp->p, s->vb, b) : NULL;
-  void *res = s->vr != IR_NONE ? ir_tensor_addr(&bp->p, s->vr, b) : NULL;
-  if (!x || !w || !y || (s->vb != IR_NONE && !bias) || (s->vr != IR_NONE && !res))
-    return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
-  void *ptrs[5];
-  int np = 0;
-  ptrs[np++] = x;
-  ptrs[np++] = w;
-  if (s->e->fused && bias) ptrs[np++] = bias;
-  if (s->e->fused && res) ptrs[np++] = res;
-  ptrs[np++] = y;
-  for (int i = 0; i < np; ++i)
-    if ((uintptr_t)ptrs[i] % 16)
-      return hd_error(HD_ERR_INVALID_ARG, "tensor %d of the convolution is not 16-byte aligned", i);
-  HD_TRY(dnn_plan_execute(&s->e->plan, c->handle, ptrs, bp->workspace, &s->vp));
-  if (!s->e->fused) {
-    int act = gpu_act((op_act_kind)s->e->key.act_kind);
-    float alpha = s->e->key.act_alpha, beta = s->e->key.act_beta;
-    int rc = gpu_conv_epilogue(y, bias, res, s->e->key.dtype, s->numel, s->channels, s->inner, act,
-                               alpha, beta, stream);
-    if (rc < 0)
-      return hd_error(HD_ERR_INTERNAL, "cuda: epilogue for %s", hd_dtype_name(s->e->key.dtype));
-    HD_TRY(gb_status((gpuError_t)rc, "gpu_conv_epilogue", __FILE__, __LINE__));
+  const dnn_vendor *vd = &c->m->vd;
+  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts,
+                   .arena = bp->arena};
+  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, stream), "set stream", __FILE__, __LINE__));
+  for (int i = 0; i < bp->nsteps; ++i) {
+    hd_status *st = bp->steps[i].f->run(bp, &bp->steps[i], &b, stream);
+    if (st) return hd_status_wrap(st, "%s: node '%s' (%s): ", gb_backend_name,
+                                  bp->steps[i].n->name, bp->steps[i].n->op_type);
   }
+  return NULL;
+}
+
+/* Captures the plan bound to inputs/outputs into bp->exec (instantiated, or
+ * updated in place when one exists). NULL on success; on failure a status
+ * saying why (the caller turns capture off and runs eagerly). */
+static hd_status *capture(be_plan *bp, void *const *inputs, void *const *outputs,
+                          gpuStream_t stream) {
+  GB_CHECK(gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal));
+  hd_status *st = run_steps(bp, inputs, outputs, stream);
+  gpuGraph_t graph = NULL;
+  gpuError_t e = gpuStreamEndCapture(stream, &graph);
+  if (st) {
+    if (graph) (void)gpuGraphDestroy(graph);
+    (void)gpuGetLastError();
+    return st;
+  }
+  if (e != gpuSuccess || !graph) {
+    if (graph) (void)gpuGraphDestroy(graph);
+    return gb_status(e != gpuSuccess ? e : gpuErrorNotReady, "gpuStreamEndCapture", __FILE__,
+                     __LINE__);
+  }
+  if (bp->exec) {
+    if (gpuGraphExecUpdate((gpuGraphExec_t)bp->exec, graph) == gpuSuccess) {
+      (void)gpuGraphDestroy(graph);
+      return NULL;
+    }
+    (void)gpuGetLastError();
+    (void)gpuGraphExecDestroy((gpuGraphExec_t)bp->exec);
+    bp->exec = NULL;
+  }
+  gpuGraphExec_t exec = NULL;
+  e = gpuGraphInstantiate(&exec, graph);
+  (void)gpuGraphDestroy(graph);
+  if (e != gpuSuccess) return gb_status(e, "gpuGraphInstantiate", __FILE__, __LINE__);
+  bp->exec = exec;
+  return NULL;
+}
+
+static int same_ptrs(void *const *a, void *const *b, int n) {
+  for (int i = 0; i < n; ++i)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
+static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, const int *vals,
+                          int n, gpuStream_t stream) {
+  for (int i = 0; i < n; ++i) {
+    size_t bytes = p->t[vals[i]].nbytes;
+    if (bytes && dst[i] != src[i])
+      GB_CHECK(gpuMemcpyAsync(dst[i], src[i], bytes, gpuMemcpyDeviceToDevice, stream));
+  }
+  return NULL;
+}
+
+/* A run through the captured graph; *done = 0 when the caller must run
+ * eagerly instead. Called with c->mu held. */
+static hd_status *run_graph(be_plan *bp, void *const *inputs, void *const *outputs,
+                            gpuStream_t stream, int *done) {
+  const ir_graph *g = bp->bg->g;
+  *done = 0;
+  int ni = g->ninputs, no = g->noutputs;
+  int same = same_ptrs(bp->key_in, inputs, ni) && same_ptrs(bp->key_out, outputs, no);
+  if (bp->runs < 1) { /* the warm-up run is eager; remember its pointers */
+    memcpy(bp->key_in, inputs, sizeof(void *) * (size_t)ni);
+    memcpy(bp->key_out, outputs, sizeof(void *) * (size_t)no);
+    return NULL;
+  }
+  gpuStreamCaptureStatus cs = gpuStreamCaptureStatusNone;
+  if (!stream || gpuStreamIsCapturing(stream, &cs) != gpuSuccess ||
+      cs != gpuStreamCaptureStatusNone) {
+    (void)gpuGetLastError();
+    return NULL; /* the legacy stream, or the caller is capturing us: eager */
+  }
+  if (!bp->exec || (!bp->staged && !same)) {
+    /* First capture: keyed to the caller's pointers when they held still
+     * since the warm-up; otherwise (and after any change) to the staging
+     * buffers, for good. */
+    int stage = bp->exec != NULL || !same;
+    void *const *in = stage ? bp->stage_in : inputs;
+    void *const *out = stage ? bp->stage_out : outputs;
+    hd_status *st = capture(bp, in, out, stream);
+    if (st) {
+      HD_LOG(HD_LOG_WARNING, "%s: graph capture off for this plan, runs stay eager: %s",
+             gb_backend_name, hd_status_msg(st));
+      hd_status_free(st);
+      bp->capture_off = 1;
+      return NULL;
+    }
+    bp->staged = stage;
+    if (!stage) {
+      memcpy(bp->key_in, inputs, sizeof(void *) * (size_t)ni);
+      memcpy(bp->key_out, outputs, sizeof(void *) * (size_t)no);
+    }
+  }
+  if (bp->staged) HD_TRY(copy_io(bp->stage_in, inputs, &bp->p, g->inputs, ni, stream));
+  GB_CHECK(gpuGraphLaunch((gpuGraphExec_t)bp->exec, stream));
+  if (bp->staged) HD_TRY(copy_io(outputs, bp->stage_out, &bp->p, g->outputs, no, stream));
+  *done = 1;
   return NULL;
 }
 
 hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
   be_context *c = bp->bg->c;
-  const dnn_vendor *vd = &c->m->vd;
-  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts,
-                   .arena = bp->arena};
+  gpuStream_t s = (gpuStream_t)stream;
   pthread_mutex_lock(&c->mu);
   hd_status *st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
-  if (!st) st = dnn_status(vd, vd->set_stream(c->handle, stream), "set stream", __FILE__, __LINE__);
-  for (int i = 0; i < bp->nsteps && !st; ++i) {
-    st = run_step(bp, &bp->steps[i], &b, stream);
-    if (st) st = hd_status_wrap(st, "cuda: node '%s': ", bp->steps[i].n->name);
+  int done = 0;
+  if (!st && c->opts.graph_capture && bp->stage && !bp->capture_off)
+    st = run_graph(bp, inputs, outputs, s, &done);
+  if (!st && !done) {
+    st = run_steps(bp, inputs, outputs, s);
+    bp->runs++;
   }
   pthread_mutex_unlock(&c->mu);
   return st;

@@ -20,6 +20,23 @@ typedef hd_status *(*ref_op_fn)(const ir_plan *p, const ir_step *s, const ir_bin
 size_t ref_conv_scratch(const ir_plan *p, const ir_step *s);
 hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
 
+/* The other op families, one file each (ref_<family>.c). */
+hd_status *ref_unary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+/* A view kind's step (its output is a partition output): copies the bytes. */
+hd_status *ref_view_copy(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_concat(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+hd_status *ref_softmax(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+size_t ref_reduce_scratch(const ir_plan *p, const ir_step *s);
+hd_status *ref_reduce_mean(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+
+/* Element strides of t's dims aligned right to rank r; 0 where t has size 1
+ * or no dim (numpy broadcasting). */
+void ref_bcast_strides(const ir_tensor *t, int r, int64_t *st);
+
 /* Element access for any float dtype. */
 float ref_load(int dtype, const void *base, size_t i);
 void ref_store(int dtype, void *base, size_t i, float v);

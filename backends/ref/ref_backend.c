@@ -31,6 +31,33 @@ static const struct {
   size_t (*scratch)(const ir_plan *p, const ir_step *s);
 } ref_ops[OP_COUNT] = {
     [OP_CONV] = {ref_conv, ref_conv_scratch},
+    [OP_RELU] = {ref_unary, NULL},
+    [OP_LEAKY_RELU] = {ref_unary, NULL},
+    [OP_CLIP] = {ref_unary, NULL},
+    [OP_SIGMOID] = {ref_unary, NULL},
+    [OP_HARD_SIGMOID] = {ref_unary, NULL},
+    [OP_HARD_SWISH] = {ref_unary, NULL},
+    [OP_TANH] = {ref_unary, NULL},
+    [OP_ADD] = {ref_binary, NULL},
+    [OP_SUB] = {ref_binary, NULL},
+    [OP_MUL] = {ref_binary, NULL},
+    [OP_DIV] = {ref_binary, NULL},
+    [OP_BATCHNORM] = {ref_batchnorm, NULL},
+    [OP_MAX_POOL] = {ref_pool, NULL},
+    [OP_AVERAGE_POOL] = {ref_pool, NULL},
+    [OP_GLOBAL_AVERAGE_POOL] = {ref_pool, NULL},
+    [OP_GLOBAL_MAX_POOL] = {ref_pool, NULL},
+    [OP_FLATTEN] = {ref_view_copy, NULL},
+    [OP_RESHAPE] = {ref_view_copy, NULL},
+    [OP_SQUEEZE] = {ref_view_copy, NULL},
+    [OP_UNSQUEEZE] = {ref_view_copy, NULL},
+    [OP_IDENTITY] = {ref_view_copy, NULL},
+    [OP_DROPOUT] = {ref_view_copy, NULL},
+    [OP_CONCAT] = {ref_concat, NULL},
+    [OP_GEMM] = {ref_gemm, NULL},
+    [OP_MATMUL] = {ref_gemm, NULL},
+    [OP_SOFTMAX] = {ref_softmax, NULL},
+    [OP_REDUCE_MEAN] = {ref_reduce_mean, ref_reduce_scratch},
 };
 
 float ref_load(int dtype, const void *base, size_t i) {

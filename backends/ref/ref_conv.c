@@ -47,24 +47,40 @@ static geom3 geom_of(const op_conv *c, const ir_tensor *x, const ir_tensor *w, c
   return g;
 }
 
-size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
-  const ir_node *n = &p->g->nodes[s->node];
-  const ir_tensor *x = &p->t[n->in[0]];
-  if (x->dtype == HD_DT_F32) return 0;
-  const ir_tensor *w = &p->t[n->in[1]];
-  return (size_t)ir_numel(x->rank, x->dims) + (size_t)ir_numel(w->rank, w->dims);
+/* Output positions o in [0, out) whose input o*s + off lies in [0, in). */
+static void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t *lo, int64_t *hi) {
+  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  *hi = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+  if (*hi > out) *hi = out;
+  if (*lo > *hi) *lo = *hi;
 }
 
+/* fp32 copies of X and W (half-precision inputs), then a double accumulator
+ * for one output channel's plane. */
+static size_t acc_offset(size_t xn, size_t wn) { return (xn + wn + 1) & ~(size_t)1; }
+
+size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
+  const ir_node *n = &p->g->nodes[s->node];
+  const ir_tensor *x = &p->t[n->in[0]], *w = &p->t[n->in[1]], *y = &p->t[n->out[0]];
+  size_t xn = x->dtype == HD_DT_F32 ? 0 : (size_t)ir_numel(x->rank, x->dims);
+  size_t wn = x->dtype == HD_DT_F32 ? 0 : (size_t)ir_numel(w->rank, w->dims);
+  size_t plane = (size_t)(ir_numel(y->rank, y->dims) / (y->dims[0] * y->dims[1]));
+  return acc_offset(xn, wn) + 2 * plane;
+}
+
+/* Loop order: for each output channel, each (input channel, kernel tap)
+ * adds w * x to a whole output plane, a contiguous row at a time. */
 hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   const ir_node *n = &p->g->nodes[s->node];
   const op_conv *c = &s->p.conv;
   const ir_tensor *xt = &p->t[n->in[0]], *wt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
   int dt = xt->dtype;
-  size_t xn = (size_t)ir_numel(xt->rank, xt->dims), wn = (size_t)ir_numel(wt->rank, wt->dims);
-  if (dt != HD_DT_F32 && scratch->floats < xn + wn)
-    return hd_error(HD_ERR_INTERNAL, "ref conv: scratch too small");
-  const float *x = ref_as_f32(dt, ir_tensor_addr(p, n->in[0], b), xn, scratch->buf);
-  const float *w = ref_as_f32(dt, ir_tensor_addr(p, n->in[1], b), wn, scratch->buf + xn);
+  size_t xn = dt == HD_DT_F32 ? 0 : (size_t)ir_numel(xt->rank, xt->dims);
+  size_t wn = dt == HD_DT_F32 ? 0 : (size_t)ir_numel(wt->rank, wt->dims);
+  if (scratch->floats < ref_conv_scratch(p, s)) return hd_error(HD_ERR_INTERNAL, "ref conv: scratch too small");
+  const float *x = ref_as_f32(dt, ir_tensor_addr(p, n->in[0], b), (size_t)ir_numel(xt->rank, xt->dims), scratch->buf);
+  const float *w = ref_as_f32(dt, ir_tensor_addr(p, n->in[1], b), (size_t)ir_numel(wt->rank, wt->dims), scratch->buf + xn);
+  double *acc = (double *)(void *)(scratch->buf + acc_offset(xn, wn));
   const void *bias = c->has_bias ? ir_tensor_addr(p, n->in[2], b) : NULL;
   const void *res = c->has_residual ? ir_tensor_addr(p, n->in[3], b) : NULL;
   void *y = ir_tensor_addr(p, n->out[0], b);
@@ -77,34 +93,35 @@ hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, re
 
   for (int64_t nb = 0; nb < N; nb++)
     for (int64_t m = 0; m < M; m++) {
+      double b0 = bias ? ref_load(dt, bias, (size_t)m) : 0.0;
+      for (int64_t o = 0; o < out_sz; o++) acc[o] = b0;
       int64_t grp = m / Mg;
-      const float *wm = w + m * Cg * k_sz;
-      for (int64_t o0 = 0; o0 < g.out[0]; o0++)
-        for (int64_t o1 = 0; o1 < g.out[1]; o1++)
-          for (int64_t o2 = 0; o2 < g.out[2]; o2++) {
-            double acc = bias ? ref_load(dt, bias, (size_t)m) : 0.0;
-            for (int64_t cg = 0; cg < Cg; cg++) {
-              const float *xc = x + (nb * C + grp * Cg + cg) * in_sz;
-              const float *wc = wm + cg * k_sz;
-              for (int64_t k0 = 0; k0 < g.k[0]; k0++) {
-                int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
-                if (i0 < 0 || i0 >= g.in[0]) continue;
-                for (int64_t k1 = 0; k1 < g.k[1]; k1++) {
-                  int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
-                  if (i1 < 0 || i1 >= g.in[1]) continue;
-                  for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
-                    int64_t i2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
-                    if (i2 < 0 || i2 >= g.in[2]) continue;
-                    acc += (double)xc[(i0 * g.in[1] + i1) * g.in[2] + i2] *
-                           (double)wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
-                  }
+      for (int64_t cg = 0; cg < Cg; cg++) {
+        const float *xc = x + (nb * C + grp * Cg + cg) * in_sz;
+        const float *wc = w + (m * Cg + cg) * k_sz;
+        for (int64_t k0 = 0; k0 < g.k[0]; k0++)
+          for (int64_t k1 = 0; k1 < g.k[1]; k1++)
+            for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
+              double wv = wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
+              int64_t off0 = k0 * g.d[0] - g.pb[0], off1 = k1 * g.d[1] - g.pb[1], off2 = k2 * g.d[2] - g.pb[2];
+              int64_t lo0, hi0, lo1, hi1, lo2, hi2;
+              valid_range(off0, g.s[0], g.in[0], g.out[0], &lo0, &hi0);
+              valid_range(off1, g.s[1], g.in[1], g.out[1], &lo1, &hi1);
+              valid_range(off2, g.s[2], g.in[2], g.out[2], &lo2, &hi2);
+              for (int64_t o0 = lo0; o0 < hi0; o0++)
+                for (int64_t o1 = lo1; o1 < hi1; o1++) {
+                  const float *xr = xc + ((o0 * g.s[0] + off0) * g.in[1] + o1 * g.s[1] + off1) * g.in[2];
+                  double *ar = acc + (o0 * g.out[1] + o1) * g.out[2];
+                  for (int64_t o2 = lo2; o2 < hi2; o2++) ar[o2] += wv * xr[o2 * g.s[2] + off2];
                 }
-              }
             }
-            size_t yi = (size_t)((nb * M + m) * out_sz + (o0 * g.out[1] + o1) * g.out[2] + o2);
-            if (res) acc += ref_load(dt, res, yi);
-            ref_store(dt, y, yi, ref_apply_act(&c->act, (float)acc));
-          }
+      }
+      size_t base = (size_t)((nb * M + m) * out_sz);
+      for (int64_t o = 0; o < out_sz; o++) {
+        double v = acc[o];
+        if (res) v += ref_load(dt, res, base + (size_t)o);
+        ref_store(dt, y, base + (size_t)o, ref_apply_act(&c->act, (float)v));
+      }
     }
   return NULL;
 }

@@ -162,7 +162,7 @@ static void finish_child(const cf_runner_opts *o, cf_run *run, child *c) {
   const char *t = c->tail_len > 600 ? tail + c->tail_len - 600 : tail;
   if (c->timed_out) {
     rec->r.status = CF_TIMEOUT;
-    snprintf(rec->r.detail, sizeof rec->r.detail, "no result after %.0f s; output: %.600s",
+    snprintf(rec->r.detail, sizeof rec->r.detail, "no result after %g s; output: %.600s",
              o->timeout_s, t);
   } else if (WIFSIGNALED(st)) {
     int sig = WTERMSIG(st);

@@ -1,0 +1,502 @@
+/* gb_conv: Conv on the DNN library (backends/dnn). Convolutions become
+ * execution plans fused with bias, residual and activation where the library
+ * finds an engine for the fused graph, otherwise the convolution alone plus
+ * gpu_conv_epilogue. Execution plans are cached per context by convolution
+ * signature: supports_node's probe, repeated layers and new plans of the same
+ * shapes reuse them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+#include "ops/ops.h"
+
+/* ---- the convolution signature and its cached plans ---- */
+
+typedef struct gb_conv_key {
+  int dtype;
+  int nspatial; /* after lifting 1D to 2D */
+  int has_bias, has_residual;
+  int act_kind;
+  float act_alpha, act_beta;
+  int exhaustive; /* engines timed (BE_ALGO_EXHAUSTIVE), not the heuristic's first */
+  int64_t x[5], w[5], y[5];
+  int64_t pre[3], post[3], stride[3], dil[3];
+} gb_conv_key;
+
+typedef struct gb_conv_entry {
+  gb_conv_key key;
+  hd_status *err;  /* the build's failure, kept: a probe that failed fails again */
+  dnn_plan plan;
+  int fused;       /* bias/residual/act are inside plan; else the epilogue does them */
+} gb_conv_entry;
+
+struct gb_conv_cache {
+  gb_conv_entry **e;
+  int n, cap;
+};
+
+/* Per step: the plan entry and the kept variant pack. */
+typedef struct gb_conv_step {
+  const gb_conv_entry *e;
+  int vx, vw, vb, vr, vy;
+  int64_t numel, channels, inner; /* of y, for the epilogue */
+  dnn_varpack vp;                  /* guarded by the context's mutex */
+} gb_conv_step;
+
+
+
+
+
+
+
+
+/* The key of conv node n at the shapes in t[] with resolved parameters pc. */
+static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
+                           gb_conv_key *k) {
+  memset(k, 0, sizeof *k);
+  const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]], *y = &t[n->out[0]];
+  int ns = pc->nspatial;
+  if (ns < 1 || ns > 3 || x->rank != ns + 2 || w->rank != ns + 2 || y->rank != ns + 2)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with %d spatial dims, ranks %d/%d/%d", ns,
+                    x->rank, w->rank, y->rank);
+  int dt = x->dtype;
+  if (!gb_dtype_ok(dt) || w->dtype != dt)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv of %s x %s", hd_dtype_name(dt),
+                    hd_dtype_name(w->dtype));
+  if (pc->has_bias && t[n->in[2]].dtype != dt)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv bias of another type");
+  if (pc->has_residual) {
+    const ir_tensor *r = &t[n->in[3]];
+    if (r->dtype != dt || r->rank != y->rank ||
+        memcmp(r->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv residual of another type or shape");
+  }
+  if (pc->auto_pad != OP_PAD_NOTSET)
+    return hd_error(HD_ERR_INTERNAL, "cuda: Conv pads not resolved");
+  k->dtype = dt;
+  k->has_bias = pc->has_bias;
+  k->has_residual = pc->has_residual;
+  k->act_kind = (int)pc->act.kind;
+  k->act_alpha = pc->act.alpha;
+  k->act_beta = pc->act.beta;
+  /* 1D is 2D with a unit height. */
+  int lift = ns == 1;
+  k->nspatial = lift ? 2 : ns;
+  int r = k->nspatial + 2;
+  for (int i = 0, j = 0; i < r; ++i) {
+    if (lift && i == 2) {
+      k->x[i] = k->w[i] = k->y[i] = 1;
+      continue;
+    }
+    k->x[i] = x->dims[j];
+    k->w[i] = w->dims[j];
+    k->y[i] = y->dims[j];
+    ++j;
+  }
+  for (int i = 0, j = 0; i < k->nspatial; ++i) {
+    if (lift && i == 0) {
+      k->pre[i] = k->post[i] = 0;
+      k->stride[i] = k->dil[i] = 1;
+      continue;
+    }
+    k->pre[i] = pc->pads_begin[j];
+    k->post[i] = pc->pads_end[j];
+    k->stride[i] = pc->strides[j];
+    k->dil[i] = pc->dilations[j];
+    ++j;
+  }
+  for (int i = 0; i < r; ++i)
+    if (k->x[i] <= 0 || k->w[i] <= 0 || k->y[i] <= 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with an empty tensor");
+  return NULL;
+}
+
+static void fill_tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
+  memset(t, 0, sizeof *t);
+  t->uid = uid;
+  t->dtype = dtype;
+  t->rank = rank;
+  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  dnn_packed_strides(rank, dims, t->strides);
+  t->alignment = 16;
+}
+
+enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
+
+/* Exhaustive engine choice: scratch tensors (zeros), a workspace grown on
+ * demand, a private stream and two events; each candidate runs once to warm
+ * up, then is timed over a few runs. Called with the context's mutex held. */
+typedef struct gb_tuner {
+  be_context *c;
+  void *bufs[5];       /* x, w, [b], [r], y in uid order */
+  int nbufs;
+  void *ws;
+  size_t ws_bytes;
+  gpuStream_t stream;
+  gpuEvent_t ev[2];
+} gb_tuner;
+
+static void tuner_free(gb_tuner *t) {
+  if (!t->c) return;
+  be_context *c = t->c;
+  if (t->stream) (void)gpuStreamSynchronize(t->stream);
+  for (int i = 0; i < t->nbufs; ++i)
+    if (t->bufs[i]) c->alloc.free(c->alloc.ctx, t->bufs[i]);
+  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
+  for (int i = 0; i < 2; ++i)
+    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
+  if (t->stream) (void)gpuStreamDestroy(t->stream);
+  (void)gpuGetLastError();
+  memset(t, 0, sizeof *t);
+}
+
+static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
+  gb_tuner *t = user;
+  be_context *c = t->c;
+  const dnn_vendor *vd = &c->m->vd;
+  *ms = -1.f;
+  if ((size_t)cand->workspace > t->ws_bytes) {
+    if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
+    t->ws = NULL;
+    t->ws_bytes = 0;
+    HD_TRY(c->alloc.alloc(c->alloc.ctx, (size_t)cand->workspace, &t->ws));
+    t->ws_bytes = (size_t)cand->workspace;
+  }
+  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, t->stream), "set stream", __FILE__, __LINE__));
+  HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL)); /* warm up */
+  enum { RUNS = 3 };
+  GB_CHECK(gpuEventRecord(t->ev[0], t->stream));
+  for (int i = 0; i < RUNS; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL));
+  GB_CHECK(gpuEventRecord(t->ev[1], t->stream));
+  GB_CHECK(gpuEventSynchronize(t->ev[1]));
+  float total = 0.f;
+  GB_CHECK(gpuEventElapsedTime(&total, t->ev[0], t->ev[1]));
+  *ms = total / RUNS;
+  HD_LOG(HD_LOG_VERBOSE, "cuda: tuning: engine %lld: %.4f ms (workspace %lld)",
+         (long long)cand->engine, (double)*ms, (long long)cand->workspace);
+  return NULL;
+}
+
+static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
+                             dnn_plan_opts *po) {
+  t->c = c;
+  int r = k->nspatial + 2;
+  size_t es = hd_dtype_size(k->dtype);
+  size_t nx = (size_t)ir_numel(r, k->x), nw = (size_t)ir_numel(r, k->w);
+  size_t ny = (size_t)ir_numel(r, k->y);
+  for (int i = 0; i < po->nuids; ++i) {
+    int64_t u = po->uids[i];
+    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
+    HD_TRY(c->alloc.alloc(c->alloc.ctx, n * es, &t->bufs[i]));
+    t->nbufs = i + 1;
+  }
+  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
+  for (int i = 0; i < t->nbufs; ++i) {
+    int64_t u = po->uids[i];
+    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
+    GB_CHECK(gpuMemsetAsync(t->bufs[i], 0, n * es, t->stream));
+  }
+  po->time_fn = tuner_time;
+  po->time_user = t;
+  po->max_candidates = 8;
+  return NULL;
+}
+
+static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_plan *out) {
+  const dnn_vendor *vd = &c->m->vd;
+  int r = k->nspatial + 2;
+  dnn_conv dc;
+  memset(&dc, 0, sizeof dc);
+  fill_tensor(&dc.x, UID_X, k->dtype, r, k->x);
+  fill_tensor(&dc.w, UID_W, k->dtype, r, k->w);
+  fill_tensor(&dc.y, UID_Y, k->dtype, r, k->y);
+  int64_t bd[5] = {1, k->y[1], 1, 1, 1};
+  fill_tensor(&dc.b, UID_B, k->dtype, r, bd);
+  fill_tensor(&dc.r, UID_R, k->dtype, r, k->y);
+  dc.has_bias = k->has_bias;
+  dc.has_residual = k->has_residual;
+  dc.act.kind = (op_act_kind)k->act_kind;
+  dc.act.alpha = k->act_alpha;
+  dc.act.beta = k->act_beta;
+  dc.compute_dtype = HD_DT_F32;
+  dc.nspatial = k->nspatial;
+  memcpy(dc.pre_pad, k->pre, sizeof dc.pre_pad);
+  memcpy(dc.post_pad, k->post, sizeof dc.post_pad);
+  memcpy(dc.stride, k->stride, sizeof dc.stride);
+  memcpy(dc.dilation, k->dil, sizeof dc.dilation);
+
+  dnn_bag bag;
+  dnn_bag_init(&bag, vd);
+  void *og = NULL;
+  hd_status *st = dnn_conv_graph(&bag, c->handle, &dc, fuse, &og);
+  if (st) {
+    dnn_bag_free(&bag);
+    return st;
+  }
+  dnn_plan_opts po = {
+      .allow_tensor_core_fp32 = c->opts.use_tf32,
+      .fp32_graph = k->dtype == HD_DT_F32,
+      .workspace_limit = (int64_t)c->opts.workspace_limit,
+  };
+  po.uids[po.nuids++] = UID_X;
+  po.uids[po.nuids++] = UID_W;
+  if (fuse && k->has_bias) po.uids[po.nuids++] = UID_B;
+  if (fuse && k->has_residual) po.uids[po.nuids++] = UID_R;
+  po.uids[po.nuids++] = UID_Y;
+  gb_tuner tu;
+  memset(&tu, 0, sizeof tu);
+  if (k->exhaustive) {
+    st = tuner_init(&tu, c, k, &po);
+    if (st) {
+      tuner_free(&tu);
+      dnn_bag_free(&bag);
+      return st;
+    }
+  }
+  st = dnn_plan_build(&bag, c->handle, og, &po, out);
+  if (k->exhaustive) tuner_free(&tu);
+  return st;
+}
+
+static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
+  snprintf(buf, cap,
+           "%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
+           hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
+           (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
+           (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
+           k->has_residual, gb_act_name((op_act_kind)k->act_kind));
+}
+
+/* The cached plan for k, built on first use. Call with c->mu held. */
+static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_entry **out) {
+  if (!c->conv) {
+    c->conv = calloc(1, sizeof *c->conv);
+    if (!c->conv) return GB_OOM();
+  }
+  gb_conv_cache *cc = c->conv;
+  for (int i = 0; i < cc->n; ++i) {
+    if (memcmp(&cc->e[i]->key, k, sizeof *k) == 0) {
+      *out = cc->e[i];
+      if (cc->e[i]->err)
+        return hd_error(hd_status_code(cc->e[i]->err), "%s", hd_status_msg(cc->e[i]->err));
+      return NULL;
+    }
+  }
+  if (cc->n == cc->cap) {
+    int cap = cc->cap ? 2 * cc->cap : 16;
+    gb_conv_entry **a = realloc(cc->e, (size_t)cap * sizeof *a);
+    if (!a) return GB_OOM();
+    cc->e = a;
+    cc->cap = cap;
+  }
+  gb_conv_entry *e = calloc(1, sizeof *e);
+  if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
+  e->key = *k;
+  char text[256];
+  key_text(k, text, sizeof text);
+  int extras = k->has_bias || k->has_residual || k->act_kind != OP_ACT_NONE;
+  hd_status *st = NULL;
+  e->fused = 1;
+  if (extras) {
+    op_act a = {.kind = (op_act_kind)k->act_kind};
+    if (dnn_act_fusable(&a)) {
+      st = build_plan(c, k, 1, &e->plan);
+      if (!st) {
+        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld (of %d timed), workspace %lld",
+               text, (long long)e->plan.engine, e->plan.ncandidates, (long long)e->plan.workspace);
+      } else {
+        HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: no fused engine (%s); conv + epilogue", text,
+               hd_status_msg(st));
+        hd_status_free(st);
+        st = NULL;
+        e->fused = 0;
+      }
+    } else {
+      e->fused = 0;
+    }
+  }
+  if (!extras || !e->fused) {
+    st = build_plan(c, k, 0, &e->plan);
+    if (!st)
+      HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: %s, engine %lld (of %d timed), workspace %lld", text,
+             extras ? "conv + epilogue" : "conv", (long long)e->plan.engine,
+             e->plan.ncandidates, (long long)e->plan.workspace);
+  }
+  if (st) {
+    /* Keep failures too, except memory ones (they may pass later). */
+    st = hd_status_wrap(st, "cuda: conv %s: ", text);
+    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) {
+      free(e);
+      return st;
+    }
+    e->err = st;
+    st = hd_error(hd_status_code(e->err), "%s", hd_status_msg(e->err));
+  }
+  cc->e[cc->n++] = e;
+  *out = e;
+  return st;
+}
+
+
+void gb_conv_cache_free(be_context *c) {
+  gb_conv_cache *cc = c->conv;
+  if (!cc) return;
+  for (int i = 0; i < cc->n; ++i) {
+    dnn_plan_free(&cc->e[i]->plan);
+    hd_status_free(cc->e[i]->err);
+    free(cc->e[i]);
+  }
+  free(cc->e);
+  free(cc);
+  c->conv = NULL;
+}
+
+/* ---- the family ---- */
+
+static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  const op_def *def = op_get(n->kind);
+  if (!def || !def->infer) return hd_error(HD_ERR_INTERNAL, "cuda: no op definition for Conv");
+  const op_conv *pc = &n->p.conv;
+
+  /* Probe at a representative shape: dynamic batch 1, dynamic spatial dims
+   * a little larger than the kernel's span. */
+  ir_tensor *t = calloc((size_t)g->nvalues, sizeof *t);
+  if (!t) return GB_OOM();
+  hd_status *st = NULL;
+  for (int i = 0; i < n->nin && i < 3 && !st; ++i) {
+    int v = n->in[i];
+    if (v == IR_NONE) continue;
+    const ir_value *val = &g->values[v];
+    ir_tensor *tt = &t[v];
+    tt->dtype = val->dtype;
+    tt->rank = val->rank;
+    if (val->rank < 0 || val->rank > IR_MAX_RANK) {
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv input of unknown rank");
+      break;
+    }
+    for (int d = 0; d < val->rank; ++d) {
+      int64_t dim = val->dims[d];
+      if (dim < 0) {
+        if (i == 0 && d >= 2 && d - 2 < OP_MAX_SPATIAL) {
+          const ir_value *w = &g->values[n->in[1]];
+          int64_t k = w->rank == val->rank && w->dims[d] > 0 ? w->dims[d] : 3;
+          dim = (k - 1) * pc->dilations[d - 2] + 1 + pc->strides[d - 2] + 7;
+        } else if (i == 0 && d == 1 && g->values[n->in[1]].dims[1] > 0) {
+          dim = g->values[n->in[1]].dims[1] * pc->group;
+        } else if (i == 2 && g->values[n->in[1]].dims[0] > 0) {
+          dim = g->values[n->in[1]].dims[0];
+        } else {
+          dim = 1;
+        }
+      }
+      tt->dims[d] = dim;
+    }
+  }
+  op_params p = n->p;
+  p.conv.has_residual = 0; /* shaped after y below */
+  if (!st) st = def->infer(g, n, t, &p);
+  if (!st && pc->has_residual) {
+    if (n->nin < 4 || n->in[3] == IR_NONE) {
+      st = hd_error(HD_ERR_INVALID_ARG, "cuda: Conv residual flagged but absent");
+    } else {
+      ir_tensor *r = &t[n->in[3]], *y = &t[n->out[0]];
+      r->dtype = g->values[n->in[3]].dtype;
+      r->rank = y->rank;
+      memcpy(r->dims, y->dims, sizeof r->dims);
+      p.conv.has_residual = 1;
+    }
+  }
+  if (!st) t[n->out[0]].dtype = g->values[n->out[0]].dtype;
+  gb_conv_key k;
+  if (!st) st = conv_key(n, &p.conv, t, &k);
+  free(t);
+  if (st) return st;
+
+  pthread_mutex_lock(&c->mu);
+  (void)gpuSetDevice(c->ordinal);
+  const gb_conv_entry *e = NULL;
+  st = conv_entry(c, &k, &e);
+  pthread_mutex_unlock(&c->mu);
+  if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
+    /* No engine, or the library refused the graph: the node stays on ORT. */
+    hd_status *ns = hd_error(HD_ERR_NOT_SUPPORTED, "%s", hd_status_msg(st));
+    hd_status_free(st);
+    return ns;
+  }
+  return st;
+}
+
+
+static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
+  be_context *c = bp->bg->c;
+  const ir_node *n = s->n;
+  gb_conv_step *cs = calloc(1, sizeof *cs);
+  if (!cs) return GB_OOM();
+  s->priv = cs;
+  gb_conv_key k;
+  HD_TRY(conv_key(n, &s->p.conv, bp->p.t, &k));
+  /* Tuning happens here, at real shapes, never in supports_node's probe. */
+  k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
+  HD_TRY(conv_entry(c, &k, &cs->e));
+  cs->vx = n->in[0];
+  cs->vw = n->in[1];
+  cs->vb = s->p.conv.has_bias ? n->in[2] : IR_NONE;
+  cs->vr = s->p.conv.has_residual ? n->in[3] : IR_NONE;
+  cs->vy = n->out[0];
+  const ir_tensor *y = &bp->p.t[cs->vy];
+  cs->numel = ir_numel(y->rank, y->dims);
+  cs->channels = y->dims[1];
+  cs->inner = cs->channels > 0 && y->dims[0] > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
+  *workspace = (size_t)cs->e->plan.workspace;
+  return NULL;
+}
+
+static void conv_release(be_plan *bp, gb_step *s) {
+  gb_conv_step *cs = s->priv;
+  if (!cs) return;
+  dnn_varpack_free(&bp->bg->c->m->vd, &cs->vp);
+  free(cs);
+  s->priv = NULL;
+}
+
+static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+  be_context *c = bp->bg->c;
+  gb_conv_step *cs = s->priv;
+  void *x = gb_addr(bp, cs->vx, b);
+  void *w = gb_addr(bp, cs->vw, b);
+  void *y = gb_addr(bp, cs->vy, b);
+  void *bias = gb_addr(bp, cs->vb, b);
+  void *res = gb_addr(bp, cs->vr, b);
+  if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res))
+    return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
+  void *ptrs[5];
+  int np = 0;
+  ptrs[np++] = x;
+  ptrs[np++] = w;
+  if (cs->e->fused && bias) ptrs[np++] = bias;
+  if (cs->e->fused && res) ptrs[np++] = res;
+  ptrs[np++] = y;
+  for (int i = 0; i < np; ++i)
+    if ((uintptr_t)ptrs[i] % 16)
+      return hd_error(HD_ERR_INVALID_ARG, "tensor %d of the convolution is not 16-byte aligned", i);
+  HD_TRY(dnn_plan_execute(&cs->e->plan, c->handle, ptrs, bp->workspace, &cs->vp));
+  if (!cs->e->fused) {
+    int act = gb_gpu_act((op_act_kind)cs->e->key.act_kind);
+    GB_KERNEL(gpu_conv_epilogue(y, bias, res, cs->e->key.dtype, cs->numel, cs->channels,
+                                cs->inner, act, cs->e->key.act_alpha, cs->e->key.act_beta,
+                                stream));
+  }
+  return NULL;
+}
+
+const gb_family gb_family_conv = {
+    .name = "conv",
+    .support = conv_support,
+    .compile = conv_compile,
+    .run = conv_run,
+    .release = conv_release,
+};

@@ -1,0 +1,209 @@
+/* gb_pointwise: elementwise families on the project's own kernels
+ * (gpu/gpu_pointwise.cu): unary activations, broadcast binary ops with a
+ * fused activation, inference BatchNormalization as a per-channel affine,
+ * and the device copy of a view whose output leaves the partition.
+ * Why kernels and not the DNN library's pointwise graphs: a standalone
+ * pointwise op is one memory-bound pass either way, the library would need a
+ * runtime-compiled engine per shape (plan builds of milliseconds) and still
+ * lacks HardSigmoid/HardSwish modes, and a kernel takes any broadcast. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+#include "ops/ops.h"
+
+static hd_status *no_support_needed(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  return gb_check_float_io(g, n, 1);
+}
+
+static int64_t numel_of(const be_plan *bp, int v) {
+  const ir_tensor *t = gb_t(bp, v);
+  return ir_numel(t->rank, t->dims);
+}
+
+/* ---- unary ---- */
+
+static hd_status *unary_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  (void)bp;
+  (void)s;
+  *ws = 0;
+  return NULL;
+}
+
+static hd_status *unary_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+  const ir_node *n = s->n;
+  const op_act *a = &s->p.unary.act;
+  GB_KERNEL(gpu_unary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b), gb_t(bp, n->in[0])->dtype,
+                      numel_of(bp, n->out[0]), gb_gpu_act(a->kind), a->alpha, a->beta, stream));
+  return NULL;
+}
+
+const gb_family gb_family_unary = {
+    .name = "unary",
+    .support = no_support_needed,
+    .compile = unary_compile,
+    .run = unary_run,
+};
+
+/* ---- binary with broadcasting ---- */
+
+static hd_status *binary_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  if (n->nin != 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s needs two inputs", gb_backend_name, n->op_type);
+  return gb_check_float_io(g, n, 2);
+}
+
+/* Right-aligned numpy broadcast of a and b onto y, collapsed: adjacent dims
+ * merge where both operands' strides stay contiguous over them. */
+hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y,
+                          gpu_bcast *bc);
+hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y,
+                          gpu_bcast *bc) {
+  int r = y->rank;
+  if (r > GPU_MAX_DIMS || a->rank > r || b->rank > r)
+    return hd_error(HD_ERR_INTERNAL, "%s: broadcast of ranks %d, %d to %d", gb_backend_name,
+                    a->rank, b->rank, r);
+  int64_t dims[GPU_MAX_DIMS], sa[GPU_MAX_DIMS], sb[GPU_MAX_DIMS];
+  int64_t ma = 1, mb = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    int da = d - (r - a->rank), db = d - (r - b->rank);
+    int64_t ea = da >= 0 ? a->dims[da] : 1, eb = db >= 0 ? b->dims[db] : 1;
+    dims[d] = y->dims[d];
+    if ((ea != 1 && ea != dims[d]) || (eb != 1 && eb != dims[d]))
+      return hd_error(HD_ERR_INTERNAL, "%s: dims %lld and %lld do not broadcast to %lld",
+                      gb_backend_name, (long long)ea, (long long)eb, (long long)dims[d]);
+    sa[d] = ea == 1 ? 0 : ma;
+    sb[d] = eb == 1 ? 0 : mb;
+    ma *= ea;
+    mb *= eb;
+  }
+  /* collapse: drop unit dims, merge contiguous neighbours */
+  memset(bc, 0, sizeof *bc);
+  for (int d = 0; d < r; ++d) {
+    if (dims[d] == 1) continue;
+    int k = bc->rank;
+    if (k > 0 && bc->sa[k - 1] == sa[d] * dims[d] && bc->sb[k - 1] == sb[d] * dims[d]) {
+      bc->dims[k - 1] *= dims[d];
+      bc->sa[k - 1] = sa[d];
+      bc->sb[k - 1] = sb[d];
+      continue;
+    }
+    bc->dims[k] = dims[d];
+    bc->sa[k] = sa[d];
+    bc->sb[k] = sb[d];
+    bc->rank++;
+  }
+  if (bc->rank == 0) {
+    bc->rank = 1;
+    bc->dims[0] = 1;
+    bc->sa[0] = bc->sb[0] = 0;
+  }
+  return NULL;
+}
+
+static hd_status *binary_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  *ws = 0;
+  gpu_bcast *bc = calloc(1, sizeof *bc);
+  if (!bc) return GB_OOM();
+  s->priv = bc;
+  const ir_node *n = s->n;
+  return gb_bcast_build(gb_t(bp, n->in[0]), gb_t(bp, n->in[1]), gb_t(bp, n->out[0]), bc);
+}
+
+static void free_priv(be_plan *bp, gb_step *s) {
+  (void)bp;
+  free(s->priv);
+  s->priv = NULL;
+}
+
+static hd_status *binary_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+  const ir_node *n = s->n;
+  const op_binary *pb = &s->p.binary;
+  int op = pb->kind == OP_BIN_ADD   ? GPU_BIN_ADD
+           : pb->kind == OP_BIN_SUB ? GPU_BIN_SUB
+           : pb->kind == OP_BIN_MUL ? GPU_BIN_MUL
+                                    : GPU_BIN_DIV;
+  if (numel_of(bp, n->out[0]) == 0) return NULL;
+  GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b),
+                       gb_addr(bp, n->out[0], b), gb_t(bp, n->out[0])->dtype, op,
+                       (const gpu_bcast *)s->priv, gb_gpu_act(pb->act.kind), pb->act.alpha,
+                       pb->act.beta, stream));
+  return NULL;
+}
+
+const gb_family gb_family_binary = {
+    .name = "binary",
+    .support = binary_support,
+    .compile = binary_compile,
+    .run = binary_run,
+    .release = free_priv,
+};
+
+/* ---- BatchNormalization (inference) ---- */
+
+static hd_status *bn_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  if (n->nin != 5)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: BatchNormalization with %d inputs",
+                    gb_backend_name, n->nin);
+  for (int i = 0; i < 5; ++i)
+    if (n->in[i] == IR_NONE)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: BatchNormalization input %d absent",
+                      gb_backend_name, i);
+  return gb_check_float_io(g, n, 5);
+}
+
+static hd_status *bn_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+  const ir_node *n = s->n;
+  const ir_tensor *x = gb_t(bp, n->in[0]);
+  int64_t total = ir_numel(x->rank, x->dims);
+  if (total == 0) return NULL;
+  int64_t ch = x->rank >= 2 ? x->dims[1] : 1;
+  int64_t inner = x->rank >= 2 && x->dims[0] > 0 && ch > 0 ? total / (x->dims[0] * ch) : 1;
+  GB_KERNEL(gpu_batchnorm(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b),
+                          gb_addr(bp, n->in[1], b), gb_addr(bp, n->in[2], b),
+                          gb_addr(bp, n->in[3], b), gb_addr(bp, n->in[4], b), x->dtype,
+                          s->p.bn.epsilon, total, ch, inner, stream));
+  return NULL;
+}
+
+const gb_family gb_family_batchnorm = {
+    .name = "batchnorm",
+    .support = bn_support,
+    .compile = unary_compile,
+    .run = bn_run,
+};
+
+/* ---- a view that is a partition output: a device copy ---- */
+
+static hd_status *copy_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  (void)g;
+  if (n->nin < 1 || n->in[0] == IR_NONE || n->nout < 1 || n->out[0] == IR_NONE)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s without data input/output", gb_backend_name,
+                    n->op_type);
+  for (int i = 1; i < n->nout; ++i)
+    if (n->out[i] != IR_NONE)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with a second output", gb_backend_name,
+                      n->op_type);
+  return NULL; /* bytes move as they are: any dtype */
+}
+
+static hd_status *copy_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+  const ir_node *n = s->n;
+  void *src = gb_addr(bp, n->in[0], b), *dst = gb_addr(bp, n->out[0], b);
+  size_t bytes = gb_t(bp, n->out[0])->nbytes;
+  if (bytes && src != dst)
+    GB_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToDevice, stream));
+  return NULL;
+}
+
+const gb_family gb_family_copy = {
+    .name = "copy",
+    .support = copy_support,
+    .compile = unary_compile,
+    .run = copy_run,
+};

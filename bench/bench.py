@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""Benchmarks HipDNNExecutionProvider against torch and ONNX Runtime's CPU EP
+on torchvision models (GPU machine; bench/run.sh is the entry point).
+
+For each model (random weights, exported at opset 17 with a dynamic batch) and
+each batch size, in one process:
+  ours, device I/O  ORT + our EP, inputs/outputs already on the GPU (IOBinding)
+  ours, host I/O    ORT + our EP, numpy in and out (copies included)
+  ORT CPU EP        ORT's CPU EP (timing skipped where it would be too slow)
+  torch eager       torch fp32 on CUDA (TF32 convolutions: torch's default)
+  torch graph       the same model captured in one torch.cuda.CUDAGraph
+Medians of wall time with the GPU synchronised, over --iters runs after
+--warmup runs. Our outputs are checked against the CPU EP (rel L2 < 1e-2):
+a FAIL row reports no speed of ours ("—").
+
+Writes OUT/benchmarks.md (table) and OUT/bench-<date>.json (raw numbers),
+rewritten after every row so a run cut short still leaves its rows.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hdep  # noqa: E402
+from hdep import log  # noqa: E402
+
+DASH = "—"
+
+# Ways to hand our EP inputs/outputs that are already on the GPU, in order of
+# preference. The first whose output matches the CPU EP in a probe process
+# (a crash there costs nothing) is used for the "device I/O" column.
+IO_STRATEGIES = ["ortvalue-gpu-vendor", "torch-ptr-cuda", "torch-ptr-gpu-vendor"]
+
+
+# ---- timing -------------------------------------------------------------------
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return None
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def time_fn(fn, iters, warmup, sync):
+    for _ in range(warmup):
+        fn()
+    sync()
+    ts = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        fn()
+        sync()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return {"median_ms": median(ts), "min_ms": min(ts), "iters": iters, "warmup": warmup}
+
+
+# ---- device I/O binding for our EP ----------------------------------------------
+
+class DeviceIO:
+    """An IOBinding of one input and all outputs on the GPU, made one of the
+    IO_STRATEGIES ways. run() runs; fetch() copies the outputs to numpy."""
+
+    def __init__(self, strategy, ort, torch, np, sess, x, out_shapes):
+        self.strategy = strategy
+        inp = sess.get_inputs()[0].name
+        outs = [o.name for o in sess.get_outputs()]
+        io = sess.io_binding()
+        self.keep = []
+        if strategy == "ortvalue-gpu-vendor":
+            xv = ort.OrtValue.ortvalue_from_numpy(x, "gpu", 0, hdep.NVIDIA)
+            ovs = [ort.OrtValue.ortvalue_from_shape_and_type(list(s), np.float32, "gpu", 0, hdep.NVIDIA)
+                   for s in out_shapes]
+            io.bind_ortvalue_input(inp, xv)
+            for n, ov in zip(outs, ovs):
+                io.bind_ortvalue_output(n, ov)
+            self.keep = [xv] + ovs
+
+            def fetch():
+                try:  # the session's data transfer (our EP's copy)
+                    return list(io.copy_outputs_to_cpu())
+                except Exception:
+                    return [ov.numpy() for ov in ovs]
+            self._fetch = fetch
+        elif strategy in ("torch-ptr-cuda", "torch-ptr-gpu-vendor"):
+            tx = torch.from_numpy(x).cuda()
+            tys = [torch.empty(tuple(s), dtype=torch.float32, device="cuda") for s in out_shapes]
+            if strategy == "torch-ptr-cuda":
+                io.bind_input(inp, "cuda", 0, np.float32, list(x.shape), tx.data_ptr())
+                for n, t in zip(outs, tys):
+                    io.bind_output(n, "cuda", 0, np.float32, list(t.shape), t.data_ptr())
+            else:  # an OrtValue over torch's memory, device named by vendor id
+                dev = ort.OrtDevice.make("gpu", 0, hdep.NVIDIA)
+                io._iobinding.bind_input(inp, dev._get_c_device(), np.float32, list(x.shape), tx.data_ptr())
+                for n, t in zip(outs, tys):
+                    io._iobinding.bind_output(n, dev._get_c_device(), np.float32, list(t.shape), t.data_ptr())
+            self.keep = [tx] + tys
+            self._fetch = lambda: [t.cpu().numpy() for t in tys]
+        else:
+            raise ValueError(strategy)
+        self.io = io
+        self.sess = sess
+
+    def run(self):
+        self.sess.run_with_iobinding(self.io)
+
+    def fetch(self):
+        return self._fetch()
+
+
+def probe_strategy(strategy, timeout=120):
+    """Runs `bench.py --probe STRATEGY` in a child: True when it worked."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--probe", strategy]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, "probe timed out"
+    lines = [ln.strip() for ln in (p.stdout + p.stderr).splitlines() if ln.strip()]
+    why = lines[-1] if lines else f"exit {p.returncode}"
+    if p.returncode < 0:
+        why = f"crashed (signal {-p.returncode}); last line: {why}"
+    return p.returncode == 0, why[:400]
+
+
+def run_probe(strategy):
+    """Child side: a small Conv model, the strategy, output vs the CPU EP."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from ep_check import small_conv_model
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"hdep_probe_{os.getpid()}.onnx")
+    small_conv_model(path)
+    hdep.register(ort)
+    dev = hdep.gpu_device(ort)
+    sess = hdep.ep_session(ort, path, dev)
+    cpu = hdep.cpu_session(ort, path)
+    x = np.random.default_rng(3).standard_normal((2, 16, 56, 56), dtype=np.float32)
+    ref = cpu.run(None, {"input": x})
+    d = DeviceIO(strategy, ort, torch, np, sess, x, [r.shape for r in ref])
+    for _ in range(2):
+        d.run()
+    torch.cuda.synchronize()
+    got = d.fetch()
+    c = hdep.compare(got[0], ref[0])
+    os.remove(path)
+    print(f"probe {strategy}: {hdep.compare_str(c)}")
+    return 0 if c["pass"] else 1
+
+
+# ---- one model ----------------------------------------------------------------
+
+def fmt_ms(v):
+    return DASH if v is None else (f"{v:.2f}" if v < 100 else f"{v:.0f}")
+
+
+def bench_model(name, a, ctx, emit):
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    path = os.path.join(a.work, f"{name}.onnx")
+    info = {"model": name}
+    tmodel = hdep.build_torchvision(name, seed=0)
+    if not os.path.exists(path) or a.force_export:
+        log(f"[{name}] exporting (opset {a.opset}, dynamic batch) ...")
+        info["export"] = hdep.export_model(tmodel, path, opset=a.opset, name=name)
+        log(f"[{name}]   {info['export']['exporter']} exporter, opset {info['export']['opset']}, "
+            f"{info['export']['seconds']} s")
+    else:
+        info["export"] = {"path": path, "reused": True}
+    cpu = hdep.cpu_session(ort, path)
+    ep = None
+    if ctx["dev"] is not None:
+        try:
+            t = time.time()
+            ep = hdep.ep_session(ort, path, ctx["dev"])
+            info["ep_session_s"] = round(time.time() - t, 2)
+            info["placement"] = hdep.placement(ep)
+            log(f"[{name}] {hdep.placement_str(info['placement'])} (session {info['ep_session_s']} s)")
+        except Exception as e:
+            info["ep_error"] = str(e)
+            log(f"[{name}] our EP session failed: {e}")
+    inp = cpu.get_inputs()[0].name
+    tm = tmodel.cuda()
+    sync = torch.cuda.synchronize
+    rng = np.random.default_rng(1234)
+    for b in a.batches:
+        if time.time() - ctx["t0"] > a.budget_s:
+            ctx["notes"].append(f"{name} batch {b}: skipped (time budget of {a.budget_s} s spent)")
+            log(ctx["notes"][-1])
+            continue
+        x = rng.standard_normal((b, 3, 224, 224), dtype=np.float32)
+        row = {"model": name, "batch": b, "placement": info.get("placement", {"unknown": "no EP session"}),
+               "times": {}, "checks": {}, "notes": []}
+        if ep is None:
+            row["notes"].append("our EP did not run: " + info.get("ep_error", "no GPU device of our EP"))
+        t = time.perf_counter()
+        ref = cpu.run(None, {inp: x})
+        one_cpu_s = time.perf_counter() - t
+        # ORT CPU EP
+        if one_cpu_s * (a.iters + a.warmup) <= a.cpu_max_s:
+            row["times"]["ort_cpu"] = time_fn(lambda: cpu.run(None, {inp: x}), a.iters, a.warmup, lambda: None)
+        else:
+            n = max(3, int(a.cpu_max_s / max(one_cpu_s, 1e-6)) - 1)
+            if n >= 10:
+                row["times"]["ort_cpu"] = time_fn(lambda: cpu.run(None, {inp: x}), n, 1, lambda: None)
+                row["notes"].append(f"ORT CPU EP: {n} runs (slow: {one_cpu_s * 1e3:.0f} ms each)")
+            else:
+                row["notes"].append(f"ORT CPU EP: not timed (slow: {one_cpu_s * 1e3:.0f} ms a run)")
+        # ours, host I/O
+        if ep is not None:
+            try:
+                got = ep.run(None, {inp: x})
+                row["checks"]["ours_host"] = c = hdep.compare(got[0], ref[0])
+                log(f"[{name} b{b}] ours host I/O vs CPU EP: {hdep.compare_str(c)}")
+                if c["pass"]:
+                    row["times"]["ours_host"] = time_fn(lambda: ep.run(None, {inp: x}), a.iters, a.warmup, sync)
+            except Exception as e:
+                row["checks"]["ours_host"] = {"pass": False, "why": f"run failed: {e}"}
+                log(f"[{name} b{b}] ours host I/O: run failed: {e}")
+            # ours, device I/O
+            if ctx["io"]:
+                try:
+                    d = DeviceIO(ctx["io"], ort, torch, np, ep, x, [r.shape for r in ref])
+                    d.run()
+                    sync()
+                    c = hdep.compare(d.fetch()[0], ref[0])
+                    row["checks"]["ours_device"] = c
+                    log(f"[{name} b{b}] ours device I/O ({ctx['io']}) vs CPU EP: {hdep.compare_str(c)}")
+                    if c["pass"]:
+                        row["times"]["ours_device"] = time_fn(d.run, a.iters, a.warmup, sync)
+                    del d
+                except Exception as e:
+                    row["checks"]["ours_device"] = {"pass": False, "why": f"run failed: {e}"}
+                    log(f"[{name} b{b}] ours device I/O: run failed: {e}")
+        # torch
+        with torch.no_grad():
+            tx = torch.from_numpy(x).cuda()
+            y = tm(tx)
+            sync()
+            row["checks"]["torch_eager"] = hdep.compare(y.float().cpu().numpy(), ref[0])
+            row["times"]["torch_eager"] = time_fn(lambda: tm(tx), a.iters, a.warmup, sync)
+            try:
+                static_x = tx.clone()
+                s = torch.cuda.Stream()
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    for _ in range(3):
+                        tm(static_x)
+                torch.cuda.current_stream().wait_stream(s)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    static_y = tm(static_x)
+                g.replay()
+                sync()
+                row["checks"]["torch_graph"] = hdep.compare(static_y.float().cpu().numpy(), ref[0])
+                row["times"]["torch_graph"] = time_fn(g.replay, a.iters, a.warmup, sync)
+                del g, static_y, static_x
+            except Exception as e:
+                row["notes"].append(f"torch CUDA graph failed: {e}")
+                log(f"[{name} b{b}] torch CUDA graph failed: {e}")
+            del tx, y
+        torch.cuda.empty_cache()
+        emit(info, row)
+    del ep, cpu, tm
+    torch.cuda.empty_cache()
+
+
+# ---- report -------------------------------------------------------------------
+
+def ours_ms(row):
+    """Our time for the ratios: device I/O when it was measured, else host I/O."""
+    t = row["times"]
+    for k in ("ours_device", "ours_host"):
+        if k in t and t[k]["median_ms"] is not None:
+            return t[k]["median_ms"], k
+    return None, None
+
+
+def row_status(row):
+    ch = row["checks"]
+    ours = [ch[k] for k in ("ours_host", "ours_device") if k in ch]
+    if not ours:
+        return "FAIL"  # our EP did not run (no GPU device, session failed): see the notes
+    return "PASS" if all(c["pass"] for c in ours) else "FAIL"
+
+
+def markdown(meta, rows):
+    L = []
+    L.append("# hipdnn-ep benchmarks")
+    L.append("")
+    L.append(f"- date: {meta['date']}")
+    L.append(f"- GPU: {meta['gpu']}")
+    v = meta["versions"]
+    L.append(f"- torch {v.get('torch')} (CUDA {v.get('cuda_torch')}, cuDNN {v.get('cudnn_torch')}), "
+             f"torchvision {v.get('torchvision')}, onnxruntime {v.get('onnxruntime')}, onnx {v.get('onnx')}, "
+             f"numpy {v.get('numpy')}, Python {v.get('python')}")
+    L.append(f"- our EP: {meta.get('ep_device', 'not available')}; device I/O: {meta.get('io') or 'not available'}")
+    L.append(f"- medians of wall time (GPU synchronised) over {meta['iters']} runs after {meta['warmup']} "
+             f"warm-up runs; fp32 (TF32 convolutions in ours and in torch); ORT graph optimisation level: all")
+    L.append("")
+    L.append("| model | batch | ours vs CPU EP | nodes on our EP | ours, device I/O (ms) | ours, host I/O (ms) "
+             "| ORT CPU EP (ms) | torch eager (ms) | torch graph (ms) | speed-up vs torch eager "
+             "| ratio to torch graph |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        t = r["times"]
+        st = row_status(r)
+        ok = st == "PASS"
+
+        def tm(k, ours=False):
+            if ours and not ok:
+                return DASH
+            return fmt_ms(t[k]["median_ms"]) if k in t else DASH
+
+        o, _ = ours_ms(r)
+        e = t.get("torch_eager", {}).get("median_ms")
+        g = t.get("torch_graph", {}).get("median_ms")
+        sp = f"{e / o:.2f}x" if ok and o and e else DASH
+        ra = f"{o / g:.2f}" if ok and o and g else DASH
+        L.append(f"| {r['model']} | {r['batch']} | {st} | {hdep.placement_cell(r['placement'])} | "
+                 f"{tm('ours_device', True)} | {tm('ours_host', True)} | {tm('ort_cpu')} | {tm('torch_eager')} | "
+                 f"{tm('torch_graph')} | {sp} | {ra} |")
+    L.append("")
+    L.append("Columns: *ours* = ONNX Runtime + HipDNNExecutionProvider (device I/O: input and output "
+             "bound on the GPU with IOBinding; host I/O: numpy in/out, copies included). *speed-up vs torch "
+             "eager* = torch eager / ours; *ratio to torch graph* = ours / torch graph (below 1 = faster than "
+             "torch's whole-model CUDA graph); both use device I/O where measured. A FAIL row reports none of "
+             "our times.")
+    notes = list(meta.get("notes", []))
+    placed = set()
+    for r in rows:
+        for c in ("ours_host", "ours_device", "torch_eager", "torch_graph"):
+            ch = r["checks"].get(c)
+            if ch and (c.startswith("ours") or not ch["pass"]):
+                notes.append(f"{r['model']} b{r['batch']} {c} vs CPU EP: {hdep.compare_str(ch)}")
+        for n in r["notes"]:
+            notes.append(f"{r['model']} b{r['batch']}: {n}")
+        if "unknown" not in r["placement"] and r["model"] not in placed:
+            placed.add(r["model"])
+            p = hdep.placement_str(r["placement"])
+            if "elsewhere" in p:
+                notes.append(f"{r['model']}: {p}")
+    if notes:
+        L.append("")
+        L.append("Notes:")
+        L.extend(f"- {n}" for n in notes)
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="*", default=["resnet50", "mobilenet_v2"])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 32])
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--opset", type=int, default=17)
+    ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-bench")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--budget-s", type=float, default=420, help="no new (model, batch) starts after this")
+    ap.add_argument("--cpu-max-s", type=float, default=12, help="most seconds spent timing the CPU EP per row")
+    ap.add_argument("--force-export", action="store_true")
+    ap.add_argument("--io", choices=IO_STRATEGIES + ["auto", "none"], default="auto",
+                    help="how device I/O binds (auto: probe each in a child process)")
+    ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.probe:
+        return run_probe(a.probe)
+
+    t0 = time.time()
+    import onnxruntime as ort
+    import torch
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    meta = {"date": now.strftime("%Y-%m-%d %H:%M UTC"), "gpu": hdep.gpu_name(), "versions": hdep.versions(),
+            "iters": a.iters, "warmup": a.warmup, "models": a.models, "batches": a.batches, "notes": []}
+    if not torch.cuda.is_available():
+        log("FAIL: torch sees no CUDA device")
+        return 2
+    log(f"GPU: {meta['gpu']}; {meta['versions']}")
+    ctx = {"t0": t0, "notes": meta["notes"], "dev": None, "io": None}
+    try:
+        hdep.register(ort)
+        ctx["dev"] = hdep.gpu_device(ort)
+        meta["ep_device"] = hdep.describe_device(ctx["dev"])
+        log("our device: " + meta["ep_device"])
+    except Exception as e:
+        meta["notes"].append(f"our EP: {e}")
+        log(f"our EP unavailable: {e}")
+    if ctx["dev"] is not None and a.io != "none":
+        tried = [a.io] if a.io != "auto" else IO_STRATEGIES
+        for s in tried:
+            ok, why = probe_strategy(s)
+            log(f"device I/O probe {s}: {'works' if ok else 'no'} ({why})")
+            if ok:
+                ctx["io"] = s
+                break
+            meta["notes"].append(f"device I/O way '{s}' did not work: {why}")
+        if not ctx["io"]:
+            meta["notes"].append("no device I/O way worked: only host I/O times for ours")
+    meta["io"] = ctx["io"]
+
+    stamp = now.strftime("%Y%m%d-%H%M")
+    json_path = os.path.join(a.out, f"bench-{stamp}.json")
+    md_path = os.path.join(a.out, "benchmarks.md")
+    rows = []
+    infos = {}
+
+    def emit(info, row):
+        rows.append(row)
+        infos[info["model"]] = info
+        o, k = ours_ms(row)
+        t = row["times"]
+        log(f"[{row['model']} b{row['batch']}] {row_status(row)}: ours {fmt_ms(o)} ms ({k}), "
+            f"cpu {fmt_ms(t.get('ort_cpu', {}).get('median_ms'))}, eager {fmt_ms(t.get('torch_eager', {}).get('median_ms'))}, "
+            f"graph {fmt_ms(t.get('torch_graph', {}).get('median_ms'))}")
+        save()
+
+    def save():
+        meta["wall_s"] = round(time.time() - t0, 1)
+        with open(json_path, "w") as f:
+            json.dump({"meta": meta, "models": infos, "rows": rows}, f, indent=2, default=str)
+        with open(md_path, "w") as f:
+            f.write(markdown(meta, rows))
+
+    save()
+    for name in a.models:
+        if time.time() - t0 > a.budget_s:
+            meta["notes"].append(f"{name}: skipped (time budget of {a.budget_s} s spent)")
+            continue
+        try:
+            bench_model(name, a, ctx, emit)
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            meta["notes"].append(f"{name}: failed: {type(e).__name__}: {e}")
+            log(f"[{name}] failed: {e}")
+        save()
+    save()
+    print()
+    print(open(md_path).read())
+    log(f"wrote {md_path} and {json_path} in {time.time() - t0:.0f} s")
+    bad = [r for r in rows if row_status(r) == "FAIL"]
+    return 1 if bad or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""Helpers shared by bench/bench.py and bench/ep_check.py (GPU machine).
+
+ONNX Runtime (1.23+ Python API) with HipDNNExecutionProvider loaded as a plugin
+EP library: registration, picking our GPU device, sessions, node placement,
+torchvision export, and the comparison rule. Nothing here imports torch at
+module level: ep_check.py's leak check runs without it.
+"""
+import collections
+import glob
+import inspect
+import os
+import sys
+import time
+
+EP_NAME = "HipDNNExecutionProvider"
+REG_NAME = "hipdnn_ep"  # the registration name (any string works)
+NVIDIA = 0x10DE
+AMD = 0x1002
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def ep_lib_path():
+    """The EP library: $HIPDNN_EP_LIB, else build/lib/libhipdnn_ep.so of this checkout."""
+    p = os.environ.get("HIPDNN_EP_LIB") or os.path.join(REPO, "build", "lib", "libhipdnn_ep.so")
+    return os.path.abspath(p)
+
+
+def ort_capi_lib():
+    """libonnxruntime.so* inside the installed onnxruntime package, or None."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
+    libs = sorted(glob.glob(os.path.join(capi, "libonnxruntime.so*")), key=len)
+    return libs[0] if libs else None
+
+
+# ---- registration and devices ---------------------------------------------------
+
+def register(ort, lib=None):
+    """Registers the EP library once per process; returns its path."""
+    lib = lib or ep_lib_path()
+    if not os.path.exists(lib):
+        raise RuntimeError(f"EP library {lib} not found (build it, or set HIPDNN_EP_LIB)")
+    if getattr(register, "_done", None) != lib:
+        ort.register_execution_provider_library(REG_NAME, lib)
+        register._done = lib
+    return lib
+
+
+def ep_devices(ort):
+    return [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
+
+
+def kv(obj):
+    """A dict from ORT's key-value pairs (a dict in 1.23+; be lenient)."""
+    if obj is None:
+        return {}
+    if isinstance(obj, dict):
+        return obj
+    for attr in ("entries", "items"):
+        f = getattr(obj, attr, None)
+        if callable(f):
+            try:
+                return dict(f())
+            except Exception:
+                pass
+    try:
+        return dict(obj)
+    except Exception:
+        return {}
+
+
+def dev_backend(d):
+    try:
+        return kv(d.ep_metadata).get("backend", "") or ""
+    except Exception:
+        return ""
+
+
+def describe_device(d):
+    try:
+        return _describe_device(d)
+    except Exception as e:  # an attribute this onnxruntime spells differently
+        return f"{getattr(d, 'ep_name', '?')} backend={dev_backend(d) or '?'} ({type(e).__name__}: {e})"
+
+
+def _describe_device(d):
+    hw = d.device
+    md = kv(getattr(hw, "metadata", None))
+    em = kv(getattr(d, "ep_metadata", None))
+    return (f"{d.ep_name} vendor={d.ep_vendor} backend={em.get('backend', '?')} "
+            f"hw.type={hw.type} hw.vendor_id=0x{hw.vendor_id:04x} hw.device_id=0x{hw.device_id:04x} "
+            f"hw.metadata={md} ep_metadata={em}")
+
+
+def gpu_device(ort):
+    """Our EP's first device whose backend is not the CPU reference one."""
+    devs = ep_devices(ort)
+    gpus = [d for d in devs if dev_backend(d) not in ("", "ref")]
+    if not gpus:
+        listed = "; ".join(describe_device(d) for d in devs) or "none"
+        raise RuntimeError(f"{EP_NAME} lists no GPU device (devices listed: {listed}); "
+                           "is libhipdnn_ep_cuda.so next to libhipdnn_ep.so, and libcudnn.so.9 on LD_LIBRARY_PATH?")
+    return gpus[0]
+
+
+def session_options(ort, opt_level="all", record_assignment=True, threads=0):
+    so = ort.SessionOptions()
+    if record_assignment:
+        so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    levels = {
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    }
+    so.graph_optimization_level = levels[opt_level]
+    if threads:
+        so.intra_op_num_threads = threads
+    return so
+
+
+def ep_session(ort, model, dev, provider_options=None, opt_level="all"):
+    so = session_options(ort, opt_level)
+    so.add_provider_for_devices([dev], dict(provider_options or {}))
+    return ort.InferenceSession(model, sess_options=so)
+
+
+def cpu_session(ort, model, opt_level="all", threads=0):
+    so = session_options(ort, opt_level, record_assignment=False, threads=threads)
+    return ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
+
+
+def placement(sess):
+    """{'by_ep': {ep: n}, 'by_ep_op': {ep: {op: n}}, 'total': n, 'on_ep': n, 'how': ...}
+    or {'unknown': why}."""
+    fn = getattr(sess, "get_provider_graph_assignment_info", None)
+    if fn is None:
+        inner = getattr(sess, "_sess", None)
+        fn = getattr(inner, "get_provider_graph_assignment_info", None) or \
+            getattr(inner, "get_ep_graph_assignment_info", None)
+    if fn is None:
+        return {"unknown": "this onnxruntime has no get_provider_graph_assignment_info"}
+    try:
+        subgraphs = list(fn())
+    except Exception as e:
+        return {"unknown": f"get_provider_graph_assignment_info failed: {e}"}
+    by_ep = collections.Counter()
+    by_ep_op = collections.defaultdict(collections.Counter)
+    for sg in subgraphs:
+        nodes = sg.get_nodes() if hasattr(sg, "get_nodes") else getattr(sg, "nodes", [])
+        for n in nodes:
+            by_ep[sg.ep_name] += 1
+            by_ep_op[sg.ep_name][getattr(n, "op_type", getattr(n, "operator_type", "?"))] += 1
+    total = sum(by_ep.values())
+    if total == 0:
+        return {"unknown": "the assignment info lists no nodes"}
+    return {"by_ep": dict(by_ep), "by_ep_op": {k: dict(v) for k, v in by_ep_op.items()},
+            "total": total, "on_ep": by_ep.get(EP_NAME, 0), "how": "get_provider_graph_assignment_info"}
+
+
+def placement_str(p):
+    if "unknown" in p:
+        return f"placement unknown ({p['unknown']})"
+    others = ", ".join(f"{ep}: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))
+                       for ep, ops in p["by_ep_op"].items() if ep != EP_NAME)
+    s = f"{p['on_ep']}/{p['total']} nodes on {EP_NAME}"
+    return s + (f" (elsewhere: {others})" if others else "")
+
+
+def placement_cell(p):
+    return "?" if "unknown" in p else f"{p['on_ep']}/{p['total']}"
+
+
+# ---- comparison ---------------------------------------------------------------
+
+REL_L2_TOL = 1e-2  # fp32 with TF32 convolutions
+
+
+def compare(got, ref, tol=REL_L2_TOL):
+    """rel L2 = ||got - ref|| / ||ref||, max abs, max rel; pass when rel L2 < tol
+    and everything is finite and the shapes agree."""
+    import numpy as np
+    got = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if got.shape != ref.shape:
+        return {"pass": False, "why": f"shape {got.shape} != {ref.shape}"}
+    if not np.all(np.isfinite(got)):
+        return {"pass": False, "why": "non-finite values", "n_nonfinite": int((~np.isfinite(got)).sum())}
+    d = got - ref
+    nref = float(np.linalg.norm(ref))
+    rel_l2 = float(np.linalg.norm(d)) / (nref if nref > 0 else 1.0)
+    max_abs = float(np.max(np.abs(d))) if d.size else 0.0
+    max_rel = float(np.max(np.abs(d) / (np.abs(ref) + 1e-6))) if d.size else 0.0
+    return {"pass": rel_l2 < tol, "rel_l2": rel_l2, "max_abs": max_abs, "max_rel": max_rel, "tol_rel_l2": tol}
+
+
+def compare_str(c):
+    if "rel_l2" not in c:
+        return f"FAIL ({c.get('why', '?')})"
+    return (f"{'PASS' if c['pass'] else 'FAIL'} rel_l2={c['rel_l2']:.3g} (tol {c['tol_rel_l2']:g}) "
+            f"max_abs={c['max_abs']:.3g} max_rel={c['max_rel']:.3g}")
+
+
+# ---- export -------------------------------------------------------------------
+
+def build_torchvision(name, seed=0):
+    """torchvision.models.<name>(weights=None) in eval mode, seeded: the same
+    seed gives the same weights, so torch and the exported file agree."""
+    import torch
+    import torchvision
+    ctor = getattr(torchvision.models, name, None)
+    if ctor is None or not callable(ctor):
+        raise RuntimeError(f"torchvision.models has no '{name}'")
+    torch.manual_seed(seed)
+    if "weights" in inspect.signature(ctor).parameters:
+        model = ctor(weights=None)
+    else:
+        model = ctor(pretrained=False)
+    return model.eval()
+
+
+def export_model(model, path, opset=17, size=224, name="model"):
+    """A torch module on the CPU -> ONNX at `path`: input "input"
+    [N,3,size,size] with a dynamic batch, output "output". Tries the classic
+    exporter (dynamo=False) first, then the dynamo one. Returns a dict saying
+    which exporter and opset worked."""
+    import torch
+    import torchvision
+    x = torch.randn(2, 3, size, size)
+    params = inspect.signature(torch.onnx.export).parameters
+    t0 = time.time()
+    errors = []
+    attempts = []
+    if "dynamo" in params:
+        attempts.append(("classic", opset, dict(dynamo=False)))
+        attempts.append(("dynamo", opset, dict(dynamo=True)))
+        if opset < 18:  # the dynamo exporter's own minimum is 18
+            attempts.append(("dynamo", 18, dict(dynamo=True)))
+    else:
+        attempts.append(("classic", opset, {}))
+    for how, ops, extra in attempts:
+        kw = dict(input_names=["input"], output_names=["output"], opset_version=ops)
+        if how == "classic":
+            kw.update(do_constant_folding=True,
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+        else:
+            kw["dynamic_shapes"] = ({0: torch.export.Dim("batch")},)
+            if "external_data" in params:
+                kw["external_data"] = False
+        kw.update(extra)
+        try:
+            with torch.no_grad():
+                torch.onnx.export(model, (x,), path, **kw)
+            return {"model": name, "path": path, "exporter": how, "opset": ops,
+                    "seconds": round(time.time() - t0, 1), "torch": torch.__version__,
+                    "torchvision": torchvision.__version__, "errors": errors}
+        except Exception as e:  # try the next exporter
+            errors.append(f"{how} (opset {ops}): {type(e).__name__}: {str(e)[:300]}")
+            log(f"  export {name} with the {how} exporter failed: {errors[-1]}")
+    raise RuntimeError(f"export of {name} failed: " + " | ".join(errors))
+
+
+def export_torchvision(name, path, opset=17, size=224, seed=0):
+    """build_torchvision + export_model."""
+    return export_model(build_torchvision(name, seed), path, opset=opset, size=size, name=name)
+
+
+def model_io(path):
+    """(input name, output names) of an ONNX file, read by onnxruntime on the CPU."""
+    import onnxruntime as ort
+    s = cpu_session(ort, path)
+    return s.get_inputs()[0].name, [o.name for o in s.get_outputs()]
+
+
+def versions():
+    v = {"python": sys.version.split()[0]}
+    for mod in ("onnxruntime", "onnx", "torch", "torchvision", "numpy"):
+        try:
+            v[mod] = __import__(mod).__version__
+        except Exception:
+            v[mod] = None
+    try:
+        import torch
+        v["cudnn_torch"] = torch.backends.cudnn.version()
+        v["cuda_torch"] = torch.version.cuda
+    except Exception:
+        pass
+    return v
+
+
+def gpu_name():
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        name = pynvml.nvmlDeviceGetName(h)
+        drv = pynvml.nvmlSystemGetDriverVersion()
+        name = name.decode() if isinstance(name, bytes) else name
+        drv = drv.decode() if isinstance(drv, bytes) else drv
+        return f"{name} (driver {drv})"
+    except Exception:
+        pass
+    try:
+        import subprocess
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()
+        if out:
+            n, d = [s.strip() for s in out[0].split(",", 1)]
+            return f"{n} (driver {d})"
+    except Exception:
+        pass
+    return "unknown GPU"

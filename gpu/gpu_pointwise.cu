@@ -1,0 +1,117 @@
+// gpu_pointwise: unary activations, broadcast binary ops with a fused
+// activation, and inference batch normalization. fp32 arithmetic for every
+// element type. CUDA C behind extern "C" launchers; compiles as HIP.
+#include "gpu/gpu_common.cuh"
+
+namespace {
+
+using gpu::ld;
+using gpu::st;
+
+template <typename T>
+__global__ void unary_kernel(const T *x, T *y, int64_t n, int act, float a, float b) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    st(y, i, gpu::act(act, ld(x, i), a, b));
+}
+
+template <typename T>
+int unary(const void *x, void *y, int64_t n, int act, float a, float b, gpuStream_t s) {
+  unary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)x, (T *)y, n, act, a, b);
+  return gpu::last_error();
+}
+
+__device__ __forceinline__ float bin(int op, float a, float b) {
+  switch (op) {
+    case GPU_BIN_ADD: return a + b;
+    case GPU_BIN_SUB: return a - b;
+    case GPU_BIN_MUL: return a * b;
+    default: return a / b;
+  }
+}
+
+// Same-shape or scalar operands: sa, sb in {0, 1} on one collapsed dim.
+template <typename T>
+__global__ void binary_flat_kernel(const T *a, const T *b, T *y, int64_t n, int64_t sa, int64_t sb,
+                                   int op, int act, float aa, float ab) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    st(y, i, gpu::act(act, bin(op, ld(a, i * sa), ld(b, i * sb)), aa, ab));
+}
+
+template <typename T>
+__global__ void binary_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast bc, int op,
+                              int act, float aa, float ab) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int64_t rem = i, oa = 0, ob = 0;
+#pragma unroll
+    for (int d = GPU_MAX_DIMS - 1; d >= 0; --d) {
+      if (d >= bc.rank) continue;
+      int64_t q = rem / bc.dims[d], r = rem - q * bc.dims[d];
+      oa += r * bc.sa[d];
+      ob += r * bc.sb[d];
+      rem = q;
+    }
+    st(y, i, gpu::act(act, bin(op, ld(a, oa), ld(b, ob)), aa, ab));
+  }
+}
+
+template <typename T>
+int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, int act, float aa,
+           float ab, gpuStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < bc->rank; ++d) n *= bc->dims[d];
+  if (n <= 0) return 0;
+  if (bc->rank == 1 && bc->sa[0] <= 1 && bc->sb[0] <= 1)
+    binary_flat_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
+        (const T *)a, (const T *)b, (T *)y, n, bc->sa[0], bc->sb[0], op, act, aa, ab);
+  else
+    binary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
+                                                             n, *bc, op, act, aa, ab);
+  return gpu::last_error();
+}
+
+template <typename T>
+__global__ void bn_kernel(const T *x, T *y, const T *scale, const T *bias, const T *mean,
+                          const T *var, float eps, int64_t n, int64_t channels, int64_t inner) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int64_t c = (i / inner) % channels;
+    float s = ld(scale, c) * rsqrtf(ld(var, c) + eps);
+    st(y, i, (ld(x, i) - ld(mean, c)) * s + ld(bias, c));
+  }
+}
+
+template <typename T>
+int batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,
+              const void *var, float eps, int64_t n, int64_t channels, int64_t inner,
+              gpuStream_t s) {
+  bn_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
+      (const T *)x, (T *)y, (const T *)scale, (const T *)bias, (const T *)mean, (const T *)var,
+      eps, n, channels, inner);
+  return gpu::last_error();
+}
+
+}  // namespace
+
+extern "C" int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, float alpha,
+                         float beta, void *stream) {
+  if (n <= 0) return 0;
+  GPU_DISPATCH(dtype, unary, x, y, n, act, alpha, beta, (gpuStream_t)stream)
+}
+
+extern "C" int gpu_binary(const void *a, const void *b, void *y, int dtype, int op,
+                          const gpu_bcast *bc, int act, float alpha, float beta, void *stream) {
+  if (bc->rank < 1 || bc->rank > GPU_MAX_DIMS) return -1;
+  GPU_DISPATCH(dtype, binary, a, b, y, op, bc, act, alpha, beta, (gpuStream_t)stream)
+}
+
+extern "C" int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias,
+                             const void *mean, const void *var, int dtype, float eps, int64_t n,
+                             int64_t channels, int64_t inner, void *stream) {
+  if (n <= 0) return 0;
+  if (channels <= 0 || inner <= 0) return -1;
+  GPU_DISPATCH(dtype, batchnorm, x, y, scale, bias, mean, var, eps, n, channels, inner,
+               (gpuStream_t)stream)
+}

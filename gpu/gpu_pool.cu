@@ -1,0 +1,113 @@
+// gpu_pool: max and average pooling over 1-3 spatial dims (NCHW-like
+// layout), and global pooling (one reduction per [n, c] row). Window
+// semantics follow ONNX: padded positions never win a max; an average
+// divides by the window positions inside the input (count_include_pad 0)
+// or inside the padded input (1).
+#include <float.h>
+
+#include "gpu/gpu_common.cuh"
+
+namespace {
+
+using gpu::ld;
+using gpu::st;
+
+template <typename T>
+__global__ void pool_kernel(const T *x, T *y, int64_t total, gpu_pool_desc d) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  int64_t in_plane = d.in[0] * d.in[1] * d.in[2];
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    int64_t o2 = i % d.out[2], r = i / d.out[2];
+    int64_t o1 = r % d.out[1];
+    r /= d.out[1];
+    int64_t o0 = r % d.out[0];
+    int64_t plane = r / d.out[0];
+    const T *xp = x + plane * in_plane;
+    int64_t s0 = o0 * d.stride[0] - d.pad_begin[0];
+    int64_t s1 = o1 * d.stride[1] - d.pad_begin[1];
+    int64_t s2 = o2 * d.stride[2] - d.pad_begin[2];
+    float acc = d.is_max ? -FLT_MAX : 0.f;
+    int64_t count = 0, padded = 0;
+    for (int64_t k0 = 0; k0 < d.kernel[0]; ++k0) {
+      int64_t p0 = s0 + k0 * d.dilation[0];
+      if (p0 < -d.pad_begin[0] || p0 >= d.in[0] + d.pad_end[0]) continue;
+      bool in0 = p0 >= 0 && p0 < d.in[0];
+      for (int64_t k1 = 0; k1 < d.kernel[1]; ++k1) {
+        int64_t p1 = s1 + k1 * d.dilation[1];
+        if (p1 < -d.pad_begin[1] || p1 >= d.in[1] + d.pad_end[1]) continue;
+        bool in1 = in0 && p1 >= 0 && p1 < d.in[1];
+        for (int64_t k2 = 0; k2 < d.kernel[2]; ++k2) {
+          int64_t p2 = s2 + k2 * d.dilation[2];
+          if (p2 < -d.pad_begin[2] || p2 >= d.in[2] + d.pad_end[2]) continue;
+          ++padded;
+          if (!in1 || p2 < 0 || p2 >= d.in[2]) continue;
+          float v = ld(xp, (p0 * d.in[1] + p1) * d.in[2] + p2);
+          if (d.is_max) acc = v > acc || v != v ? v : acc;
+          else acc += v;
+          ++count;
+        }
+      }
+    }
+    float out;
+    if (d.is_max) out = acc;
+    else {
+      int64_t div = d.count_include_pad ? padded : count;
+      out = div > 0 ? acc / (float)div : 0.f;
+    }
+    st(y, i, out);
+  }
+}
+
+template <typename T>
+int pool(const void *x, void *y, int64_t nc, const gpu_pool_desc *d, gpuStream_t s) {
+  int64_t total = nc * d->out[0] * d->out[1] * d->out[2];
+  if (total <= 0) return 0;
+  pool_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, total, *d);
+  return gpu::last_error();
+}
+
+// One warp per row.
+template <typename T>
+__global__ void global_pool_kernel(const T *x, T *y, int64_t rows, int64_t len, int is_max) {
+  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+  int lane = threadIdx.x % 32;
+  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows;
+       row += warps) {
+    const T *xp = x + row * len;
+    float acc = is_max ? -FLT_MAX : 0.f;
+    for (int64_t j = lane; j < len; j += 32) {
+      float v = ld(xp, j);
+      if (is_max) acc = v > acc || v != v ? v : acc;
+      else acc += v;
+    }
+    for (int off = 16; off > 0; off /= 2) {
+      float o = gpu::shfl_xor32(acc, off);
+      if (is_max) acc = o > acc || o != o ? o : acc;
+      else acc += o;
+    }
+    if (lane == 0) st(y, row, is_max ? acc : acc / (float)len);
+  }
+}
+
+template <typename T>
+int global_pool(const void *x, void *y, int64_t rows, int64_t len, int is_max, gpuStream_t s) {
+  if (rows <= 0) return 0;
+  if (len <= 0) return -1;
+  int64_t blocks = (rows + 7) / 8;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  global_pool_kernel<T><<<(unsigned)blocks, 256, 0, s>>>((const T *)x, (T *)y, rows, len, is_max);
+  return gpu::last_error();
+}
+
+}  // namespace
+
+extern "C" int gpu_pool(const void *x, void *y, int dtype, int64_t nc, const gpu_pool_desc *d,
+                        void *stream) {
+  if (d->nspatial < 1 || d->nspatial > 3) return -1;
+  GPU_DISPATCH(dtype, pool, x, y, nc, d, (gpuStream_t)stream)
+}
+
+extern "C" int gpu_global_pool(const void *x, void *y, int dtype, int64_t rows, int64_t len,
+                               int is_max, void *stream) {
+  GPU_DISPATCH(dtype, global_pool, x, y, rows, len, is_max, (gpuStream_t)stream)
+}

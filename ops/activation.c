@@ -1,0 +1,84 @@
+/* Elementwise activations: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid,
+ * HardSwish, Tanh. One family: the kind is op_unary.act, which is also the
+ * form the fusion passes fold into the producing op. fp32 and fp16. */
+#include <float.h>
+#include <string.h>
+
+#include "ops/op_util.h"
+
+static hd_status *unary_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
+  op_act *act = &n->p.unary.act;
+  memset(&n->p.unary, 0, sizeof n->p.unary);
+  switch (n->kind) {
+    case OP_RELU: act->kind = OP_ACT_RELU; break;
+    case OP_SIGMOID: act->kind = OP_ACT_SIGMOID; break;
+    case OP_TANH: act->kind = OP_ACT_TANH; break;
+    case OP_HARD_SWISH: act->kind = OP_ACT_HARD_SWISH; break;
+    case OP_LEAKY_RELU:
+      act->kind = OP_ACT_LEAKY_RELU;
+      HD_TRY(op_attr_float(a, "alpha", 0.01f, &act->alpha));
+      break;
+    case OP_HARD_SIGMOID:
+      act->kind = OP_ACT_HARD_SIGMOID;
+      HD_TRY(op_attr_float(a, "alpha", 0.2f, &act->alpha));
+      HD_TRY(op_attr_float(a, "beta", 0.5f, &act->beta));
+      break;
+    case OP_CLIP:
+      act->kind = OP_ACT_CLIP;
+      act->alpha = -FLT_MAX;
+      act->beta = FLT_MAX;
+      if (n->opset < 11) {
+        HD_TRY(op_attr_float(a, "min", -FLT_MAX, &act->alpha));
+        HD_TRY(op_attr_float(a, "max", FLT_MAX, &act->beta));
+      } else {
+        /* min/max are inputs: only constants become parameters. */
+        op_const_info ci;
+        if (op_input(n, 1) != IR_NONE) HD_TRY(op_const_scalar(g, n->in[1], &act->alpha, &ci));
+        if (op_input(n, 2) != IR_NONE) HD_TRY(op_const_scalar(g, n->in[2], &act->beta, &ci));
+      }
+      /* ONNX clips as min(max(x, lo), hi): with lo > hi every value is hi. */
+      if (act->alpha > act->beta) act->alpha = act->beta;
+      break;
+    default: return hd_error(HD_ERR_INTERNAL, "activation parse for kind %d", (int)n->kind);
+  }
+  return NULL;
+}
+
+static hd_status *unary_check(const ir_graph *g, const ir_node *n) {
+  HD_TRY(op_check_float_io(g, n, n->op_type));
+  if (n->nout > 1 && op_has_output(n, 1))
+    return hd_error(HD_ERR_INVALID_ARG, "%s has one output", n->op_type);
+  return NULL;
+}
+
+static hd_status *unary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
+  (void)g;
+  (void)p;
+  const ir_tensor *x = &t[n->in[0]];
+  ir_tensor *y = &t[n->out[0]];
+  y->rank = x->rank;
+  memcpy(y->dims, x->dims, sizeof x->dims);
+  return NULL;
+}
+
+#define UNARY_DEF(KIND, TYPE, MIN, MAX) \
+  const op_def op_def_##KIND = {        \
+      .kind = OP_##KIND,                \
+      .onnx_type = TYPE,                \
+      .min_opset = MIN,                 \
+      .max_opset = MAX,                 \
+      .parse = unary_parse,             \
+      .check = unary_check,             \
+      .infer = unary_infer,             \
+  };
+
+/* Opset ranges: the first version without the legacy consumed_inputs
+ * attribute, up to the newest (later versions only added types). Clip 6
+ * reads min/max attributes, 11+ constant inputs. */
+UNARY_DEF(RELU, "Relu", 6, 14)
+UNARY_DEF(LEAKY_RELU, "LeakyRelu", 6, 16)
+UNARY_DEF(CLIP, "Clip", 6, 13)
+UNARY_DEF(SIGMOID, "Sigmoid", 6, 13)
+UNARY_DEF(HARD_SIGMOID, "HardSigmoid", 6, 22)
+UNARY_DEF(HARD_SWISH, "HardSwish", 14, 22)
+UNARY_DEF(TANH, "Tanh", 6, 13)

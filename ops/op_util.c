@@ -1,0 +1,102 @@
+#include "ops/op_util.h"
+
+#include <string.h>
+
+int op_is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16; }
+
+int op_input(const ir_node *n, int k) { return k < n->nin ? n->in[k] : IR_NONE; }
+
+int op_has_output(const ir_node *n, int k) { return k < n->nout && n->out[k] != IR_NONE; }
+
+int op_rank_unsure(const ir_value *v) { return v->rank == 0 && !v->is_const; }
+
+hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *what) {
+  if (n->nin < 1 || n->in[0] == IR_NONE || n->nout < 1 || n->out[0] == IR_NONE)
+    return hd_error(HD_ERR_INVALID_ARG, "%s needs an input and an output", what);
+  int dt = g->values[n->in[0]].dtype;
+  if (!op_is_float(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", what, hd_dtype_name(dt));
+  for (int k = 0; k < n->nin; k++) {
+    if (n->in[k] == IR_NONE) continue;
+    const ir_value *v = &g->values[n->in[k]];
+    if (v->dtype != dt)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s with inputs of types %s and %s", what, hd_dtype_name(dt),
+                      hd_dtype_name(v->dtype));
+    if (v->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input %d of unknown rank", what, k);
+    if (op_rank_unsure(v)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input %d: a scalar or an unknown shape", what, k);
+  }
+  if (g->values[n->out[0]].dtype != dt)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of type %s", what, hd_dtype_name(g->values[n->out[0]].dtype));
+  return NULL;
+}
+
+/* Data absent though elements exist: GetCapability's import. */
+static int data_pending(const ir_value *v) {
+  return !v->data && (v->rank < 0 || ir_numel(v->rank, v->dims) != 0);
+}
+
+hd_status *op_const_ints(const ir_graph *g, int v, int64_t *out, int max, op_const_info *ci) {
+  const ir_value *val = &g->values[v];
+  ci->have = ci->n = 0;
+  if (!val->is_const) return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' is not a constant", val->name);
+  if (val->dtype != HD_DT_I64 && val->dtype != HD_DT_I32)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' has type %s", val->name, hd_dtype_name(val->dtype));
+  if (data_pending(val)) return NULL;
+  size_t esz = hd_dtype_size(val->dtype);
+  size_t cnt = val->nbytes / esz;
+  if (cnt > (size_t)max)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' has %zu values (at most %d)", val->name, cnt, max);
+  for (size_t i = 0; i < cnt; i++) {
+    if (val->dtype == HD_DT_I64) memcpy(&out[i], (const char *)val->data + i * 8, 8);
+    else {
+      int32_t x;
+      memcpy(&x, (const char *)val->data + i * 4, 4);
+      out[i] = x;
+    }
+  }
+  ci->have = 1;
+  ci->n = (int)cnt;
+  return NULL;
+}
+
+hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *ci) {
+  const ir_value *val = &g->values[v];
+  ci->have = ci->n = 0;
+  if (!val->is_const) return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' is not a constant", val->name);
+  if (!op_is_float(val->dtype))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' has type %s", val->name, hd_dtype_name(val->dtype));
+  if (val->rank > 0 && ir_numel(val->rank, val->dims) != 1)
+    return hd_error(HD_ERR_INVALID_ARG, "'%s' is not a scalar", val->name);
+  if (data_pending(val)) return NULL;
+  if (val->nbytes != hd_dtype_size(val->dtype))
+    return hd_error(HD_ERR_INVALID_ARG, "'%s' is not a scalar", val->name);
+  if (val->dtype == HD_DT_F32) memcpy(out, val->data, 4);
+  else {
+    uint16_t h;
+    memcpy(&h, val->data, 2);
+    *out = hd_f16_to_f32(h);
+  }
+  ci->have = 1;
+  ci->n = 1;
+  return NULL;
+}
+
+hd_status *op_norm_axis(int64_t a, int r, int *out, const char *what) {
+  if (a < -(int64_t)r || a >= r)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: axis %lld out of range for rank %d", what, (long long)a, r);
+  *out = (int)(a < 0 ? a + r : a);
+  return NULL;
+}
+
+hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout) {
+  int r = ra > rb ? ra : rb;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - ra), ib = i - (r - rb);
+    int64_t a = ia >= 0 ? da[ia] : 1, b = ib >= 0 ? db[ib] : 1;
+    if (a == b || b == 1) dout[i] = a;
+    else if (a == 1) dout[i] = b;
+    else return hd_error(HD_ERR_INVALID_ARG, "shapes do not broadcast: dim %d is %lld and %lld", i,
+                         (long long)a, (long long)b);
+  }
+  *rout = r;
+  return NULL;
+}

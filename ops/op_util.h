@@ -1,0 +1,44 @@
+/* Helpers shared by the op files: dtype tests, constant inputs, axes and
+ * the spatial attributes that Conv-like ops (pools) read. */
+#ifndef OP_UTIL_H
+#define OP_UTIL_H
+
+#include "ops/op_defs.h"
+
+/* The dtypes our ops claim: fp32 and fp16. */
+int op_is_float(int dtype);
+
+/* Input k of n, or IR_NONE when absent (also when k >= nin). */
+int op_input(const ir_node *n, int k);
+/* 1 when output k of n is present (a name the model uses). */
+int op_has_output(const ir_node *n, int k);
+
+/* ORT reports a tensor of unknown shape with 0 dims, like a scalar
+ * (ep_graph does not ask TensorTypeAndShape_HasShape yet), and the plan
+ * then rejects the real rank at run time. Until it does, a non-constant
+ * rank-0 input is refused: 1 for such a value. */
+int op_rank_unsure(const ir_value *v);
+
+/* NOT_SUPPORTED unless every present input and output 0 has dtype `dt`
+ * (fp32 or fp16) and a known rank. */
+hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *what);
+
+/* A constant input's contents. GetCapability imports constants without
+ * their data (ep_graph_import with_data 0), so *have is 0 there: callers
+ * accept the node and read the values again when Compile imports them. */
+typedef struct op_const_info {
+  int have;   /* the values were read */
+  int n;      /* number of elements (when have) */
+} op_const_info;
+/* int64 or int32 constant of at most max elements. */
+hd_status *op_const_ints(const ir_graph *g, int v, int64_t *out, int max, op_const_info *ci);
+/* fp32 or fp16 scalar (1 element) constant. */
+hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *ci);
+
+/* Normalises axis a of a rank-r tensor (-r <= a < r) into *out. */
+hd_status *op_norm_axis(int64_t a, int r, int *out, const char *what);
+
+/* Output dims of numpy broadcasting of two shapes. */
+hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout);
+
+#endif

@@ -1,0 +1,145 @@
+/* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on fp32 and fp16,
+ * 1D-3D. Explicit or automatic pads, strides, dilations, ceil_mode,
+ * count_include_pad. MaxPool's optional Indices output is not run. */
+#include <string.h>
+
+#include "ops/op_util.h"
+
+static hd_status *read_ints(const op_attrs *a, const char *name, int64_t dflt, int64_t *dst, int len) {
+  int64_t buf[2 * OP_MAX_SPATIAL];
+  int n = 0, found = 0;
+  HD_TRY(a->get_ints(a->ctx, name, buf, 2 * OP_MAX_SPATIAL, &n, &found));
+  if (!found) {
+    for (int i = 0; i < len; i++) dst[i] = dflt;
+    return NULL;
+  }
+  if (n != len)
+    return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, len);
+  memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
+  return NULL;
+}
+
+static hd_status *pool_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
+  op_pool *p = &n->p.pool;
+  memset(p, 0, sizeof *p);
+  if (n->nin != 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
+    return hd_error(HD_ERR_INVALID_ARG, "%s needs one input and output Y", n->op_type);
+  p->is_max = n->kind == OP_MAX_POOL || n->kind == OP_GLOBAL_MAX_POOL;
+  p->global = n->kind == OP_GLOBAL_AVERAGE_POOL || n->kind == OP_GLOBAL_MAX_POOL;
+  /* Indices: a second output the model reads; only Y is computed here. */
+  if (op_has_output(n, 1)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s with the Indices output", n->op_type);
+  int rank = g->values[n->in[0]].rank;
+  if (rank < 3 || rank > 2 + OP_MAX_SPATIAL)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s of rank %d (1D-3D only)", n->op_type, rank);
+  int ns = p->nspatial = rank - 2;
+  for (int i = 0; i < ns; i++) p->strides[i] = p->dilations[i] = 1;
+  if (p->global) return NULL;
+
+  char pad_mode[32] = "NOTSET";
+  int found = 0;
+  HD_TRY(a->get_string(a->ctx, "auto_pad", pad_mode, sizeof pad_mode, &found));
+  if (!found || strcmp(pad_mode, "NOTSET") == 0) p->auto_pad = OP_PAD_NOTSET;
+  else if (strcmp(pad_mode, "SAME_UPPER") == 0) p->auto_pad = OP_PAD_SAME_UPPER;
+  else if (strcmp(pad_mode, "SAME_LOWER") == 0) p->auto_pad = OP_PAD_SAME_LOWER;
+  else if (strcmp(pad_mode, "VALID") == 0) p->auto_pad = OP_PAD_VALID;
+  else return hd_error(HD_ERR_INVALID_ARG, "%s auto_pad '%s' is not valid", n->op_type, pad_mode);
+
+  int64_t k[OP_MAX_SPATIAL];
+  int nk = 0;
+  HD_TRY(a->get_ints(a->ctx, "kernel_shape", k, OP_MAX_SPATIAL, &nk, &found));
+  if (!found || nk != ns)
+    return hd_error(HD_ERR_INVALID_ARG, "%s needs kernel_shape with %d values", n->op_type, ns);
+  memcpy(p->kernel, k, sizeof(int64_t) * (size_t)ns);
+  /* Attributes a version's schema lacks are not read: ORT answers NOT_FOUND
+   * for them rather than "absent". MaxPool: dilations and ceil_mode from
+   * 10; AveragePool: count_include_pad from 7, ceil_mode from 10, dilations
+   * from 19. */
+  int has_dil = p->is_max ? n->opset >= 10 : n->opset >= 19;
+  int has_ceil = n->opset >= 10, has_cip = !p->is_max && n->opset >= 7;
+  HD_TRY(read_ints(a, "strides", 1, p->strides, ns));
+  if (has_dil) HD_TRY(read_ints(a, "dilations", 1, p->dilations, ns));
+  int64_t pads[2 * OP_MAX_SPATIAL];
+  HD_TRY(read_ints(a, "pads", 0, pads, 2 * ns));
+  for (int i = 0; i < ns; i++) {
+    p->pads_begin[i] = pads[i];
+    p->pads_end[i] = pads[ns + i];
+    if (p->kernel[i] < 1 || p->strides[i] < 1 || p->dilations[i] < 1 || pads[i] < 0 || pads[ns + i] < 0)
+      return hd_error(HD_ERR_INVALID_ARG, "%s: non-positive kernel/stride/dilation or negative pad", n->op_type);
+  }
+  int64_t v = 0;
+  if (has_ceil) HD_TRY(op_attr_int(a, "ceil_mode", 0, &v));
+  p->ceil_mode = v != 0;
+  if (has_cip) {
+    HD_TRY(op_attr_int(a, "count_include_pad", 0, &v));
+    p->count_include_pad = v != 0;
+  }
+  /* storage_order only orders Indices, which is never computed here. */
+  return NULL;
+}
+
+static hd_status *pool_check(const ir_graph *g, const ir_node *n) {
+  HD_TRY(op_check_float_io(g, n, n->op_type));
+  return NULL;
+}
+
+static hd_status *pool_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
+  (void)g;
+  op_pool *p = &pp->pool;
+  const ir_tensor *x = &t[n->in[0]];
+  ir_tensor *y = &t[n->out[0]];
+  int ns = p->nspatial;
+  if (x->rank != ns + 2) return hd_error(HD_ERR_INVALID_ARG, "%s: input rank %d", n->op_type, x->rank);
+  y->rank = x->rank;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = x->dims[1];
+  for (int i = 0; i < ns; i++) {
+    int64_t in = x->dims[2 + i];
+    if (p->global) {
+      p->kernel[i] = in;
+      p->strides[i] = 1;
+      p->dilations[i] = 1;
+      p->pads_begin[i] = p->pads_end[i] = 0;
+      y->dims[2 + i] = 1;
+      continue;
+    }
+    int64_t s = p->strides[i], span = (p->kernel[i] - 1) * p->dilations[i] + 1, out;
+    if (p->auto_pad == OP_PAD_SAME_UPPER || p->auto_pad == OP_PAD_SAME_LOWER) {
+      out = (in + s - 1) / s;
+      int64_t total = (out - 1) * s + span - in;
+      if (total < 0) total = 0;
+      int64_t small = total / 2, big = total - small;
+      p->pads_begin[i] = p->auto_pad == OP_PAD_SAME_UPPER ? small : big;
+      p->pads_end[i] = p->auto_pad == OP_PAD_SAME_UPPER ? big : small;
+    } else {
+      if (p->auto_pad == OP_PAD_VALID) p->pads_begin[i] = p->pads_end[i] = 0;
+      int64_t room = in + p->pads_begin[i] + p->pads_end[i] - span;
+      if (room < 0)
+        return hd_error(HD_ERR_INVALID_ARG, "%s: spatial dim %d smaller than the kernel span", n->op_type, i);
+      out = (p->ceil_mode ? (room + s - 1) / s : room / s) + 1;
+      /* ceil_mode: a last window that would start in the end padding is dropped. */
+      if (p->ceil_mode && (out - 1) * s >= in + p->pads_begin[i]) out--;
+    }
+    y->dims[2 + i] = out;
+  }
+  p->auto_pad = OP_PAD_NOTSET;
+  return NULL;
+}
+
+#define POOL_DEF(KIND, TYPE, MIN, MAX) \
+  const op_def op_def_##KIND = {       \
+      .kind = OP_##KIND,               \
+      .onnx_type = TYPE,               \
+      .min_opset = MIN,                \
+      .max_opset = MAX,                \
+      .parse = pool_parse,             \
+      .check = pool_check,             \
+      .infer = pool_infer,             \
+  };
+
+/* Every version: attributes a version lacks read as their defaults
+ * (MaxPool 8: Indices, 10: ceil_mode and dilations, 12: int8 types, 22:
+ * bf16; AveragePool 7: count_include_pad, 10: ceil_mode, 19: dilations). */
+POOL_DEF(MAX_POOL, "MaxPool", 1, 22)
+POOL_DEF(AVERAGE_POOL, "AveragePool", 1, 22)
+POOL_DEF(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", 1, 22)
+POOL_DEF(GLOBAL_MAX_POOL, "GlobalMaxPool", 1, 22)

@@ -1,0 +1,23 @@
+# The vendor tables against the descriptor builder (tests/test_dnn_tables.c):
+# no GPU, no cuDNN or hipDNN library needed, so it runs in CI. Included by
+# tests/CMakeLists.txt (OPTIONAL).
+add_executable(test_dnn_tables test_dnn_tables.c)
+target_link_libraries(test_dnn_tables PRIVATE hd_dnn_table_hip hd_dnn hd_common m)
+if(TARGET hd_dnn_table_cuda)
+  target_link_libraries(test_dnn_tables PRIVATE hd_dnn_table_cuda)
+  target_compile_definitions(test_dnn_tables PRIVATE HD_HAVE_CUDNN_TABLE=1)
+endif()
+add_test(NAME unit_dnn_tables COMMAND test_dnn_tables)
+set_tests_properties(unit_dnn_tables PROPERTIES LABELS "unit" ENVIRONMENT "${HH_SAN_ENV}")
+
+# The HIP module loads and fails cleanly (NOT_FOUND) where there is no AMD GPU.
+if(TARGET hipdnn_ep_hip)
+  add_executable(test_backend_hip test_backend_hip.c)
+  target_link_libraries(test_backend_hip PRIVATE hd_common ${CMAKE_DL_LIBS})
+  target_compile_definitions(test_backend_hip PRIVATE
+    HD_HIP_MODULE_PATH="$<TARGET_FILE:hipdnn_ep_hip>")
+  add_dependencies(test_backend_hip hipdnn_ep_hip)
+  add_test(NAME backend_hip_open COMMAND test_backend_hip)
+  set_tests_properties(backend_hip_open PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu"
+    ENVIRONMENT "${HH_SAN_ENV}")
+endif()

@@ -1,0 +1,4 @@
+# The non-Conv ops against the CPU EP (tests/test_ops.c), on both runtimes.
+add_executable(test_ops test_ops.c)
+target_link_libraries(test_ops PRIVATE hh_harness)
+hh_add_ort_test(ops test_ops)

@@ -1,0 +1,300 @@
+/* test_dnn_tables: the cuDNN and hipDNN tables cover everything the
+ * descriptor builder uses. Needs no GPU and no DNN library:
+ *   1. each table (plain data) names and values every DNN_NAMES entry, or
+ *      marks it absent where that is allowed (DNN_OPTIONAL_NAMES); values of
+ *      one kind (ATTR_, TYPE_, BACKEND_, ...) are distinct; every entry point
+ *      has a symbol with the vendor's prefix;
+ *   2. the builder, run against a mock backend API with each table's values,
+ *      builds, plans and executes every convolution it can emit (fused or not,
+ *      each activation, 2D and 3D, fp32 and fp16) without touching a name the
+ *      vendor lacks and passing only values that are in the table.
+ * The hipDNN table is always checked; the cuDNN one when cuDNN's headers
+ * were found at configure time (HD_HAVE_CUDNN_TABLE). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/dnn/dnn.h"
+#include "backends/hip/hip_hipdnn.h"
+#include "common/hd_dtype.h"
+#ifdef HD_HAVE_CUDNN_TABLE
+#include "backends/cuda/cu_cudnn.h"
+#endif
+
+static int failures;
+#define CHECK(cond, ...)                   \
+  do {                                     \
+    if (!(cond)) {                         \
+      ++failures;                          \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);                 \
+      printf("\n");                        \
+    }                                      \
+  } while (0)
+
+/* ---- 1. the table as data ---- */
+
+static const char *kinds[] = {"STATUS_", "BACKEND_", "TYPE_", "DATA_", "HEUR_MODE_",
+                              "NUMERICAL_NOTE_", "POINTWISE_", "ATTR_"};
+
+static const char *kind_of(dnn_name n) {
+  const char *s = dnn_name_str(n);
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+    if (strncmp(s, kinds[k], strlen(kinds[k])) == 0) return kinds[k];
+  return ""; /* CROSS_CORRELATION: a kind of its own */
+}
+
+static void check_data(const dnn_table *t) {
+  int absent = 0;
+  for (int n = 0; n < DNN_NAME_COUNT; ++n) {
+    const char *name = dnn_name_str((dnn_name)n);
+    const char *spelled = t->names[n];
+    int64_t v = t->values[n];
+    if (!spelled || v == DNN_ABSENT) {
+      ++absent;
+      CHECK(!spelled && v == DNN_ABSENT, "%s %s: a name without a value or a value without a name",
+            t->vendor, name);
+      CHECK(dnn_name_optional((dnn_name)n), "%s lacks %s, which the builder needs", t->vendor, name);
+      continue;
+    }
+    CHECK(strncmp(spelled, t->prefix, strlen(t->prefix)) == 0, "%s %s spelled %s", t->vendor,
+          name, spelled);
+    for (int m = 0; m < n; ++m)
+      if (t->names[m] && strcmp(kind_of((dnn_name)n), kind_of((dnn_name)m)) == 0)
+        CHECK(t->values[m] != v, "%s: %s and %s are both %lld", t->vendor, name,
+              dnn_name_str((dnn_name)m), (long long)v);
+  }
+  /* The names that only make sense together. */
+  const dnn_name pairs[][2] = {
+      {DNN_BACKEND_CONVOLUTION_DESCRIPTOR, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC},
+      {DNN_BACKEND_POINTWISE_DESCRIPTOR, DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR},
+      {DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)
+    CHECK((t->names[pairs[i][0]] == NULL) == (t->names[pairs[i][1]] == NULL),
+          "%s: %s and %s must be both present or both absent", t->vendor,
+          dnn_name_str(pairs[i][0]), dnn_name_str(pairs[i][1]));
+  char lower[16];
+  size_t pl = strlen(t->prefix) - 1; /* "HIPDNN_" -> "hipdnn" */
+  for (size_t i = 0; i < pl && i < sizeof lower - 1; ++i)
+    lower[i] = (char)(t->prefix[i] | 0x20);
+  lower[pl < sizeof lower - 1 ? pl : sizeof lower - 1] = '\0';
+  for (int e = 0; e < DNN_ENTRY_COUNT; ++e)
+    CHECK(t->symbols[e] && strncmp(t->symbols[e], lower, strlen(lower)) == 0,
+          "%s: entry point %d has symbol %s", t->vendor, e, t->symbols[e] ? t->symbols[e] : "(none)");
+  CHECK(t->not_supported_span >= 1, "%s: not_supported_span %lld", t->vendor,
+        (long long)t->not_supported_span);
+  printf("%s: %d names (%d absent by design), %d entry points\n", t->vendor, DNN_NAME_COUNT,
+         absent, DNN_ENTRY_COUNT);
+}
+
+/* ---- 2. the builder against a mock backend API ---- */
+
+static const dnn_table *cur; /* the table the mock checks against */
+static int bad_calls, calls;
+enum { MOCK_OK = 0, MOCK_BAD = 123456 }; /* both tables' SUCCESS is 0 */
+
+typedef struct mock_desc {
+  int type;
+  void *linked; /* an ENGINECFG's engine */
+} mock_desc;
+
+/* Is v the value of some name of kind `kind` in the current table? */
+static int known(int64_t v, const char *kind) {
+  for (int n = 0; n < DNN_NAME_COUNT; ++n)
+    if (cur->names[n] && cur->values[n] == v && strcmp(kind_of((dnn_name)n), kind) == 0) return 1;
+  return 0;
+}
+
+static int bad(const char *what, int v) {
+  ++bad_calls;
+  printf("FAIL %s: mock got %s %d, not in the table\n", cur->vendor, what, v);
+  return MOCK_BAD;
+}
+
+static int m_create_descriptor(int type, void **desc) {
+  ++calls;
+  if (!known(type, "BACKEND_")) return bad("descriptor type", type);
+  mock_desc *d = calloc(1, sizeof *d);
+  d->type = type;
+  *desc = d;
+  return MOCK_OK;
+}
+static int m_destroy_descriptor(void *desc) {
+  free(desc);
+  return MOCK_OK;
+}
+static int m_finalize(void *desc) {
+  (void)desc;
+  ++calls;
+  return MOCK_OK;
+}
+static int m_set_attribute(void *desc, int name, int type, int64_t count, const void *elems) {
+  (void)desc, (void)elems;
+  ++calls;
+  if (!known(name, "ATTR_")) return bad("attribute", name);
+  if (!known(type, "TYPE_")) return bad("attribute type", type);
+  if (count < 1) return bad("element count", (int)count);
+  return MOCK_OK;
+}
+static int m_get_attribute(void *desc, int name, int type, int64_t requested, int64_t *count,
+                           void *elems) {
+  ++calls;
+  if (!known(name, "ATTR_")) return bad("attribute", name);
+  if (!known(type, "TYPE_")) return bad("attribute type", type);
+  const int64_t *v = cur->values;
+  *count = 0;
+  if (name == v[DNN_ATTR_ENGINEHEUR_RESULTS]) { /* one engine config */
+    *count = 1;
+  } else if (name == v[DNN_ATTR_ENGINECFG_ENGINE]) {
+    *count = 1;
+    if (requested >= 1) ((mock_desc *)desc)->linked = ((void **)elems)[0];
+  } else if (name == v[DNN_ATTR_ENGINE_GLOBAL_INDEX] || name == v[DNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE]) {
+    *count = 1;
+    if (requested >= 1) *(int64_t *)elems = name == v[DNN_ATTR_ENGINE_GLOBAL_INDEX] ? 7 : 0;
+  }
+  return MOCK_OK;
+}
+static int m_execute(void *handle, void *plan, void *variant_pack) {
+  (void)handle;
+  ++calls;
+  if (!plan || !variant_pack) return bad("execute without plan or pack", 0);
+  return MOCK_OK;
+}
+static int m_create(void **handle) {
+  *handle = (void *)&cur;
+  return MOCK_OK;
+}
+static int m_destroy(void *handle) {
+  (void)handle;
+  return MOCK_OK;
+}
+static int m_set_stream(void *handle, void *stream) {
+  (void)handle, (void)stream;
+  return MOCK_OK;
+}
+static const char *m_error_string(int st) { return st == MOCK_OK ? "ok" : "mock error"; }
+
+static void mock_vendor(const dnn_table *t, dnn_vendor *vd) {
+  memset(vd, 0, sizeof *vd);
+  vd->name = t->vendor;
+  vd->create_descriptor = m_create_descriptor;
+  vd->destroy_descriptor = m_destroy_descriptor;
+  vd->finalize = m_finalize;
+  vd->set_attribute = m_set_attribute;
+  vd->get_attribute = m_get_attribute;
+  vd->execute = m_execute;
+  vd->create = m_create;
+  vd->destroy = m_destroy;
+  vd->set_stream = m_set_stream;
+  vd->get_error_string = m_error_string;
+  memcpy(vd->v, t->values, sizeof vd->v);
+  vd->not_supported_span = t->not_supported_span;
+}
+
+static void tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
+  memset(t, 0, sizeof *t);
+  t->uid = uid;
+  t->dtype = dtype;
+  t->rank = rank;
+  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  dnn_packed_strides(rank, t->dims, t->strides);
+  t->alignment = 16;
+}
+
+/* Builds, plans and runs one convolution; 1 when it went through. */
+static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias, int res,
+                    op_act_kind act) {
+  dnn_conv c;
+  memset(&c, 0, sizeof c);
+  int rank = nsp + 2;
+  int64_t xd[5] = {2, 8, 9, 9, 9}, wd[5] = {4, 8, 3, 3, 3}, yd[5] = {2, 4, 7, 7, 7};
+  int64_t bd[5] = {1, 4, 1, 1, 1};
+  tensor(&c.x, 1, dtype, rank, xd);
+  tensor(&c.w, 2, dtype, rank, wd);
+  tensor(&c.y, 3, dtype, rank, yd);
+  tensor(&c.b, 4, dtype, rank, bd);
+  tensor(&c.r, 5, dtype, rank, yd);
+  c.has_bias = bias;
+  c.has_residual = res;
+  c.act.kind = act;
+  c.act.alpha = act == OP_ACT_CLIP ? 0.f : 0.1f;
+  c.act.beta = 6.f;
+  c.compute_dtype = HD_DT_F32;
+  c.nspatial = nsp;
+  for (int i = 0; i < 3; ++i) c.stride[i] = c.dilation[i] = 1;
+
+  void *handle = NULL;
+  vd->create(&handle);
+  dnn_bag bag;
+  dnn_bag_init(&bag, vd);
+  void *g = NULL;
+  hd_status *st = dnn_conv_graph(&bag, handle, &c, fuse, &g);
+  dnn_plan p;
+  memset(&p, 0, sizeof p);
+  dnn_plan_opts o = {.fp32_graph = dtype == HD_DT_F32, .allow_tensor_core_fp32 = 0};
+  int64_t uids[] = {1, 2, 3, 4, 5};
+  o.nuids = 3;
+  memcpy(o.uids, uids, sizeof(int64_t) * 3);
+  if (fuse && bias) o.uids[o.nuids++] = 4;
+  if (fuse && res) o.uids[o.nuids++] = 5;
+  if (!st) st = dnn_plan_build(&bag, handle, g, &o, &p);
+  else dnn_bag_free(&bag);
+  void *ptrs[5] = {(void *)16, (void *)32, (void *)48, (void *)64, (void *)80};
+  if (!st) st = dnn_plan_execute(&p, handle, ptrs, NULL, NULL);
+  int ok = st == NULL;
+  CHECK(ok, "%s: conv %dD dtype %d fuse %d bias %d res %d act %d: %s", vd->name, nsp, dtype, fuse,
+        bias, res, (int)act, st ? hd_status_msg(st) : "");
+  hd_status_free(st);
+  dnn_plan_free(&p);
+  vd->destroy(handle);
+  return ok;
+}
+
+static void check_builder(const dnn_table *t) {
+  dnn_vendor vd;
+  cur = t;
+  bad_calls = calls = 0;
+  mock_vendor(t, &vd);
+  const op_act_kind acts[] = {OP_ACT_NONE, OP_ACT_RELU, OP_ACT_LEAKY_RELU, OP_ACT_CLIP,
+                              OP_ACT_SIGMOID, OP_ACT_TANH};
+  int n = 0, ok = 0;
+  for (int nsp = 2; nsp <= 3; ++nsp)
+    for (int dt = 0; dt < 2; ++dt)
+      for (int fuse = 0; fuse <= 1; ++fuse)
+        for (int bias = 0; bias <= 1; ++bias)
+          for (int res = 0; res <= 1; ++res)
+            for (size_t a = 0; a < sizeof acts / sizeof acts[0]; ++a, ++n)
+              ok += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, fuse, bias, res, acts[a]);
+  CHECK(bad_calls == 0, "%s: %d calls with values not in the table", t->vendor, bad_calls);
+  /* The statuses the builder classifies. */
+  hd_status *s1 = dnn_status(&vd, (int)vd.v[DNN_STATUS_NOT_SUPPORTED], "x", __FILE__, __LINE__);
+  CHECK(s1 && hd_status_code(s1) == HD_ERR_NOT_SUPPORTED, "%s: NOT_SUPPORTED status", t->vendor);
+  hd_status_free(s1);
+  hd_status *s2 = dnn_status(&vd, (int)(vd.v[DNN_STATUS_NOT_SUPPORTED] + t->not_supported_span),
+                             "x", __FILE__, __LINE__);
+  CHECK(s2 && hd_status_code(s2) == HD_ERR_BACKEND, "%s: the status after NOT_SUPPORTED's range",
+        t->vendor);
+  hd_status_free(s2);
+  printf("%s: builder over a mock API: %d/%d convolutions built, planned and run (%d calls)\n",
+         t->vendor, ok, n, calls);
+}
+
+int main(void) {
+  const dnn_table *tables[] = {
+      &hip_hipdnn_table,
+#ifdef HD_HAVE_CUDNN_TABLE
+      &cu_cudnn_table,
+#endif
+  };
+  size_t nt = sizeof tables / sizeof tables[0];
+  for (size_t i = 0; i < nt; ++i) {
+    check_data(tables[i]);
+    check_builder(tables[i]);
+  }
+#ifndef HD_HAVE_CUDNN_TABLE
+  printf("cuDNN table not built (no cudnn_backend.h at configure time): hipDNN checked alone\n");
+#endif
+  printf("%s\n", failures ? "FAILED" : "PASS");
+  return failures ? 1 : 0;
+}

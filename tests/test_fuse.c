@@ -1,0 +1,282 @@
+/* Unit tests of ir/ir_fuse.c: for each pass, a graph with the pattern; the
+ * pass's effect checked on the IR; and the fused graph's numbers checked
+ * against the same graph unfused, both on the reference backend. (The ORT
+ * level op tests check fused partitions against the CPU EP.) */
+#include <math.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "ir/ir.h"
+#include "ops/ops.h"
+#include "tests/unit_test.h"
+
+/* ---- op_attrs over a small table ---- */
+
+typedef struct attr {
+  const char *name;
+  int n;              /* ints/floats count; -1: scalar int; -2: scalar float; -3: string */
+  int64_t i[6];
+  float f[2];
+  const char *s;
+} attr;
+
+typedef struct attr_table {
+  const attr *a;
+  int n;
+} attr_table;
+
+static const attr *find(void *ctx, const char *name) {
+  attr_table *t = ctx;
+  for (int k = 0; k < t->n; k++)
+    if (strcmp(t->a[k].name, name) == 0) return &t->a[k];
+  return NULL;
+}
+
+static hd_status *t_int(void *ctx, const char *name, int64_t *v, int *found) {
+  const attr *a = find(ctx, name);
+  *found = a && a->n == -1;
+  if (*found) *v = a->i[0];
+  return NULL;
+}
+
+static hd_status *t_float(void *ctx, const char *name, float *v, int *found) {
+  const attr *a = find(ctx, name);
+  *found = a && a->n == -2;
+  if (*found) *v = a->f[0];
+  return NULL;
+}
+
+static hd_status *t_ints(void *ctx, const char *name, int64_t *v, int max, int *n, int *found) {
+  const attr *a = find(ctx, name);
+  *found = a && a->n >= 0;
+  *n = *found ? a->n : 0;
+  for (int k = 0; *found && k < a->n && k < max; k++) v[k] = a->i[k];
+  return NULL;
+}
+
+static hd_status *t_floats(void *ctx, const char *name, float *v, int max, int *n, int *found) {
+  (void)ctx, (void)name, (void)v, (void)max;
+  *n = 0;
+  *found = 0;
+  return NULL;
+}
+
+static hd_status *t_string(void *ctx, const char *name, char *buf, size_t cap, int *found) {
+  const attr *a = find(ctx, name);
+  *found = a && a->n == -3;
+  if (*found) snprintf(buf, cap, "%s", a->s);
+  return NULL;
+}
+
+/* ---- graph building ---- */
+
+static int value(ir_graph *g, const char *name, int rank, const int64_t *dims) {
+  int v = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_F32, rank, dims, &v));
+  return v;
+}
+
+static int const_value(ir_graph *g, const char *name, int rank, const int64_t *dims, float base) {
+  int v = value(g, name, rank, dims);
+  int64_t n = ir_numel(rank, dims);
+  float *d = malloc(sizeof(float) * (size_t)n);
+  for (int64_t k = 0; k < n; k++) d[k] = base + 0.1f * (float)((k * 7) % 11) - 0.4f;
+  UT_OK(ir_value_set_data(g, v, d, sizeof(float) * (size_t)n));
+  free(d);
+  return v;
+}
+
+/* Adds an ONNX node, parsed by its op as ep/ would. */
+static void node(ir_graph *g, const char *type, int opset, const int *in, int nin, int out,
+                 const attr *attrs, int nattrs) {
+  const op_def *def = op_find("", type, opset);
+  UT_CHECK(def != NULL);
+  if (!def) return;
+  int idx;
+  int outs[1] = {out};
+  UT_OK(ir_graph_add_node(g, def->kind, type, type, opset, in, nin, outs, 1, &idx));
+  attr_table t = {attrs, nattrs};
+  op_attrs a = {&t, t_int, t_float, t_ints, t_floats, t_string};
+  UT_OK(def->parse(g, &g->nodes[idx], &a));
+}
+
+static int live_nodes(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++) n += !g->nodes[i].dead;
+  return n;
+}
+
+/* Runs g on ref at the given input shape; returns the output (malloc'ed). */
+static float *run_ref(const ir_graph *g, const ir_shape *in, const float *x, size_t *nout) {
+  be_module *m = NULL;
+  be_host host = {0};
+  UT_OK(be_module_open("ref", &host, &m));
+  be_options opts = {0};
+  be_context *ctx = NULL;
+  be_graph *bg = NULL;
+  be_plan *bp = NULL;
+  ir_plan *p = NULL;
+  float *y = NULL;
+  UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
+  UT_OK(be_graph_compile(m, ctx, g, &bg));
+  UT_OK(ir_plan_create(g, in, &p));
+  if (bg && p) {
+    UT_OK(be_plan_compile(m, bg, p, &bp));
+    /* every output gets a buffer; output 0 is returned */
+    void *outs[4] = {0};
+    for (int k = 0; k < g->noutputs && k < 4; k++) {
+      const ir_tensor *t = &p->t[g->outputs[k]];
+      outs[k] = calloc((size_t)ir_numel(t->rank, t->dims), sizeof(float));
+    }
+    *nout = (size_t)ir_numel(p->t[g->outputs[0]].rank, p->t[g->outputs[0]].dims);
+    y = outs[0];
+    void *ins[1] = {(void *)x};
+    if (bp) UT_OK(be_plan_run(m, bp, ins, outs, NULL));
+    for (int k = 1; k < 4; k++) free(outs[k]);
+  }
+  be_plan_free(m, bp);
+  ir_plan_free(p);
+  be_graph_free(m, bg);
+  be_context_destroy(m, ctx);
+  be_module_close(m);
+  return y;
+}
+
+/* Builds the pattern twice, fuses one, and compares both on ref. */
+typedef void (*build_fn)(ir_graph *g);
+
+static void check_pass(const char *name, build_fn build, int want_live, const ir_shape *in,
+                       void (*check_ir)(const ir_graph *g)) {
+  ir_graph *plain, *fused;
+  UT_OK(ir_graph_create(&plain));
+  UT_OK(ir_graph_create(&fused));
+  build(plain);
+  build(fused);
+  UT_OK(ir_graph_finalize(plain));
+  UT_OK(ir_graph_finalize(fused));
+  int nfused = 0;
+  UT_OK(ir_fuse(fused, &nfused));
+  UT_CHECK(live_nodes(fused) == want_live);
+  if (live_nodes(fused) != want_live)
+    fprintf(stderr, "%s: %d live nodes after fusion, expected %d\n", name, live_nodes(fused), want_live);
+  check_ir(fused);
+  size_t n = (size_t)ir_numel(in->rank, in->dims);
+  float *x = malloc(sizeof(float) * n);
+  for (size_t k = 0; k < n; k++) x[k] = sinf((float)k * 0.37f);
+  size_t na = 0, nb = 0;
+  float *a = run_ref(plain, in, x, &na), *b = run_ref(fused, in, x, &nb);
+  UT_CHECK(a && b && na == nb);
+  double worst = 0;
+  for (size_t k = 0; a && b && k < na && na == nb; k++) worst = fmax(worst, fabs((double)a[k] - b[k]));
+  UT_CHECK(worst < 1e-4);
+  if (worst >= 1e-4) fprintf(stderr, "%s: fused differs from unfused by %g\n", name, worst);
+  free(a);
+  free(b);
+  free(x);
+  ir_graph_free(plain);
+  ir_graph_free(fused);
+}
+
+static const attr conv_attrs[] = {{.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+
+/* x -> Conv -> BatchNormalization -> Relu -> y */
+static void build_conv_bn_relu(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 6, 6}, wd[4] = {4, 3, 3, 3}, cd[1] = {4};
+  int x = value(g, "x", 4, xd), w = const_value(g, "w", 4, wd, 0.0f);
+  int c = value(g, "c", -1, NULL), b = value(g, "b", -1, NULL), y = value(g, "y", -1, NULL);
+  int in0[2] = {x, w};
+  node(g, "Conv", 11, in0, 2, c, conv_attrs, 1);
+  int in1[5] = {c, const_value(g, "scale", 1, cd, 1.0f), const_value(g, "bias", 1, cd, 0.2f),
+                const_value(g, "mean", 1, cd, 0.1f), const_value(g, "var", 1, cd, 1.5f)};
+  attr eps[] = {{.name = "epsilon", .n = -2, .f = {1e-3f}}};
+  node(g, "BatchNormalization", 15, in1, 5, b, eps, 1);
+  int in2[1] = {b};
+  node(g, "Relu", 14, in2, 1, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_conv_bn_relu(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_CONV && n->p.conv.has_bias && n->p.conv.act.kind == OP_ACT_RELU);
+    UT_CHECK(n->out[0] == ir_graph_find_value(g, "y"));
+  }
+}
+
+/* x -> Conv -> Add(x) -> Relu -> y : residual, then activation */
+static void build_conv_residual(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 5, 5}, wd[4] = {3, 3, 3, 3};
+  int x = value(g, "x", 4, xd), w = const_value(g, "w", 4, wd, 0.0f);
+  int64_t cd[4] = {IR_DIM_DYNAMIC, 3, 5, 5};
+  int c = value(g, "c", 4, cd), s = value(g, "s", 4, cd), y = value(g, "y", 4, cd);
+  int in0[2] = {x, w};
+  node(g, "Conv", 11, in0, 2, c, conv_attrs, 1);
+  int in1[2] = {c, x};
+  node(g, "Add", 14, in1, 2, s, NULL, 0);
+  int in2[1] = {s};
+  node(g, "Relu", 14, in2, 1, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_conv_residual(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_CONV && n->p.conv.has_residual && n->nin == 4 &&
+             n->in[3] == ir_graph_find_value(g, "x") && n->p.conv.act.kind == OP_ACT_RELU);
+  }
+}
+
+/* x[N,8] -> MatMul(w[8,5]) -> Add(b[5]) -> Sigmoid -> y */
+static void build_matmul_bias(ir_graph *g) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 8}, wd[2] = {8, 5}, bd[1] = {5}, yd[2] = {IR_DIM_DYNAMIC, 5};
+  int x = value(g, "x", 2, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int m = value(g, "m", 2, yd), s = value(g, "s", 2, yd), y = value(g, "y", 2, yd);
+  int in0[2] = {x, w};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  int in1[2] = {m, b};
+  node(g, "Add", 14, in1, 2, s, NULL, 0);
+  int in2[1] = {s};
+  node(g, "Sigmoid", 13, in2, 1, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_matmul_bias(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(strcmp(n->op_type, "MatMul") == 0 && n->p.gemm.has_c && n->nin == 3 &&
+             n->p.gemm.act.kind == OP_ACT_SIGMOID);
+  }
+}
+
+/* A value that leaves the partition is never fused away. */
+static void build_conv_relu_both_out(ir_graph *g) {
+  int64_t xd[4] = {1, 3, 5, 5}, wd[4] = {2, 3, 3, 3};
+  int x = value(g, "x", 4, xd), w = const_value(g, "w", 4, wd, 0.0f);
+  int c = value(g, "c", -1, NULL), y = value(g, "y", -1, NULL);
+  int in0[2] = {x, w};
+  node(g, "Conv", 11, in0, 2, c, conv_attrs, 1);
+  int in1[1] = {c};
+  node(g, "Relu", 14, in1, 1, y, NULL, 0);
+  int ins[1] = {x}, outs[2] = {y, c};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 2));
+}
+
+static void ir_nothing(const ir_graph *g) { (void)g; }
+
+int main(void) {
+  ir_shape in4 = {4, {2, 3, 6, 6}};
+  check_pass("conv+bn+relu", build_conv_bn_relu, 1, &in4, ir_conv_bn_relu);
+  ir_shape in5 = {4, {2, 3, 5, 5}};
+  check_pass("conv+add+relu", build_conv_residual, 1, &in5, ir_conv_residual);
+  ir_shape in2 = {2, {3, 8}};
+  check_pass("matmul+add+sigmoid", build_matmul_bias, 1, &in2, ir_matmul_bias);
+  ir_shape in1 = {4, {1, 3, 5, 5}};
+  check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
+  return ut_finish("test_fuse");
+}

@@ -1,0 +1,489 @@
+/* The non-Conv ops on HipDNNExecutionProvider against ONNX Runtime's CPU EP:
+ * one single-node Model Editor model per case. A case the EP must claim runs
+ * with CPU fallback disabled and must show its node on our EP; a case it must
+ * not claim must show no node on our EP and still run (CPU EP).
+ *
+ * The EP session runs with ORT's graph optimizations off so that nodes ORT
+ * would remove (Identity, Dropout) reach the EP as written. fp16 cases are
+ * checked against the fp32 twin of the model (same values, exact in fp16)
+ * on the CPU EP, as in test_conv.
+ *
+ * usage: test_ops [--filter SUBSTRING] [--list] */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hd_dtype.h"
+#include "tests/hh_test.h"
+
+static int failures;
+
+#define F32 HD_DT_F32
+#define F16 HD_DT_F16
+#define I64 HD_DT_I64
+
+enum slot_kind { S_NONE = 0, S_IN, S_W, S_INTS, S_FC };
+
+/* One node input: a graph input (S_IN), a random initializer (S_W), an
+ * int64 initializer (S_INTS), a scalar float initializer (S_FC), or absent. */
+typedef struct slot {
+  int kind;
+  int rank;
+  int64_t dims[6];
+  int dyn0;              /* S_IN: dim 0 symbolic in the model */
+  int dtype;             /* 0: the case's dtype */
+  const int64_t *ivals;  /* S_INTS, or S_IN int64 values */
+  float fval;            /* S_FC */
+  float shift;           /* added to random data (positive divisors, variances) */
+} slot;
+
+typedef struct op_case {
+  const char *name;
+  const char *op;
+  int opset;             /* 0 = 17 */
+  int dtype;             /* 0 = F32 */
+  slot in[5];
+  int nin;
+  hh_attr attrs[6];
+  int nattrs;
+  int nout;              /* outputs declared (0 = 1) */
+  int out2_dtype;        /* dtype of a second output */
+  int not_claimed;       /* the EP must leave the node to the CPU EP */
+  int64_t batch2;        /* dynamic dim 0: a second run with this size */
+} op_case;
+
+#define IN(r, ...) {.kind = S_IN, .rank = r, .dims = {__VA_ARGS__}}
+#define IND(r, ...) {.kind = S_IN, .rank = r, .dims = {__VA_ARGS__}, .dyn0 = 1}
+#define INT(dt, r, ...) {.kind = S_IN, .dtype = dt, .rank = r, .dims = {__VA_ARGS__}}
+#define W(r, ...) {.kind = S_W, .rank = r, .dims = {__VA_ARGS__}}
+#define WPOS(r, ...) {.kind = S_W, .rank = r, .dims = {__VA_ARGS__}, .shift = 1.5f}
+#define INTS(n, ...) {.kind = S_INTS, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
+#define FC(v) {.kind = S_FC, .rank = 0, .fval = v}
+#define NONE {.kind = S_NONE}
+
+#define AI(nm, v) {.name = nm, .kind = HH_ATTR_INT, .i = v}
+#define AF(nm, v) {.name = nm, .kind = HH_ATTR_FLOAT, .f = v}
+#define AS(nm, v) {.name = nm, .kind = HH_ATTR_STRING, .s = v}
+#define AIS(nm, ...) \
+  {.name = nm, .kind = HH_ATTR_INTS, .ints = (const int64_t[]){__VA_ARGS__}, .n = sizeof((int64_t[]){__VA_ARGS__}) / 8}
+
+#define X4 IN(4, 2, 3, 4, 5)
+
+/* Small shapes: the suite runs under ASan, once per ORT runtime. */
+static const op_case k_cases[] = {
+    /* activations */
+    {"relu", "Relu", .in = {X4}, .nin = 1},
+    {"relu_opset6", "Relu", 6, .in = {X4}, .nin = 1},
+    {"leakyrelu", "LeakyRelu", .in = {X4}, .nin = 1, .attrs = {AF("alpha", 0.2f)}, .nattrs = 1},
+    {"leakyrelu_default", "LeakyRelu", .in = {X4}, .nin = 1},
+    {"clip6_attrs", "Clip", 6, .in = {X4}, .nin = 1, .attrs = {AF("min", -0.25f), AF("max", 0.5f)}, .nattrs = 2},
+    {"clip11_min_max", "Clip", 11, .in = {X4, FC(-0.5f), FC(0.25f)}, .nin = 3},
+    {"clip13_relu6", "Clip", 13, .in = {X4, FC(0.0f), FC(6.0f)}, .nin = 3},
+    {"clip13_min_only", "Clip", 13, .in = {X4, FC(-0.125f)}, .nin = 2},
+    {"clip13_max_only", "Clip", 13, .in = {X4, NONE, FC(0.375f)}, .nin = 3},
+    {"clip13_none", "Clip", 13, .in = {X4}, .nin = 1},
+    {"clip13_min_gt_max", "Clip", 13, .in = {X4, FC(0.5f), FC(-0.5f)}, .nin = 3},
+    {"sigmoid", "Sigmoid", .in = {X4}, .nin = 1},
+    {"hardsigmoid", "HardSigmoid", .in = {X4}, .nin = 1, .attrs = {AF("alpha", 0.3f), AF("beta", 0.4f)}, .nattrs = 2},
+    {"hardsigmoid_default", "HardSigmoid", .in = {X4}, .nin = 1},
+    {"hardswish", "HardSwish", 14, .in = {X4}, .nin = 1},
+    {"tanh", "Tanh", .in = {X4}, .nin = 1},
+    {"f16_relu", "Relu", .dtype = F16, .in = {X4}, .nin = 1},
+    {"f16_leakyrelu", "LeakyRelu", .dtype = F16, .in = {X4}, .nin = 1},
+    {"f16_clip13", "Clip", 13, F16, .in = {X4, FC(-0.5f), FC(0.75f)}, .nin = 3},
+    {"f16_sigmoid", "Sigmoid", .dtype = F16, .in = {X4}, .nin = 1},
+    {"f16_hardswish", "HardSwish", 14, F16, .in = {X4}, .nin = 1},
+    {"f16_tanh", "Tanh", .dtype = F16, .in = {X4}, .nin = 1},
+    {"relu_dynamic_batch", "Relu", .in = {IND(3, 2, 3, 5)}, .nin = 1, .batch2 = 5},
+
+    /* Add / Sub / Mul / Div with numpy broadcasting */
+    {"add_same", "Add", .in = {X4, X4}, .nin = 2},
+    {"add_bcast_last", "Add", .in = {X4, IN(1, 5)}, .nin = 2},
+    {"add_bcast_channel", "Add", .in = {X4, IN(3, 3, 1, 1)}, .nin = 2},
+    {"add_lower_rank_first", "Add", .in = {IN(1, 5), X4}, .nin = 2},
+    {"sub_both_bcast", "Sub", .in = {IN(4, 1, 3, 1, 5), IN(4, 2, 1, 4, 1)}, .nin = 2},
+    {"mul_scalar_const", "Mul", .in = {X4, W(0)}, .nin = 2},
+    {"mul_const_bcast", "Mul", .in = {X4, W(2, 4, 5)}, .nin = 2},
+    {"div", "Div", .in = {X4, {.kind = S_IN, .rank = 4, .dims = {2, 3, 4, 5}, .shift = 2.0f}}, .nin = 2},
+    {"div_bcast", "Div", .in = {X4, {.kind = S_IN, .rank = 2, .dims = {4, 1}, .shift = 2.0f}}, .nin = 2},
+    {"add_opset7", "Add", 7, .in = {X4, IN(1, 5)}, .nin = 2},
+    {"add_opset14", "Add", 14, .in = {X4, IN(1, 5)}, .nin = 2},
+    {"f16_add_bcast", "Add", .dtype = F16, .in = {X4, IN(3, 3, 1, 5)}, .nin = 2},
+    {"f16_mul", "Mul", .dtype = F16, .in = {X4, X4}, .nin = 2},
+    {"f16_sub_const", "Sub", .dtype = F16, .in = {X4, W(1, 5)}, .nin = 2},
+    {"add_dynamic_batch", "Add", .in = {IND(3, 2, 3, 4), IN(2, 3, 1)}, .nin = 2, .batch2 = 3},
+
+    /* BatchNormalization (inference) */
+    {"bn9", "BatchNormalization", 9, .in = {X4, W(1, 3), W(1, 3), W(1, 3), WPOS(1, 3)}, .nin = 5},
+    {"bn14_eps", "BatchNormalization", 14, .in = {X4, W(1, 3), W(1, 3), W(1, 3), WPOS(1, 3)}, .nin = 5,
+     .attrs = {AF("epsilon", 1e-2f)}, .nattrs = 1},
+    {"bn15_rank3", "BatchNormalization", 15, .in = {IN(3, 2, 3, 7), W(1, 3), W(1, 3), W(1, 3), WPOS(1, 3)}, .nin = 5},
+    {"f16_bn15", "BatchNormalization", 15, F16, .in = {X4, W(1, 3), W(1, 3), W(1, 3), WPOS(1, 3)}, .nin = 5},
+    {"bn_dynamic_batch", "BatchNormalization", 15, .in = {IND(4, 1, 3, 4, 5), W(1, 3), W(1, 3), W(1, 3), WPOS(1, 3)},
+     .nin = 5, .batch2 = 3},
+
+    /* pools */
+    {"maxpool_k3_s2_p1", "MaxPool", 12, .in = {IN(4, 1, 2, 9, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)}, .nattrs = 3},
+    {"maxpool_ceil", "MaxPool", 12, .in = {IN(4, 1, 2, 10, 10)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AI("ceil_mode", 1)}, .nattrs = 3},
+    {"maxpool_ceil_pads", "MaxPool", 12, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 3, 3), AIS("pads", 1, 1, 1, 1), AI("ceil_mode", 1)}, .nattrs = 4},
+    {"maxpool_dilations", "MaxPool", 12, .in = {IN(4, 1, 2, 9, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 3), AIS("dilations", 2, 2)}, .nattrs = 2},
+    {"maxpool_asym_pads", "MaxPool", 12, .in = {IN(4, 1, 2, 7, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("pads", 0, 2, 1, 0)}, .nattrs = 2},
+    {"maxpool_same_upper", "MaxPool", 12, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AS("auto_pad", "SAME_UPPER")}, .nattrs = 3},
+    {"maxpool_same_lower", "MaxPool", 12, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 2), AS("auto_pad", "SAME_LOWER")}, .nattrs = 2},
+    {"maxpool_valid", "MaxPool", 12, .in = {IN(4, 1, 2, 9, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AS("auto_pad", "VALID")}, .nattrs = 3},
+    {"maxpool_1d", "MaxPool", 12, .in = {IN(3, 2, 3, 11)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3), AIS("strides", 2)}, .nattrs = 2},
+    {"maxpool_3d", "MaxPool", 12, .in = {IN(5, 1, 2, 5, 6, 5)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 3, 2), AIS("pads", 1, 1, 0, 0, 1, 1)}, .nattrs = 2},
+    {"maxpool_opset8", "MaxPool", 8, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1, .attrs = {AIS("kernel_shape", 2, 2)}, .nattrs = 1},
+    {"maxpool_opset22", "MaxPool", 22, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AI("ceil_mode", 1), AIS("strides", 2, 2)}, .nattrs = 3},
+    {"avgpool_pads", "AveragePool", 11, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("pads", 1, 1, 1, 1)}, .nattrs = 2},
+    {"avgpool_count_include_pad", "AveragePool", 11, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("pads", 1, 1, 1, 1), AI("count_include_pad", 1)}, .nattrs = 3},
+    {"avgpool_asym_pads_cip", "AveragePool", 11, .in = {IN(4, 1, 2, 7, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 2), AIS("strides", 2, 1), AIS("pads", 2, 0, 0, 1), AI("count_include_pad", 1)},
+     .nattrs = 4},
+    {"avgpool_ceil", "AveragePool", 11, .in = {IN(4, 1, 2, 10, 10)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AI("ceil_mode", 1)}, .nattrs = 3},
+    {"avgpool_ceil_pads_cip", "AveragePool", 11, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1), AI("ceil_mode", 1),
+               AI("count_include_pad", 1)},
+     .nattrs = 5},
+    {"avgpool_same_upper", "AveragePool", 11, .in = {IN(4, 1, 2, 9, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 4, 4), AIS("strides", 2, 2), AS("auto_pad", "SAME_UPPER")}, .nattrs = 3},
+    {"avgpool_1d", "AveragePool", 11, .in = {IN(3, 2, 2, 9)}, .nin = 1, .attrs = {AIS("kernel_shape", 4)}, .nattrs = 1},
+    {"avgpool_3d", "AveragePool", 11, .in = {IN(5, 1, 2, 5, 5, 6)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 2, 3), AIS("strides", 1, 2, 2)}, .nattrs = 2},
+    {"avgpool_dilations19", "AveragePool", 19, .in = {IN(4, 1, 2, 9, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 2), AIS("dilations", 2, 2)}, .nattrs = 2},
+    {"globalavgpool", "GlobalAveragePool", .in = {X4}, .nin = 1},
+    {"globalmaxpool", "GlobalMaxPool", .in = {X4}, .nin = 1},
+    {"globalavgpool_3d", "GlobalAveragePool", .in = {IN(5, 1, 3, 2, 3, 4)}, .nin = 1},
+    {"globalavgpool_dynamic_batch", "GlobalAveragePool", .in = {IND(4, 1, 8, 5, 5)}, .nin = 1, .batch2 = 4},
+    {"f16_maxpool", "MaxPool", 12, F16, .in = {IN(4, 1, 2, 9, 9)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)}, .nattrs = 3},
+    {"f16_avgpool", "AveragePool", 11, F16, .in = {IN(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("pads", 1, 1, 1, 1), AI("count_include_pad", 1)}, .nattrs = 3},
+    {"f16_globalavgpool", "GlobalAveragePool", .dtype = F16, .in = {X4}, .nin = 1},
+    {"maxpool_dynamic_batch", "MaxPool", 12, .in = {IND(4, 1, 2, 8, 8)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 3, 3), AIS("strides", 2, 2)}, .nattrs = 2, .batch2 = 3},
+
+    /* shape ops */
+    {"flatten", "Flatten", .in = {X4}, .nin = 1},
+    {"flatten_axis0", "Flatten", .in = {X4}, .nin = 1, .attrs = {AI("axis", 0)}, .nattrs = 1},
+    {"flatten_axis_neg2", "Flatten", 13, .in = {X4}, .nin = 1, .attrs = {AI("axis", -2)}, .nattrs = 1},
+    {"flatten_dynamic_batch", "Flatten", .in = {IND(4, 2, 3, 2, 2)}, .nin = 1, .batch2 = 5},
+    {"reshape_zero_neg1", "Reshape", .in = {X4, INTS(3, 0, -1, 5)}, .nin = 2},
+    {"reshape_neg1_first", "Reshape", 13, .in = {X4, INTS(2, -1, 20)}, .nin = 2},
+    {"reshape_allowzero", "Reshape", 14, .in = {X4, INTS(2, 6, 20)}, .nin = 2, .attrs = {AI("allowzero", 1)}, .nattrs = 1},
+    {"reshape_opset21", "Reshape", 21, .in = {X4, INTS(3, 2, 12, 5)}, .nin = 2},
+    {"reshape_dynamic_batch", "Reshape", .in = {IND(4, 2, 3, 4, 5), INTS(2, 0, -1)}, .nin = 2, .batch2 = 3},
+    {"squeeze11_attr", "Squeeze", 11, .in = {IN(4, 2, 1, 5, 1)}, .nin = 1, .attrs = {AIS("axes", 1, -1)}, .nattrs = 1},
+    {"squeeze13_input", "Squeeze", 13, .in = {IN(4, 2, 1, 5, 1), INTS(1, 1)}, .nin = 2},
+    {"squeeze13_all", "Squeeze", 13, .in = {IN(4, 1, 3, 1, 5)}, .nin = 1},
+    {"unsqueeze11_attr", "Unsqueeze", 11, .in = {IN(2, 3, 5)}, .nin = 1, .attrs = {AIS("axes", 0, 3)}, .nattrs = 1},
+    {"unsqueeze13_neg", "Unsqueeze", 13, .in = {IN(2, 3, 5), INTS(2, -1, 1)}, .nin = 2},
+    {"identity", "Identity", .in = {X4}, .nin = 1},
+    {"dropout12", "Dropout", 12, .in = {X4}, .nin = 1},
+    {"dropout12_ratio_mode", "Dropout", 12, .in = {X4, FC(0.5f), {.kind = S_INTS, .dtype = HD_DT_BOOL, .rank = 0,
+                                                             .ivals = (const int64_t[]){0}}},
+     .nin = 3},
+    {"dropout10", "Dropout", 10, .in = {X4}, .nin = 1, .attrs = {AF("ratio", 0.3f)}, .nattrs = 1},
+    {"f16_reshape", "Reshape", .dtype = F16, .in = {X4, INTS(2, 6, -1)}, .nin = 2},
+
+    /* Concat */
+    {"concat_axis1", "Concat", .in = {IN(3, 2, 3, 4), IN(3, 2, 1, 4), IN(3, 2, 5, 4)}, .nin = 3,
+     .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"concat_axis_neg1_const", "Concat", .in = {IN(2, 3, 4), W(2, 3, 2)}, .nin = 2, .attrs = {AI("axis", -1)}, .nattrs = 1},
+    {"concat_axis0", "Concat", 4, .in = {IN(2, 2, 4), IN(2, 3, 4)}, .nin = 2, .attrs = {AI("axis", 0)}, .nattrs = 1},
+    {"f16_concat", "Concat", .dtype = F16, .in = {X4, X4}, .nin = 2, .attrs = {AI("axis", 2)}, .nattrs = 1},
+    {"concat_dynamic_batch", "Concat", .in = {IND(3, 2, 3, 4), IND(3, 2, 2, 4)}, .nin = 2,
+     .attrs = {AI("axis", 1)}, .nattrs = 1, .batch2 = 4},
+
+    /* Gemm */
+    {"gemm_no_c", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5)}, .nin = 2},
+    {"gemm_c_n", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5), W(1, 5)}, .nin = 3},
+    {"gemm_c_1n", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5), W(2, 1, 5)}, .nin = 3},
+    {"gemm_c_m1", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5), W(2, 3, 1)}, .nin = 3},
+    {"gemm_c_mn", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5), W(2, 3, 5)}, .nin = 3},
+    {"gemm_c_scalar", "Gemm", .in = {IN(2, 3, 4), W(2, 4, 5), W(0)}, .nin = 3},
+    {"gemm_transA", "Gemm", .in = {IN(2, 4, 3), W(2, 4, 5), W(1, 5)}, .nin = 3, .attrs = {AI("transA", 1)}, .nattrs = 1},
+    {"gemm_transB", "Gemm", .in = {IN(2, 3, 4), W(2, 5, 4), W(1, 5)}, .nin = 3, .attrs = {AI("transB", 1)}, .nattrs = 1},
+    {"gemm_all_attrs", "Gemm", .in = {IN(2, 4, 3), IN(2, 5, 4), IN(2, 3, 5)}, .nin = 3,
+     .attrs = {AI("transA", 1), AI("transB", 1), AF("alpha", 0.25f), AF("beta", 0.5f)}, .nattrs = 4},
+    {"gemm_opset9", "Gemm", 9, .in = {IN(2, 3, 4), W(2, 4, 5), W(1, 5)}, .nin = 3},
+    {"gemm_opset11_no_c", "Gemm", 11, .in = {IN(2, 3, 4), W(2, 4, 5)}, .nin = 2, .attrs = {AF("alpha", 2.0f)}, .nattrs = 1},
+    {"f16_gemm", "Gemm", .dtype = F16, .in = {IN(2, 3, 16), W(2, 5, 16), W(1, 5)}, .nin = 3,
+     .attrs = {AI("transB", 1)}, .nattrs = 1},
+    {"gemm_dynamic_m", "Gemm", .in = {IND(2, 2, 8), W(2, 8, 4), W(1, 4)}, .nin = 3, .batch2 = 5},
+
+    /* MatMul */
+    {"matmul_2d", "MatMul", .in = {IN(2, 3, 4), IN(2, 4, 5)}, .nin = 2},
+    {"matmul_3d", "MatMul", .in = {IN(3, 2, 3, 4), IN(3, 2, 4, 5)}, .nin = 2},
+    {"matmul_bcast_batch", "MatMul", .in = {IN(4, 2, 1, 3, 4), IN(3, 5, 4, 6)}, .nin = 2},
+    {"matmul_3d_2d_const", "MatMul", .in = {IN(3, 2, 3, 4), W(2, 4, 5)}, .nin = 2},
+    {"matmul_1d_2d", "MatMul", .in = {IN(1, 4), IN(2, 4, 5)}, .nin = 2},
+    {"matmul_2d_1d", "MatMul", .in = {IN(2, 3, 4), IN(1, 4)}, .nin = 2},
+    {"matmul_1d_1d", "MatMul", .in = {IN(1, 6), IN(1, 6)}, .nin = 2},
+    {"matmul_4d_1d", "MatMul", .in = {IN(4, 2, 2, 3, 4), IN(1, 4)}, .nin = 2},
+    {"matmul_1d_3d", "MatMul", .in = {IN(1, 4), IN(3, 2, 4, 3)}, .nin = 2},
+    {"f16_matmul_batched", "MatMul", .dtype = F16, .in = {IN(3, 2, 3, 16), IN(3, 1, 16, 5)}, .nin = 2},
+    {"matmul_dynamic_batch", "MatMul", .in = {IND(3, 2, 3, 4), W(2, 4, 5)}, .nin = 2, .batch2 = 3},
+
+    /* Softmax: opset < 13 normalises the 2D coercion at axis, 13 one axis */
+    {"softmax11_axis1", "Softmax", 11, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"softmax11_default", "Softmax", 11, .in = {IN(3, 2, 3, 4)}, .nin = 1},
+    {"softmax11_axis_neg1", "Softmax", 11, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AI("axis", -1)}, .nattrs = 1},
+    {"softmax1_axis0", "Softmax", 1, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AI("axis", 0)}, .nattrs = 1},
+    {"softmax13_axis1", "Softmax", 13, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"softmax13_default", "Softmax", 13, .in = {IN(3, 2, 3, 4)}, .nin = 1},
+    {"softmax13_axis_neg3", "Softmax", 13, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AI("axis", -3)}, .nattrs = 1},
+    {"f16_softmax13", "Softmax", 13, F16, .in = {IN(3, 2, 3, 8)}, .nin = 1},
+    {"softmax_dynamic_batch", "Softmax", 13, .in = {IND(2, 2, 10)}, .nin = 1, .batch2 = 3},
+
+    /* ReduceMean */
+    {"reducemean13_hw", "ReduceMean", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducemean13_no_keepdims", "ReduceMean", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1), AI("keepdims", 0)},
+     .nattrs = 2},
+    {"reducemean13_neg_axes", "ReduceMean", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", -1, 0)}, .nattrs = 1},
+    {"reducemean13_all", "ReduceMean", 13, .in = {X4}, .nin = 1},
+    {"reducemean11_all_no_keepdims", "ReduceMean", 11, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"reducemean18_axes_input", "ReduceMean", 18, .in = {X4, INTS(2, 1, -1)}, .nin = 2},
+    {"reducemean18_no_axes", "ReduceMean", 18, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"f16_reducemean", "ReduceMean", 13, F16, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducemean_dynamic_batch", "ReduceMean", 13, .in = {IND(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("axes", 2)},
+     .nattrs = 1, .batch2 = 4},
+
+    /* left to the CPU EP */
+    {"not_claimed_maxpool_indices", "MaxPool", 12, .in = {IN(4, 1, 2, 6, 6)}, .nin = 1,
+     .attrs = {AIS("kernel_shape", 2, 2)}, .nattrs = 1, .nout = 2, .out2_dtype = I64, .not_claimed = 1},
+    {"not_claimed_clip_input_min", "Clip", 13, .in = {X4, IN(0, 0)}, .nin = 2, .not_claimed = 1},
+    {"not_claimed_dropout_mask", "Dropout", 12, .in = {X4}, .nin = 1, .nout = 2, .out2_dtype = HD_DT_BOOL,
+     .not_claimed = 1},
+    {"not_claimed_add_int32", "Add", .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2, .not_claimed = 1},
+    {"not_claimed_add_double", "Add", .dtype = HD_DT_F64, .in = {X4, X4}, .nin = 2, .not_claimed = 1},
+    {"not_claimed_reshape_input_shape", "Reshape", .in = {X4, {.kind = S_IN, .dtype = I64, .rank = 1, .dims = {2},
+                                                                .ivals = (const int64_t[]){6, 20}}},
+     .nin = 2, .not_claimed = 1},
+    {"not_claimed_reducemean18_noop", "ReduceMean", 18, .in = {X4}, .nin = 1, .attrs = {AI("noop_with_empty_axes", 1)},
+     .nattrs = 1, .not_claimed = 1},
+};
+
+/* The dtype of slot s of case c when the model is built with dtype dt. */
+static int slot_dtype(const slot *s, int dt) { return s->dtype ? s->dtype : s->kind == S_INTS ? I64 : dt; }
+
+/* Random data of the case's own dtype (so fp16 values are exact), then
+ * converted to the model's dtype. */
+static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dims, uint64_t seed, hh_tensor *out) {
+  int own = slot_dtype(s, c->dtype ? c->dtype : F32), want = slot_dtype(s, dt);
+  hh_tensor t = {0};
+  int64_t one = 1;
+  if (hh_tensor_alloc(&t, own, s->rank, s->rank ? dims : &one)) return 1;
+  if (s->kind == S_FC) {
+    hh_tensor_set(&t, 0, s->fval);
+  } else if (s->ivals) {
+    for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, (double)s->ivals[i]);
+  } else {
+    hh_tensor_fill_random(&t, seed);
+    if (s->shift != 0.0f)
+      for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) + s->shift);
+  }
+  int rc = 0;
+  if (own == want) *out = t;
+  else {
+    rc = hh_tensor_convert(&t, want, out);
+    hh_tensor_free(&t);
+  }
+  return rc;
+}
+
+/* The case's model with every float of dtype dt (the case's dtype, or F32 for
+ * the reference twin of an fp16 case). */
+static int build(hh_ort *h, const op_case *c, int dt, uint64_t seed, hh_model **out) {
+  hh_model *m = hh_model_new(h);
+  char names[5][16];
+  const char *ins[5];
+  int rc = m ? 0 : 1;
+  for (int i = 0; i < c->nin && !rc; i++) {
+    const slot *s = &c->in[i];
+    snprintf(names[i], sizeof names[i], "x%d", i);
+    ins[i] = s->kind == S_NONE ? "" : names[i];
+    if (s->kind == S_IN) {
+      int64_t dims[6];
+      memcpy(dims, s->dims, sizeof dims);
+      if (s->dyn0) dims[0] = -1;
+      rc = hh_model_input(m, names[i], slot_dtype(s, dt), s->rank, dims);
+    } else if (s->kind != S_NONE) {
+      hh_tensor t = {0};
+      int64_t dims[6];
+      memcpy(dims, s->dims, sizeof dims);
+      rc = make_data(c, s, dt, dims, seed + 100 + (uint64_t)i, &t);
+      if (!rc) rc = hh_model_initializer(m, names[i], &t);
+      hh_tensor_free(&t);
+    }
+  }
+  const char *outs[2] = {"y", "y_extra"};
+  int nout = c->nout ? c->nout : 1;
+  if (!rc) rc = hh_model_node(m, c->op, NULL, "node", ins, (size_t)c->nin, outs, (size_t)nout, c->attrs, (size_t)c->nattrs);
+  if (!rc) rc = hh_model_output(m, "y", dt, -1, NULL);
+  if (!rc && nout > 1) rc = hh_model_output(m, "y_extra", c->out2_dtype, -1, NULL);
+  if (!rc) rc = hh_model_finish(m, c->opset ? c->opset : 17);
+  if (rc) {
+    hh_model_free(m);
+    return 1;
+  }
+  *out = m;
+  return 0;
+}
+
+/* One run of both sessions with dim 0 of dynamic inputs set to batch. */
+static int run_once(hh_ort *h, const op_case *c, OrtSession *s_ep, OrtSession *s_ref, int64_t batch, uint64_t seed) {
+  int dt = c->dtype ? c->dtype : F32, rdt = dt == F16 ? F32 : dt;
+  hh_tensor x[5], xr[5], y = {0}, yr = {0};
+  size_t n = 0;
+  int ok = 0;
+  memset(x, 0, sizeof x);
+  memset(xr, 0, sizeof xr);
+  for (int i = 0; i < c->nin; i++) {
+    const slot *s = &c->in[i];
+    if (s->kind != S_IN) continue;
+    int64_t dims[6];
+    memcpy(dims, s->dims, sizeof dims);
+    if (s->dyn0) dims[0] = batch;
+    if (make_data(c, s, dt, dims, seed + (uint64_t)i, &x[n]) || make_data(c, s, rdt, dims, seed + (uint64_t)i, &xr[n])) {
+      fprintf(stderr, "FAIL %s: making input %d: %s\n", c->name, i, hh_err(h));
+      goto done;
+    }
+    n++;
+  }
+  if (hh_session_run(h, s_ep, x, n, &y, 1)) {
+    fprintf(stderr, "FAIL %s (dim0=%lld): run with %s: %s\n", c->name, (long long)batch, HH_EP_NAME, hh_err(h));
+    goto done;
+  }
+  if (hh_session_run(h, s_ref, xr, n, &yr, 1)) {
+    fprintf(stderr, "FAIL %s (dim0=%lld): run on the CPU EP: %s\n", c->name, (long long)batch, hh_err(h));
+    goto done;
+  }
+  hh_tol tol = hh_tol_for(dt, 0);
+  hh_cmp cmp;
+  hh_compare(&y, &yr, tol, &cmp);
+  if (!cmp.pass) {
+    fprintf(stderr, "FAIL %s (dim0=%lld): ", c->name, (long long)batch);
+    hh_cmp_print(&cmp, tol, stderr);
+    goto done;
+  }
+  ok = 1;
+done:
+  for (int i = 0; i < 5; i++) {
+    hh_tensor_free(&x[i]);
+    hh_tensor_free(&xr[i]);
+  }
+  hh_tensor_free(&y);
+  hh_tensor_free(&yr);
+  return ok;
+}
+
+static int run_case(hh_ort *h, const hh_target *t, const op_case *c) {
+  int dt = c->dtype ? c->dtype : F32;
+  uint64_t seed = (uint64_t)(c - k_cases) * 1000 + 1;
+  hh_model *m = NULL, *mr = NULL;
+  OrtSession *s_ep = NULL, *s_ref = NULL;
+  hh_assign a = {0};
+  int ok = 0;
+  if (build(h, c, dt, seed, &m) || build(h, c, dt == F16 ? F32 : dt, seed, &mr)) {
+    fprintf(stderr, "FAIL %s: building the model: %s\n", c->name, hh_err(h));
+    goto done;
+  }
+  const char *keys[4], *vals[4];
+  size_t nk = ht_ep_opts(t, keys, vals);
+  hh_session_cfg ep_cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk,
+                           .disable_cpu_fallback = !c->not_claimed, .graph_opt_level = -1};
+  hh_session_cfg cpu_cfg = {0};
+  if (hh_session_create(h, &ep_cfg, hh_model_ort(m), NULL, &s_ep)) {
+    fprintf(stderr, "FAIL %s: session with %s: %s\n", c->name, HH_EP_NAME, hh_err(h));
+    goto done;
+  }
+  if (hh_session_create(h, &cpu_cfg, hh_model_ort(mr), NULL, &s_ref)) {
+    fprintf(stderr, "FAIL %s: CPU EP session: %s\n", c->name, hh_err(h));
+    goto done;
+  }
+  if (hh_assignment(h, s_ep, &a)) {
+    fprintf(stderr, "FAIL %s: %s\n", c->name, hh_err(h));
+    goto done;
+  }
+  int mine = hh_assign_count(&a, HH_EP_NAME, c->op), all = hh_assign_count(&a, NULL, NULL);
+  if (c->not_claimed ? hh_assign_count(&a, HH_EP_NAME, NULL) != 0 : (mine != 1 || all != 1)) {
+    fprintf(stderr, "FAIL %s: the %s should %srun on %s; assignment:\n", c->name, c->op, c->not_claimed ? "not " : "",
+            HH_EP_NAME);
+    hh_assign_print(&a, stderr, "  ");
+    goto done;
+  }
+  int64_t b0 = 0;
+  for (int i = 0; i < c->nin; i++)
+    if (c->in[i].dyn0) b0 = c->in[i].dims[0];
+  if (!run_once(h, c, s_ep, s_ref, b0, seed)) goto done;
+  if (c->batch2) {
+    if (!run_once(h, c, s_ep, s_ref, c->batch2, seed + 7)) goto done;
+    /* back to the first shape: per-shape plans must not mix up */
+    if (!run_once(h, c, s_ep, s_ref, b0, seed + 13)) goto done;
+  }
+  ok = 1;
+done:
+  hh_assign_free(&a);
+  hh_session_free(h, s_ep);
+  hh_session_free(h, s_ref);
+  hh_model_free(m);
+  hh_model_free(mr);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  const char *filter = NULL;
+  int list = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
+      filter = argv[++i];
+    else if (strcmp(argv[i], "--list") == 0)
+      list = 1;
+    else {
+      fprintf(stderr, "usage: %s [--filter SUBSTRING] [--list]\n", argv[0]);
+      return 2;
+    }
+  }
+  size_t nc = sizeof k_cases / sizeof k_cases[0];
+  if (list) {
+    for (size_t i = 0; i < nc; i++) printf("%s\n", k_cases[i].name);
+    return 0;
+  }
+  hh_ort h;
+  hh_target t = {0};
+  int rc = ht_setup(&h, &t);
+  if (rc == HH_SKIP) hh_ort_close(&h);
+  if (rc) return rc;
+  int run = 0, passed = 0;
+  double t0 = hh_now_ms();
+  for (size_t i = 0; i < nc; i++) {
+    if (filter && !strstr(k_cases[i].name, filter)) continue;
+    run++;
+    double c0 = hh_now_ms();
+    int ok = run_case(&h, &t, &k_cases[i]);
+    passed += ok;
+    printf("%s %-34s %7.1f ms\n", ok ? "ok  " : "FAIL", k_cases[i].name, hh_now_ms() - c0);
+  }
+  printf("%d/%d op cases passed (%.1f s)\n", passed, run, (hh_now_ms() - t0) / 1e3);
+  hh_ort_close(&h);
+  if (run == 0) {
+    fprintf(stderr, "FAIL: no case matches filter '%s'\n", filter ? filter : "");
+    return 1;
+  }
+  return (passed == run && failures == 0) ? 0 : 1;
+}
