@@ -1,5 +1,6 @@
 #include "ep/ep_ep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,14 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
   OrtNodeFusionOptions fuse = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
   for (int pi = 0; pi < nparts && !st; pi++) {
     size_t k = 0;
-    for (int i = 0; i < n; i++)
-      if (part[i] == pi) group[k++] = eg.nodes[i];
+    char names[512] = "";
+    for (int i = 0; i < n; i++) {
+      if (part[i] != pi) continue;
+      group[k++] = eg.nodes[i];
+      size_t used = strlen(names);
+      if (used + 40 < sizeof names) snprintf(names + used, sizeof names - used, " %d:%s", i, eg.g->nodes[i].op_type);
+    }
+    HD_LOG(HD_LOG_VERBOSE, "partition %d:%s", pi, names);
     st = ep_from_ort(ep_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, group, k, &fuse), "claiming nodes");
   }
   if (!st) HD_LOG(HD_LOG_INFO, "GetCapability: %d node(s), %d partition(s)", n, nparts);

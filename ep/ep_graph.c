@@ -5,12 +5,21 @@
 
 #include "ops/ops.h"
 
+/* Constants up to this size are read at GetCapability time. */
+#define EP_SMALL_CONST_BYTES 4096
+
 /* ---- op_attrs over an OrtNode ---- */
 
 static hd_status *find_attr(const OrtNode *node, const char *name, OrtOpAttrType want,
                             const OrtOpAttr **attr) {
   *attr = NULL;
-  EP_ORT_TRY(ep_api->Node_GetAttributeByName(node, name, attr), "reading an attribute");
+  /* ORT answers an error for a name the op's schema at this opset does not
+   * have (dilations on AveragePool-11): for us that is an absent attribute. */
+  OrtStatus *os = ep_api->Node_GetAttributeByName(node, name, attr);
+  if (os) {
+    ep_api->ReleaseStatus(os);
+    *attr = NULL;
+  }
   if (!*attr) return NULL;
   OrtOpAttrType type;
   EP_ORT_TRY(ep_api->OpAttr_GetType(*attr, &type), "reading an attribute type");
@@ -106,6 +115,8 @@ static hd_status *import_value(ep_graph *eg, const OrtValueInfo *vi, int with_da
     dtype = (int)et;
     size_t r = 0;
     EP_ORT_TRY(ep_api->GetDimensionsCount(tsi, &r), name);
+    /* No shape at all reads as 0 dims, like a scalar: tell them apart. */
+    if (!ep_api->TensorTypeAndShape_HasShape(tsi)) r = IR_MAX_RANK + 1;
     if (r <= IR_MAX_RANK) {
       EP_ORT_TRY(ep_api->GetDimensions(tsi, dims, r), name);
       rank = (int)r;
@@ -118,14 +129,17 @@ static hd_status *import_value(ep_graph *eg, const OrtValueInfo *vi, int with_da
   EP_ORT_TRY(ep_api->ValueInfo_IsConstantInitializer(vi, &is_const), name);
   if (!is_const) return NULL;
   eg->g->values[*idx].is_const = 1;
-  if (!with_data) return NULL;
   const OrtValue *init = NULL;
   EP_ORT_TRY(ep_api->ValueInfo_GetInitializerValue(vi, &init), name);
   if (!init) return hd_error(HD_ERR_INTERNAL, "initializer '%s' has no value", name);
   const void *data = NULL;
   size_t bytes = 0;
-  EP_ORT_TRY(ep_api->GetTensorData(init, &data), name);
   EP_ORT_TRY(ep_api->GetTensorSizeInBytes(init, &bytes), name);
+  /* GetCapability reads small constants too (shapes, axes, Clip bounds,
+   * flags), so ops decide on their values before claiming; weights wait
+   * for Compile. */
+  if (!with_data && bytes > EP_SMALL_CONST_BYTES) return NULL;
+  EP_ORT_TRY(ep_api->GetTensorData(init, &data), name);
   return ir_value_set_data(eg->g, *idx, data, bytes);
 }
 

@@ -8,8 +8,6 @@ int op_input(const ir_node *n, int k) { return k < n->nin ? n->in[k] : IR_NONE; 
 
 int op_has_output(const ir_node *n, int k) { return k < n->nout && n->out[k] != IR_NONE; }
 
-int op_rank_unsure(const ir_value *v) { return v->rank == 0 && !v->is_const; }
-
 hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *what) {
   if (n->nin < 1 || n->in[0] == IR_NONE || n->nout < 1 || n->out[0] == IR_NONE)
     return hd_error(HD_ERR_INVALID_ARG, "%s needs an input and an output", what);
@@ -22,7 +20,6 @@ hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *wh
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s with inputs of types %s and %s", what, hd_dtype_name(dt),
                       hd_dtype_name(v->dtype));
     if (v->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input %d of unknown rank", what, k);
-    if (op_rank_unsure(v)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input %d: a scalar or an unknown shape", what, k);
   }
   if (g->values[n->out[0]].dtype != dt)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of type %s", what, hd_dtype_name(g->values[n->out[0]].dtype));

@@ -13,11 +13,6 @@ int op_input(const ir_node *n, int k);
 /* 1 when output k of n is present (a name the model uses). */
 int op_has_output(const ir_node *n, int k);
 
-/* ORT reports a tensor of unknown shape with 0 dims, like a scalar
- * (ep_graph does not ask TensorTypeAndShape_HasShape yet), and the plan
- * then rejects the real rank at run time. Until it does, a non-constant
- * rank-0 input is refused: 1 for such a value. */
-int op_rank_unsure(const ir_value *v);
 
 /* NOT_SUPPORTED unless every present input and output 0 has dtype `dt`
  * (fp32 or fp16) and a known rank. */

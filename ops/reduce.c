@@ -39,7 +39,7 @@ static hd_status *reduce_check(const ir_graph *g, const ir_node *n) {
   const ir_value *x = &g->values[n->in[0]], *y = &g->values[n->out[0]];
   if (!op_is_float(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean of type %s", hd_dtype_name(x->dtype));
   if (y->dtype != x->dtype) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean output of another type");
-  if (x->rank < 0 || op_rank_unsure(x)) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean input of unknown rank");
+  if (x->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean input of unknown rank");
   for (int i = 0; i < n->p.reduce.naxes; i++) {
     int ax;
     HD_TRY(op_norm_axis(n->p.reduce.axes[i], x->rank, &ax, "ReduceMean"));

@@ -66,7 +66,7 @@ static hd_status *view_check(const ir_graph *g, const ir_node *n) {
   const ir_value *x = &g->values[n->in[0]], *y = &g->values[n->out[0]];
   if (!op_is_float(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", n->op_type, hd_dtype_name(x->dtype));
   if (y->dtype != x->dtype) return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of another type", n->op_type);
-  if (x->rank < 0 || op_rank_unsure(x)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input of unknown rank", n->op_type);
+  if (x->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input of unknown rank", n->op_type);
   const op_view *v = &n->p.view;
   if (n->kind == OP_FLATTEN && (v->axis < -x->rank || v->axis > x->rank))
     return hd_error(HD_ERR_INVALID_ARG, "Flatten axis %d for rank %d", v->axis, x->rank);
