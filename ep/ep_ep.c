@@ -145,6 +145,14 @@ static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo 
   return NULL;
 }
 
+/* Our device memory is where ORT must put the inputs and outputs of our
+ * fused nodes (it inserts copies at EP boundaries from this). */
+static OrtStatus *ORT_API_CALL e_default_memory_device(const OrtEp *p, const OrtMemoryDevice **device) {
+  const ep_ep *ep = (const ep_ep *)(const void *)p;
+  *device = ep->dev->mem_device ? ep_ep_api->MemoryInfo_GetMemoryDevice(ep->dev->mem_device) : NULL;
+  return NULL;
+}
+
 static OrtStatus *ORT_API_CALL e_concurrent_run(OrtEp *p, bool *ok) {
   (void)p;
   *ok = true; /* each compiled partition serialises its runs (ep_kernel.c) */
@@ -168,6 +176,7 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
   be_alloc alloc = {0};
   if (dev->mem_device) {
     ep->base.CreateAllocator = e_create_allocator;
+    ep->base.GetDefaultMemoryDevice = e_default_memory_device;
     st = ep_allocator_create(dev, dev->mem_device, opts->gpu_mem_limit, NULL, &ep->device_alloc);
     if (!st) alloc = ep_allocator_be(ep->device_alloc);
   }

@@ -27,8 +27,16 @@ typedef struct ep_kernel {
   plan_entry plans[EP_MAX_PLANS];
   int nplans;
   uint64_t tick;
+  void *stream;       /* this run's compute stream */
   ir_shape *shapes;   /* this run's input shapes */
   void **in_ptrs, **out_ptrs;
+  /* Device copies of tensors ORT handed over in host memory (GPU backends
+   * only; ORT should place them on our device, this keeps a GPU kernel
+   * from ever reading a host pointer if it does not). */
+  void **in_stage, **out_stage;
+  size_t *in_stage_bytes, *out_stage_bytes;
+  void **out_host;    /* this run's host outputs to copy back, or NULL */
+  int warned_host;
 } ep_kernel;
 
 static ep_kernel *kernel_of(OrtNodeComputeInfo *p) { return (ep_kernel *)(void *)p; }
@@ -84,6 +92,28 @@ static hd_status *plan_for_shapes(ep_kernel *k, plan_entry **out) {
   return NULL;
 }
 
+static int on_host(const OrtValue *v) {
+  const OrtMemoryDevice *md = ep_ep_api->Value_GetMemoryDevice(v);
+  return md && (ep_ep_api->MemoryDevice_GetDeviceType(md) == OrtMemoryInfoDeviceType_CPU);
+}
+
+/* A device buffer of at least `bytes` in *buf (grown from the EP's pool). */
+static hd_status *stage_buffer(ep_kernel *k, void **buf, size_t *have, size_t bytes) {
+  if (*buf && *have >= bytes) return NULL;
+  be_alloc a = ep_allocator_be(k->ep->device_alloc);
+  if (*buf) a.free(a.ctx, *buf);
+  *buf = NULL;
+  *have = 0;
+  HD_TRY(a.alloc(a.ctx, bytes ? bytes : 1, buf));
+  *have = bytes;
+  return NULL;
+}
+
+static void warn_host(ep_kernel *k, const char *what, int i) {
+  if (k->warned_host++) return;
+  HD_LOG(HD_LOG_WARNING, "'%s': %s %d arrived in host memory: staging it through the device", k->name, what, i);
+}
+
 static hd_status *read_inputs(ep_kernel *k, OrtKernelContext *ctx) {
   for (int i = 0; i < k->g->ninputs; i++) {
     const OrtValue *v = NULL;
@@ -104,11 +134,23 @@ static hd_status *read_inputs(ep_kernel *k, OrtKernelContext *ctx) {
     const void *data = NULL;
     EP_ORT_TRY(ep_api->GetTensorData(v, &data), "reading input data");
     k->in_ptrs[i] = (void *)data; /* backends only read inputs */
+    if (k->in_stage && on_host(v)) {
+      size_t bytes = 0;
+      EP_ORT_TRY(ep_api->GetTensorSizeInBytes(v, &bytes), "reading an input size");
+      warn_host(k, "input", i);
+      HD_TRY(stage_buffer(k, &k->in_stage[i], &k->in_stage_bytes[i], bytes));
+      HD_TRY(be_copy(k->ep->dev->be, k->ep->dev->ordinal, k->in_stage[i], data, bytes, BE_COPY_HOST_TO_DEVICE,
+                     k->stream));
+      k->in_ptrs[i] = k->in_stage[i];
+    }
   }
   return NULL;
 }
 
 static hd_status *run_locked(ep_kernel *k, OrtKernelContext *ctx) {
+  k->stream = NULL;
+  if (!be_host_memory(k->ep->dev->be))
+    EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &k->stream), "reading the compute stream");
   HD_TRY(read_inputs(k, ctx));
   plan_entry *e = NULL;
   HD_TRY(plan_for_shapes(k, &e));
@@ -118,11 +160,25 @@ static hd_status *run_locked(ep_kernel *k, OrtKernelContext *ctx) {
     OrtValue *v = NULL;
     EP_ORT_TRY(ep_api->KernelContext_GetOutput(ctx, (size_t)j, t->dims, (size_t)t->rank, &v), "allocating an output");
     EP_ORT_TRY(ep_api->GetTensorMutableData(v, &k->out_ptrs[j]), "reading output data");
+    k->out_host[j] = NULL;
+    if (k->out_stage && on_host(v)) {
+      warn_host(k, "output", j);
+      HD_TRY(stage_buffer(k, &k->out_stage[j], &k->out_stage_bytes[j], t->nbytes));
+      k->out_host[j] = k->out_ptrs[j];
+      k->out_ptrs[j] = k->out_stage[j];
+    }
   }
-  void *stream = NULL;
-  if (!be_host_memory(k->ep->dev->be))
-    EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &stream), "reading the compute stream");
-  return be_plan_run(k->ep->dev->be, e->bp, k->in_ptrs, k->out_ptrs, stream);
+  be_module *be = k->ep->dev->be;
+  HD_TRY(be_plan_run(be, e->bp, k->in_ptrs, k->out_ptrs, k->stream));
+  int copied = 0;
+  for (int j = 0; j < k->g->noutputs; j++) {
+    if (!k->out_host[j]) continue;
+    HD_TRY(be_copy(be, k->ep->dev->ordinal, k->out_host[j], k->out_stage[j], e->plan->t[k->g->outputs[j]].nbytes,
+                   BE_COPY_DEVICE_TO_HOST, k->stream));
+    copied = 1;
+  }
+  /* a host consumer reads these as soon as we return */
+  return copied ? be_stream_sync(be, k->ep->dev->ordinal, k->stream) : NULL;
 }
 
 static OrtStatus *ORT_API_CALL k_create_state(OrtNodeComputeInfo *p, OrtNodeComputeContext *c, void **state) {
@@ -161,7 +217,17 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
   k->shapes = calloc(nin, sizeof *k->shapes);
   k->in_ptrs = calloc(nin, sizeof(void *));
   k->out_ptrs = calloc(nout, sizeof(void *));
-  hd_status *st = (!k->name || !k->shapes || !k->in_ptrs || !k->out_ptrs)
+  int device = !be_host_memory(ep->dev->be);
+  if (device) {
+    k->in_stage = calloc(nin, sizeof(void *));
+    k->in_stage_bytes = calloc(nin, sizeof(size_t));
+    k->out_stage = calloc(nout, sizeof(void *));
+    k->out_stage_bytes = calloc(nout, sizeof(size_t));
+  }
+  k->out_host = calloc(nout, sizeof(void *));
+  int oom = !k->name || !k->shapes || !k->in_ptrs || !k->out_ptrs || !k->out_host ||
+            (device && (!k->in_stage || !k->in_stage_bytes || !k->out_stage || !k->out_stage_bytes));
+  hd_status *st = oom
                       ? hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory")
                       : be_graph_compile(ep->dev->be, ep->ctx, k->g, &k->bg);
   if (st) {
@@ -176,6 +242,16 @@ void ep_kernel_destroy(OrtNodeComputeInfo *p) {
   if (!p) return;
   ep_kernel *k = kernel_of(p);
   for (int i = 0; i < k->nplans; i++) plan_entry_clear(k, &k->plans[i]);
+  if (k->in_stage || k->out_stage) {
+    be_alloc a = ep_allocator_be(k->ep->device_alloc);
+    for (int i = 0; k->in_stage && i < k->g->ninputs; i++) a.free(a.ctx, k->in_stage[i]);
+    for (int i = 0; k->out_stage && i < k->g->noutputs; i++) a.free(a.ctx, k->out_stage[i]);
+  }
+  free(k->in_stage);
+  free(k->in_stage_bytes);
+  free(k->out_stage);
+  free(k->out_stage_bytes);
+  free(k->out_host);
   be_graph_free(k->ep->dev->be, k->bg);
   ir_graph_free(k->g);
   pthread_mutex_destroy(&k->mu);

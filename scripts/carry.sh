@@ -59,6 +59,13 @@ done | sort -u | while read -r name path; do
   esac
 done
 
+# The ONNX node tests, compressed (about 5 MB), for the GPU conformance run:
+# the GPU machine's onnx package may not ship them.
+if [ -d "$root/../shared/onnx-node-tests/node" ]; then
+  tar -C "$root/../shared/onnx-node-tests" -cf - node | xz -T2 -1 >.carry/node-tests.tar.xz &&
+    say "ok       .carry/node-tests.tar.xz"
+fi
+
 # Size of what travels: tracked + untracked-not-ignored files + the carry paths.
 tree_bytes=$(git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 carry_bytes=0

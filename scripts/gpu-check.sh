@@ -252,6 +252,10 @@ EOF
 step_conformance() {
   local cases
   cases=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))' 2>/dev/null)
+  if [ ! -d "$cases" ] && [ -f "$root/.carry/node-tests.tar.xz" ]; then
+    mkdir -p "$WORK/node-tests" && tar -C "$WORK/node-tests" -xJf "$root/.carry/node-tests.tar.xz" &&
+      cases=$WORK/node-tests/node
+  fi
   if [ ! -d "$cases" ] && [ -d "$root/../shared/onnx-node-tests/node" ]; then
     cases=$root/../shared/onnx-node-tests/node
   fi
