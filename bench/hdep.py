@@ -127,9 +127,17 @@ def session_options(ort, opt_level="all", record_assignment=True, threads=0):
     return so
 
 
+def env_provider_options():
+    """Provider options from HIPDNN_EP_BENCH_OPTIONS="key=value,key=value"."""
+    spec = os.environ.get("HIPDNN_EP_BENCH_OPTIONS", "")
+    return dict(kv.split("=", 1) for kv in spec.split(",") if "=" in kv)
+
+
 def ep_session(ort, model, dev, provider_options=None, opt_level="all"):
     so = session_options(ort, opt_level)
-    so.add_provider_for_devices([dev], dict(provider_options or {}))
+    opts = env_provider_options()
+    opts.update(provider_options or {})
+    so.add_provider_for_devices([dev], opts)
     return ort.InferenceSession(model, sess_options=so)
 
 

@@ -36,6 +36,15 @@ int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype
                       int64_t channels, int64_t inner, int act, float alpha, float beta,
                       void *stream);
 
+/* gpu_depthwise.cu: y = act(depthwise_conv2d(x, w) + bias[c] + residual),
+ * NCHW, one filter of kh x kw per channel (w is [c, 1, kh, kw]); bias and
+ * residual may be NULL. Returns -1 for a dtype it does not take. */
+typedef struct gpu_dw_shape {
+  int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+} gpu_dw_shape;
+int gpu_conv_depthwise(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                       int dtype, const gpu_dw_shape *s, int act, float alpha, float beta, void *stream);
+
 /* ---- shapes passed by value (host C fills them) ---- */
 
 #define GPU_MAX_DIMS 8

@@ -3,22 +3,7 @@
 #include <string.h>
 
 #include "ops/op_defs.h"
-
-static hd_status *read_spatial(const op_attrs *a, const char *name, int ns, int64_t dflt,
-                               int64_t *dst, int want_len) {
-  int64_t buf[2 * OP_MAX_SPATIAL];
-  int n = 0, found = 0;
-  HD_TRY(a->get_ints(a->ctx, name, buf, 2 * OP_MAX_SPATIAL, &n, &found));
-  if (!found) {
-    for (int i = 0; i < want_len; i++) dst[i] = dflt;
-    return NULL;
-  }
-  if (n != want_len)
-    return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, want_len);
-  (void)ns;
-  memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
-  return NULL;
-}
+#include "ops/op_util.h"
 
 static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   op_conv *c = &n->p.conv;
@@ -41,11 +26,11 @@ static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   else if (strcmp(pad_mode, "VALID") == 0) c->auto_pad = OP_PAD_VALID;
   else return hd_error(HD_ERR_INVALID_ARG, "Conv auto_pad '%s' is not valid", pad_mode);
 
-  HD_TRY(read_spatial(a, "kernel_shape", ns, 0, c->kernel, ns));
-  HD_TRY(read_spatial(a, "strides", ns, 1, c->strides, ns));
-  HD_TRY(read_spatial(a, "dilations", ns, 1, c->dilations, ns));
+  HD_TRY(op_attr_ints_exact(a, "kernel_shape", 0, c->kernel, ns));
+  HD_TRY(op_attr_ints_exact(a, "strides", 1, c->strides, ns));
+  HD_TRY(op_attr_ints_exact(a, "dilations", 1, c->dilations, ns));
   int64_t pads[2 * OP_MAX_SPATIAL];
-  HD_TRY(read_spatial(a, "pads", ns, 0, pads, 2 * ns));
+  HD_TRY(op_attr_ints_exact(a, "pads", 0, pads, 2 * ns));
   for (int i = 0; i < ns; i++) {
     c->pads_begin[i] = pads[i];
     c->pads_end[i] = pads[ns + i];

@@ -97,3 +97,16 @@ hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, in
   *rout = r;
   return NULL;
 }
+
+hd_status *op_attr_ints_exact(const op_attrs *a, const char *name, int64_t dflt, int64_t *dst, int len) {
+  int64_t buf[8];
+  int n = 0, found = 0;
+  HD_TRY(a->get_ints(a->ctx, name, buf, 8, &n, &found));
+  if (!found) {
+    for (int i = 0; i < len; i++) dst[i] = dflt;
+    return NULL;
+  }
+  if (n != len) return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, len);
+  memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
+  return NULL;
+}

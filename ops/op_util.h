@@ -36,4 +36,8 @@ hd_status *op_norm_axis(int64_t a, int r, int *out, const char *what);
 /* Output dims of numpy broadcasting of two shapes. */
 hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout);
 
+/* Reads an ints attribute of exactly `len` values into dst, or fills dst
+ * with dflt when it is absent; INVALID_ARG for another length. */
+hd_status *op_attr_ints_exact(const op_attrs *a, const char *name, int64_t dflt, int64_t *dst, int len);
+
 #endif

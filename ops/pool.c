@@ -5,20 +5,6 @@
 
 #include "ops/op_util.h"
 
-static hd_status *read_ints(const op_attrs *a, const char *name, int64_t dflt, int64_t *dst, int len) {
-  int64_t buf[2 * OP_MAX_SPATIAL];
-  int n = 0, found = 0;
-  HD_TRY(a->get_ints(a->ctx, name, buf, 2 * OP_MAX_SPATIAL, &n, &found));
-  if (!found) {
-    for (int i = 0; i < len; i++) dst[i] = dflt;
-    return NULL;
-  }
-  if (n != len)
-    return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, len);
-  memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
-  return NULL;
-}
-
 static hd_status *pool_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   op_pool *p = &n->p.pool;
   memset(p, 0, sizeof *p);
@@ -56,10 +42,10 @@ static hd_status *pool_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
    * from 19. */
   int has_dil = p->is_max ? n->opset >= 10 : n->opset >= 19;
   int has_ceil = n->opset >= 10, has_cip = !p->is_max && n->opset >= 7;
-  HD_TRY(read_ints(a, "strides", 1, p->strides, ns));
-  if (has_dil) HD_TRY(read_ints(a, "dilations", 1, p->dilations, ns));
+  HD_TRY(op_attr_ints_exact(a, "strides", 1, p->strides, ns));
+  if (has_dil) HD_TRY(op_attr_ints_exact(a, "dilations", 1, p->dilations, ns));
   int64_t pads[2 * OP_MAX_SPATIAL];
-  HD_TRY(read_ints(a, "pads", 0, pads, 2 * ns));
+  HD_TRY(op_attr_ints_exact(a, "pads", 0, pads, 2 * ns));
   for (int i = 0; i < ns; i++) {
     p->pads_begin[i] = pads[i];
     p->pads_end[i] = pads[ns + i];

@@ -14,6 +14,7 @@
 #include "backends/backend.h"
 #include "common/hd_dtype.h"
 #include "ops/ops.h"
+#include "tests/attr_table.h"
 
 #ifndef HD_CUDA_MODULE_PATH
 #define HD_CUDA_MODULE_PATH ""
@@ -351,57 +352,6 @@ done:
 
 /* ==== op families: one-node (or small) graphs vs ref ==== */
 
-typedef struct attr {
-  const char *name;
-  int n; /* ints count; -1 scalar int; -2 scalar float; -3 string */
-  int64_t i[8];
-  float f;
-  const char *s;
-} attr;
-
-typedef struct attr_table {
-  const attr *a;
-  int n;
-} attr_table;
-
-static const attr *attr_find(void *ctx, const char *name) {
-  attr_table *t = ctx;
-  for (int k = 0; k < t->n; k++)
-    if (strcmp(t->a[k].name, name) == 0) return &t->a[k];
-  return NULL;
-}
-static hd_status *at_int(void *ctx, const char *name, int64_t *v, int *found) {
-  const attr *a = attr_find(ctx, name);
-  *found = a && a->n == -1;
-  if (*found) *v = a->i[0];
-  return NULL;
-}
-static hd_status *at_float(void *ctx, const char *name, float *v, int *found) {
-  const attr *a = attr_find(ctx, name);
-  *found = a && a->n == -2;
-  if (*found) *v = a->f;
-  return NULL;
-}
-static hd_status *at_ints(void *ctx, const char *name, int64_t *v, int max, int *n, int *found) {
-  const attr *a = attr_find(ctx, name);
-  *found = a && a->n >= 0;
-  *n = *found ? a->n : 0;
-  for (int k = 0; *found && k < a->n && k < max; k++) v[k] = a->i[k];
-  return NULL;
-}
-static hd_status *at_floats(void *ctx, const char *name, float *v, int max, int *n, int *found) {
-  (void)ctx, (void)name, (void)v, (void)max;
-  *n = 0;
-  *found = 0;
-  return NULL;
-}
-static hd_status *at_string(void *ctx, const char *name, char *buf, size_t cap, int *found) {
-  const attr *a = attr_find(ctx, name);
-  *found = a && a->n == -3;
-  if (*found) snprintf(buf, cap, "%s", a->s);
-  return NULL;
-}
-
 /* A graph under construction; the first error sticks. */
 typedef struct tg {
   ir_graph *g;
@@ -472,7 +422,7 @@ static int tg_node(tg *t, const char *type, int opset, const int *in, int nin, c
   t->st = ir_graph_add_node(t->g, def->kind, type, type, opset, in, nin, &out, 1, &idx);
   if (t->st) return out;
   attr_table at = {attrs, nattrs};
-  op_attrs a = {&at, at_int, at_float, at_ints, at_floats, at_string};
+  op_attrs a = attr_table_reader(&at);
   t->st = def->parse(t->g, &t->g->nodes[idx], &a);
   return out;
 }

@@ -8,65 +8,8 @@
 #include "backends/backend.h"
 #include "ir/ir.h"
 #include "ops/ops.h"
+#include "tests/attr_table.h"
 #include "tests/unit_test.h"
-
-/* ---- op_attrs over a small table ---- */
-
-typedef struct attr {
-  const char *name;
-  int n;              /* ints/floats count; -1: scalar int; -2: scalar float; -3: string */
-  int64_t i[6];
-  float f[2];
-  const char *s;
-} attr;
-
-typedef struct attr_table {
-  const attr *a;
-  int n;
-} attr_table;
-
-static const attr *find(void *ctx, const char *name) {
-  attr_table *t = ctx;
-  for (int k = 0; k < t->n; k++)
-    if (strcmp(t->a[k].name, name) == 0) return &t->a[k];
-  return NULL;
-}
-
-static hd_status *t_int(void *ctx, const char *name, int64_t *v, int *found) {
-  const attr *a = find(ctx, name);
-  *found = a && a->n == -1;
-  if (*found) *v = a->i[0];
-  return NULL;
-}
-
-static hd_status *t_float(void *ctx, const char *name, float *v, int *found) {
-  const attr *a = find(ctx, name);
-  *found = a && a->n == -2;
-  if (*found) *v = a->f[0];
-  return NULL;
-}
-
-static hd_status *t_ints(void *ctx, const char *name, int64_t *v, int max, int *n, int *found) {
-  const attr *a = find(ctx, name);
-  *found = a && a->n >= 0;
-  *n = *found ? a->n : 0;
-  for (int k = 0; *found && k < a->n && k < max; k++) v[k] = a->i[k];
-  return NULL;
-}
-
-static hd_status *t_floats(void *ctx, const char *name, float *v, int max, int *n, int *found) {
-  (void)ctx, (void)name, (void)v, (void)max;
-  *n = 0;
-  *found = 0;
-  return NULL;
-}
-
-static hd_status *t_string(void *ctx, const char *name, char *buf, size_t cap, int *found) {
-  const attr *a = find(ctx, name);
-  *found = a && a->n == -3;
-  if (*found) snprintf(buf, cap, "%s", a->s);
-  return NULL;
-}
 
 /* ---- graph building ---- */
 
@@ -96,7 +39,7 @@ static void node(ir_graph *g, const char *type, int opset, const int *in, int ni
   int outs[1] = {out};
   UT_OK(ir_graph_add_node(g, def->kind, type, type, opset, in, nin, outs, 1, &idx));
   attr_table t = {attrs, nattrs};
-  op_attrs a = {&t, t_int, t_float, t_ints, t_floats, t_string};
+  op_attrs a = attr_table_reader(&t);
   UT_OK(def->parse(g, &g->nodes[idx], &a));
 }
 
@@ -188,7 +131,7 @@ static void build_conv_bn_relu(ir_graph *g) {
   node(g, "Conv", 11, in0, 2, c, conv_attrs, 1);
   int in1[5] = {c, const_value(g, "scale", 1, cd, 1.0f), const_value(g, "bias", 1, cd, 0.2f),
                 const_value(g, "mean", 1, cd, 0.1f), const_value(g, "var", 1, cd, 1.5f)};
-  attr eps[] = {{.name = "epsilon", .n = -2, .f = {1e-3f}}};
+  attr eps[] = {{.name = "epsilon", .n = -2, .f = 1e-3f}};
   node(g, "BatchNormalization", 15, in1, 5, b, eps, 1);
   int in2[1] = {b};
   node(g, "Relu", 14, in2, 1, y, NULL, 0);

@@ -173,36 +173,10 @@ static hd_status *lt_mm_run(void *h, const void *p, const void *a, const void *b
   return NULL;
 }
 
-static void *try_open(const char *path, char *why, size_t cap) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    size_t len = strlen(why);
-    snprintf(why + len, cap - len, "%s%s", len ? "; " : "", e ? e : path);
-  }
-  return h;
-}
-
 hd_status *gb_blas_load(gb_module *m) {
-  char why[2048] = "";
+  static const char *const sonames[] = {CU_BLASLT_SONAME, NULL};
   void *lib = NULL;
-  const char *env = getenv("HIPDNN_EP_CUBLASLT_LIBRARY");
-  if (env && env[0]) {
-    lib = try_open(env, why, sizeof why);
-  } else {
-    lib = try_open(CU_BLASLT_SONAME, why, sizeof why);
-    Dl_info info;
-    if (!lib && dladdr((void *)&gb_blas_load, &info) && info.dli_fname) {
-      char path[4200];
-      snprintf(path, sizeof path, "%s", info.dli_fname);
-      char *slash = strrchr(path, '/');
-      if (slash) {
-        snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", CU_BLASLT_SONAME);
-        lib = try_open(path, why, sizeof why);
-      }
-    }
-  }
-  if (!lib) return hd_error(HD_ERR_NOT_FOUND, "cuBLASLt (%s) not found: %s", CU_BLASLT_SONAME, why);
+  HD_TRY(dnn_lib_open("cuBLASLt", "HIPDNN_EP_CUBLASLT_LIBRARY", sonames, &lib));
   int missing = 0;
 #define LT_SYM(field, name)                                \
   do {                                                     \

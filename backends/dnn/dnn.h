@@ -232,6 +232,10 @@ typedef struct dnn_lib_spec {
   size_t min_version;         /* 0: any */
 } dnn_lib_spec;
 
+/* Opens a vendor library: the path in $env alone when set; else each soname
+ * on the library path, then next to the module this code is linked into.
+ * NOT_FOUND naming `what`, every place tried and why. */
+hd_status *dnn_lib_open(const char *what, const char *env, const char *const *sonames, void **lib);
 /* Binds t's entry points from lib (dlsym) and values into vd. NOT_FOUND
  * naming the first missing symbol; get_last_error_string may be missing. */
 hd_status *dnn_vendor_bind(dnn_vendor *vd, const dnn_table *t, void *lib);

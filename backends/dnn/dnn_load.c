@@ -60,31 +60,41 @@ hd_status *dnn_vendor_bind(dnn_vendor *vd, const dnn_table *t, void *lib) {
   return NULL;
 }
 
-hd_status *dnn_vendor_load(const dnn_lib_spec *s, dnn_vendor *vd, void **lib) {
+hd_status *dnn_lib_open(const char *what, const char *env, const char *const *sonames, void **lib) {
   char why[2048] = "";
   void *h = NULL;
   *lib = NULL;
-  const char *env = s->env ? getenv(s->env) : NULL;
-  if (env && env[0]) {
-    h = try_open(env, why, sizeof why);
-    if (!h)
-      return hd_error(HD_ERR_NOT_FOUND, "%s backend: %s not found at %s=%s: %s", s->backend,
-                      s->table->vendor, s->env, env, why);
+  const char *path_env = env ? getenv(env) : NULL;
+  if (path_env && path_env[0]) {
+    h = try_open(path_env, why, sizeof why);
+    if (!h) return hd_error(HD_ERR_NOT_FOUND, "%s not found at %s=%s: %s", what, env, path_env, why);
   } else {
-    for (int i = 0; !h && s->sonames[i]; ++i) h = try_open(s->sonames[i], why, sizeof why);
+    for (int i = 0; !h && sonames[i]; ++i) h = try_open(sonames[i], why, sizeof why);
     char dir[4096], path[4200];
     module_dir(dir, sizeof dir);
-    for (int i = 0; !h && dir[0] && s->sonames[i]; ++i) {
-      snprintf(path, sizeof path, "%s/%s", dir, s->sonames[i]);
+    for (int i = 0; !h && dir[0] && sonames[i]; ++i) {
+      snprintf(path, sizeof path, "%s/%s", dir, sonames[i]);
       h = try_open(path, why, sizeof why);
     }
     if (!h)
-      return hd_error(HD_ERR_NOT_FOUND,
-                      "%s backend: %s (%s) not found on the library path nor next to the "
-                      "module: %s. %s, or set %s to its path",
-                      s->backend, s->sonames[0], s->table->vendor, why, s->hint, s->env);
+      return hd_error(HD_ERR_NOT_FOUND, "%s (%s) not found on the library path nor next to the module: %s",
+                      what, sonames[0], why);
   }
-  hd_status *st = dnn_vendor_bind(vd, s->table, h);
+  *lib = h;
+  return NULL;
+}
+
+hd_status *dnn_vendor_load(const dnn_lib_spec *s, dnn_vendor *vd, void **lib) {
+  void *h = NULL;
+  *lib = NULL;
+  hd_status *st = dnn_lib_open(s->table->vendor, s->env, s->sonames, &h);
+  if (st) {
+    hd_status *out = hd_error(HD_ERR_NOT_FOUND, "%s backend: %s. %s, or set %s to its path", s->backend,
+                              hd_status_msg(st), s->hint, s->env);
+    hd_status_free(st);
+    return out;
+  }
+  st = dnn_vendor_bind(vd, s->table, h);
   if (st) {
     st = hd_status_wrap(st, "%s backend: ", s->backend);
   } else {

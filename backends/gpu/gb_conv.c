@@ -1,7 +1,9 @@
 /* gb_conv: Conv on the DNN library (backends/dnn). Convolutions become
  * execution plans fused with bias, residual and activation where the library
  * finds an engine for the fused graph, otherwise the convolution alone plus
- * gpu_conv_epilogue. Execution plans are cached per context by convolution
+ * gpu_conv_epilogue. Depthwise 2D convolutions run on gpu_conv_depthwise
+ * instead: one pass over the input with the epilogue fused and no library
+ * plan to build per shape. Execution plans are cached per context by convolution
  * signature: supports_node's probe, repeated layers and new plans of the same
  * shapes reuse them. */
 #include <stdio.h>
@@ -43,7 +45,23 @@ typedef struct gb_conv_step {
   int vx, vw, vb, vr, vy;
   int64_t numel, channels, inner; /* of y, for the epilogue */
   dnn_varpack vp;                  /* guarded by the context's mutex */
+  int depthwise;                   /* runs on gpu_conv_depthwise, not the library */
+  gpu_dw_shape dw;
+  gb_conv_key key;
 } gb_conv_step;
+
+/* One kh x kw filter per channel, as many outputs as inputs, in 2D (1D is
+ * lifted to 2D by conv_key). */
+static int is_depthwise(const gb_conv_key *k) {
+  return k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1];
+}
+
+static gpu_dw_shape dw_shape(const gb_conv_key *k) {
+  gpu_dw_shape s = {.n = k->x[0], .c = k->x[1], .ih = k->x[2], .iw = k->x[3], .oh = k->y[2],
+                    .ow = k->y[3], .kh = k->w[2], .kw = k->w[3], .sh = k->stride[0], .sw = k->stride[1],
+                    .ph = k->pre[0], .pw = k->pre[1], .dh = k->dil[0], .dw = k->dil[1]};
+  return s;
+}
 
 
 
@@ -415,6 +433,7 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   if (!st) st = conv_key(n, &p.conv, t, &k);
   free(t);
   if (st) return st;
+  if (is_depthwise(&k)) return NULL; /* our kernel takes every shape */
 
   pthread_mutex_lock(&c->mu);
   (void)gpuSetDevice(c->ordinal);
@@ -439,9 +458,6 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   s->priv = cs;
   gb_conv_key k;
   HD_TRY(conv_key(n, &s->p.conv, bp->p.t, &k));
-  /* Tuning happens here, at real shapes, never in supports_node's probe. */
-  k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
-  HD_TRY(conv_entry(c, &k, &cs->e));
   cs->vx = n->in[0];
   cs->vw = n->in[1];
   cs->vb = s->p.conv.has_bias ? n->in[2] : IR_NONE;
@@ -451,6 +467,16 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   cs->numel = ir_numel(y->rank, y->dims);
   cs->channels = y->dims[1];
   cs->inner = cs->channels > 0 && y->dims[0] > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
+  cs->key = k;
+  if (is_depthwise(&k)) {
+    cs->depthwise = 1;
+    cs->dw = dw_shape(&k);
+    *workspace = 0;
+    return NULL;
+  }
+  /* Tuning happens here, at real shapes, never in supports_node's probe. */
+  k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
+  HD_TRY(conv_entry(c, &k, &cs->e));
   *workspace = (size_t)cs->e->plan.workspace;
   return NULL;
 }
@@ -473,6 +499,12 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
   void *res = gb_addr(bp, cs->vr, b);
   if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res))
     return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
+  if (cs->depthwise) {
+    const gb_conv_key *k = &cs->key;
+    GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->dw,
+                                 gb_gpu_act((op_act_kind)k->act_kind), k->act_alpha, k->act_beta, stream));
+    return NULL;
+  }
   void *ptrs[5];
   int np = 0;
   ptrs[np++] = x;
