@@ -83,16 +83,21 @@ static hd_status *build_devices(ep_factory *f, const OrtHardwareDevice *const *h
     HD_TRY(make_memory_infos(d));
     f->ndevices++;
   }
-  for (size_t i = 0; i < nhw; i++) {
-    if (ep_api->HardwareDevice_Type(hw[i]) != OrtHardwareDeviceType_CPU) continue;
-    ep_device *d = &f->devices[f->ndevices++];
-    memset(d, 0, sizeof *d);
-    d->be = f->ref;
-    d->hw = hw[i];
-    HD_TRY(be_device_info_get(f->ref, 0, &d->info));
-    break;
+  const OrtHardwareDevice *cpu = NULL;
+  for (size_t i = 0; i < nhw && !cpu; i++)
+    if (ep_api->HardwareDevice_Type(hw[i]) == OrtHardwareDeviceType_CPU) cpu = hw[i];
+  ep_device *d = &f->devices[f->ndevices];
+  memset(d, 0, sizeof *d);
+  if (!cpu) {
+    /* CreateEp before GetSupportedDevices (a direct caller): describe the CPU ourselves. */
+    HD_TRY(ep_from_ort(ep_ep_api->CreateHardwareDevice(OrtHardwareDeviceType_CPU, 0, 0, "CPU", NULL, &d->own_hw),
+                       "creating the CPU hardware device"));
+    cpu = d->own_hw;
   }
-  return NULL;
+  d->be = f->ref;
+  d->hw = cpu;
+  f->ndevices++;
+  return be_device_info_get(f->ref, 0, &d->info);
 }
 
 static OrtStatus *ORT_API_CALL f_get_supported_devices(OrtEpFactory *p, const OrtHardwareDevice *const *hw,
@@ -178,7 +183,7 @@ static OrtStatus *ORT_API_CALL f_create_ep(OrtEpFactory *p, const OrtHardwareDev
   *out = NULL;
   ep_options opts;
   hd_status *st = ep_options_parse(so, &opts);
-  if (!st && !f->devices_built) st = hd_error(HD_ERR_INTERNAL, "CreateEp before GetSupportedDevices");
+  if (!st && !f->devices_built) st = build_devices(f, NULL, 0);
   ep_device *dev = NULL;
   if (!st) st = pick_device(f, hw, n, &opts, &dev);
   if (st) return ep_status_to_ort(st);

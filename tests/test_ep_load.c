@@ -131,17 +131,31 @@ static void check_direct(hh_ort *h) {
     HT_CHECK(f->CreateDataTransfer != NULL, "CreateDataTransfer is NULL (ORT 1.29 calls it unconditionally)");
     HT_CHECK(fb[0] && fb[0] != fa[0], "the two calls returned the same factory object");
 
-    /* CreateEp with no devices: a clean error, no EP. */
+    /* CreateEp with no devices picks the default device: a GPU when the
+     * GPU backend found one; otherwise nothing, unless the reference backend
+     * is asked for (it never runs silently). */
     OrtSessionOptions *so = NULL;
     if (f->CreateEp && hh_check(h, h->api->CreateSessionOptions(&so), "CreateSessionOptions") == 0) {
       OrtEp *ep = NULL;
       OrtStatus *st = f->CreateEp(f, NULL, NULL, 0, so, NULL, &ep);
-      HT_CHECK(st != NULL, "CreateEp with 0 devices succeeded");
       if (st) {
-        printf("  CreateEp(num_devices=0): %s\n", h->api->GetErrorMessage(st));
+        const char *msg = h->api->GetErrorMessage(st);
+        printf("  CreateEp(num_devices=0), no options: %s\n", msg);
+        HT_CHECK(strstr(msg, "backend=ref") != NULL, "the error does not say how to ask for the reference backend");
+        HT_CHECK(ep == NULL, "CreateEp failed but returned an EP");
         h->api->ReleaseStatus(st);
+      } else {
+        printf("  CreateEp(num_devices=0), no options: an EP on the default GPU\n");
+        HT_CHECK(ep != NULL, "CreateEp succeeded without an EP");
       }
-      HT_CHECK(ep == NULL, "CreateEp with 0 devices returned an EP");
+      if (ep && f->ReleaseEp) f->ReleaseEp(f, ep);
+      ep = NULL;
+      HT_CHECK(hh_check(h, h->api->AddSessionConfigEntry(so, "ep.hipdnnexecutionprovider.backend", "ref"),
+                        "AddSessionConfigEntry") == 0, "%s", hh_err(h));
+      st = f->CreateEp(f, NULL, NULL, 0, so, NULL, &ep);
+      HT_CHECK(st == NULL && ep != NULL, "CreateEp(num_devices=0, backend=ref) failed: %s",
+               st ? h->api->GetErrorMessage(st) : "no EP");
+      if (st) h->api->ReleaseStatus(st);
       if (ep && f->ReleaseEp) f->ReleaseEp(f, ep);
       h->api->ReleaseSessionOptions(so);
     } else {
