@@ -60,4 +60,48 @@ static inline size_t ht_ep_opts(const hh_target *t, const char **keys, const cha
   return 1;
 }
 
+/* ---- table-driven tests: the flags, the run loop, the summary ---- */
+
+/* Parses --filter SUBSTRING, --list and one optional extra flag (NULL: none;
+ * *extra set to 1 when given). Returns 0, or 2 after printing the usage. */
+static inline int ht_parse_args(int argc, char **argv, const char *extra_flag, int *extra,
+                                const char **filter, int *list) {
+  *filter = NULL;
+  *list = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+      *filter = argv[++i];
+    } else if (strcmp(argv[i], "--list") == 0) {
+      *list = 1;
+    } else if (extra_flag && strcmp(argv[i], extra_flag) == 0) {
+      *extra = 1;
+    } else {
+      fprintf(stderr, "usage: %s [--filter SUBSTRING] [--list]%s%s%s\n", argv[0], extra_flag ? " [" : "",
+              extra_flag ? extra_flag : "", extra_flag ? "]" : "");
+      return 2;
+    }
+  }
+  return 0;
+}
+
+/* Runs the cases whose names contain filter, printing one line each and a
+ * summary. run(i, user) returns 1 when case i passed. Returns 0 when every
+ * case that ran passed and at least one ran, else 1. */
+static inline int ht_run_cases(const char *what, size_t n, const char *(*name)(size_t i),
+                               int (*run)(size_t i, void *user), void *user, const char *filter) {
+  int ran = 0, passed = 0;
+  double t0 = hh_now_ms();
+  for (size_t i = 0; i < n; i++) {
+    if (filter && !strstr(name(i), filter)) continue;
+    ran++;
+    double c0 = hh_now_ms();
+    int ok = run(i, user);
+    passed += ok;
+    printf("%s %-34s %7.1f ms\n", ok ? "ok  " : "FAIL", name(i), hh_now_ms() - c0);
+  }
+  printf("%d/%d %s cases passed (%.1f s)\n", passed, ran, what, (hh_now_ms() - t0) / 1e3);
+  if (ran == 0) fprintf(stderr, "FAIL: no case matches filter '%s'\n", filter ? filter : "");
+  return ran > 0 && passed == ran ? 0 : 1;
+}
+
 #endif

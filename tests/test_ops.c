@@ -446,19 +446,22 @@ done:
   return ok;
 }
 
+typedef struct op_run_ctx {
+  hh_ort *h;
+  hh_target *t;
+} op_run_ctx;
+
+static const char *case_name(size_t i) { return k_cases[i].name; }
+
+static int case_run(size_t i, void *user) {
+  op_run_ctx *r = user;
+  return run_case(r->h, r->t, &k_cases[i]);
+}
+
 int main(int argc, char **argv) {
-  const char *filter = NULL;
-  int list = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
-      filter = argv[++i];
-    else if (strcmp(argv[i], "--list") == 0)
-      list = 1;
-    else {
-      fprintf(stderr, "usage: %s [--filter SUBSTRING] [--list]\n", argv[0]);
-      return 2;
-    }
-  }
+  const char *filter;
+  int list;
+  if (ht_parse_args(argc, argv, NULL, NULL, &filter, &list)) return 2;
   size_t nc = sizeof k_cases / sizeof k_cases[0];
   if (list) {
     for (size_t i = 0; i < nc; i++) printf("%s\n", k_cases[i].name);
@@ -469,21 +472,8 @@ int main(int argc, char **argv) {
   int rc = ht_setup(&h, &t);
   if (rc == HH_SKIP) hh_ort_close(&h);
   if (rc) return rc;
-  int run = 0, passed = 0;
-  double t0 = hh_now_ms();
-  for (size_t i = 0; i < nc; i++) {
-    if (filter && !strstr(k_cases[i].name, filter)) continue;
-    run++;
-    double c0 = hh_now_ms();
-    int ok = run_case(&h, &t, &k_cases[i]);
-    passed += ok;
-    printf("%s %-34s %7.1f ms\n", ok ? "ok  " : "FAIL", k_cases[i].name, hh_now_ms() - c0);
-  }
-  printf("%d/%d op cases passed (%.1f s)\n", passed, run, (hh_now_ms() - t0) / 1e3);
+  op_run_ctx r = {&h, &t};
+  rc = ht_run_cases("op", nc, case_name, case_run, &r, filter);
   hh_ort_close(&h);
-  if (run == 0) {
-    fprintf(stderr, "FAIL: no case matches filter '%s'\n", filter ? filter : "");
-    return 1;
-  }
-  return (passed == run && failures == 0) ? 0 : 1;
+  return rc == 0 && failures == 0 ? 0 : 1;
 }
