@@ -60,6 +60,19 @@ static inline size_t ht_ep_opts(const hh_target *t, const char **keys, const cha
   return 1;
 }
 
+/* Compares y with the reference at dtype's tolerance; on a mismatch prints
+ * "FAIL <what>: " and the worst element. Returns 1 when they match. */
+static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int dtype, const char *what) {
+  hh_tol tol = hh_tol_for(dtype, 0);
+  hh_cmp c;
+  hh_compare(y, ref, tol, &c);
+  if (!c.pass) {
+    fprintf(stderr, "FAIL %s: ", what);
+    hh_cmp_print(&c, tol, stderr);
+  }
+  return c.pass;
+}
+
 /* ---- table-driven tests: the flags, the run loop, the summary ---- */
 
 /* Parses --filter SUBSTRING, --list and one optional extra flag (NULL: none;

@@ -15,23 +15,15 @@
 #include "common/hd_dtype.h"
 #include "ops/ops.h"
 #include "tests/attr_table.h"
+#include "tests/unit_test.h"
 
 #ifndef HD_CUDA_MODULE_PATH
 #define HD_CUDA_MODULE_PATH ""
 #endif
 
-static int verbose, failures, checks;
+static int verbose;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    ++checks;                                              \
-    if (!(cond)) {                                         \
-      ++failures;                                          \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-    }                                                      \
-  } while (0)
+#define CHECK UT_CHECKF
 
 /* Takes st; returns its code (HD_OK for NULL) after printing it if verbose. */
 static hd_code eat(hd_status *st, const char *what) {
@@ -44,9 +36,9 @@ static hd_code eat(hd_status *st, const char *what) {
 #define OK(expr)                                                                  \
   do {                                                                            \
     hd_status *ok_st_ = (expr);                                                   \
-    ++checks;                                                                     \
+    ++ut_checks;                                                                     \
     if (ok_st_) {                                                                 \
-      ++failures;                                                                 \
+      ++ut_failures;                                                                 \
       printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, hd_status_msg(ok_st_)); \
       hd_status_free(ok_st_);                                                     \
       goto done;                                                                  \
@@ -1200,6 +1192,6 @@ done:
   if (e.rctx) be_context_destroy(e.ref, e.rctx);
   if (e.ref) be_module_close(e.ref);
   if (e.cu) be_module_close(e.cu);
-  printf("%d checks, %d failures\n", checks, failures);
-  return failures ? 1 : 0;
+  printf("%d checks, %d failures\n", ut_checks, ut_failures);
+  return ut_failures ? 1 : 0;
 }

@@ -15,22 +15,14 @@
 #include <string.h>
 
 #include "backends/dnn/dnn.h"
+#include "tests/unit_test.h"
 #include "backends/hip/hip_hipdnn.h"
 #include "common/hd_dtype.h"
 #ifdef HD_HAVE_CUDNN_TABLE
 #include "backends/cuda/cu_cudnn.h"
 #endif
 
-static int failures;
-#define CHECK(cond, ...)                   \
-  do {                                     \
-    if (!(cond)) {                         \
-      ++failures;                          \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                 \
-      printf("\n");                        \
-    }                                      \
-  } while (0)
+#define CHECK UT_CHECKF
 
 /* ---- 1. the table as data ---- */
 
@@ -295,6 +287,6 @@ int main(void) {
 #ifndef HD_HAVE_CUDNN_TABLE
   printf("cuDNN table not built (no cudnn_backend.h at configure time): hipDNN checked alone\n");
 #endif
-  printf("%s\n", failures ? "FAILED" : "PASS");
-  return failures ? 1 : 0;
+  printf("%s\n", ut_failures ? "FAILED" : "PASS");
+  return ut_failures ? 1 : 0;
 }

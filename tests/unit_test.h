@@ -7,7 +7,7 @@
 
 #include "common/hd_status.h"
 
-static int ut_failures, ut_checks;
+static int ut_failures, ut_checks; /* per test program */
 
 #define UT_CHECK(cond)                                                          \
   do {                                                                          \
@@ -29,6 +29,18 @@ static int ut_failures, ut_checks;
     }                                                                                       \
   } while (0)
 
+/* UT_CHECK with a printf message, on stdout beside the test's own lines. */
+#define UT_CHECKF(cond, ...)                                      \
+  do {                                                            \
+    ut_checks++;                                                  \
+    if (!(cond)) {                                                \
+      ut_failures++;                                              \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                 \
+      printf(__VA_ARGS__);                                        \
+      printf("\n");                                               \
+    }                                                             \
+  } while (0)
+
 /* Expects an error of the given code; frees it. */
 #define UT_ERR(expr, code)                                                                   \
   do {                                                                                       \
@@ -42,7 +54,7 @@ static int ut_failures, ut_checks;
     hd_status_free(ut_st_);                                                                  \
   } while (0)
 
-static int ut_finish(const char *name) {
+static inline int ut_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, ut_checks, ut_failures);
   return ut_failures ? 1 : 0;
 }
