@@ -4,8 +4,9 @@ profiler to wrap (GPU machine):
     ncu --clock-control none --metrics gpu__time_duration.sum \
         python3 bench/kernels.py mobilenet_v2 32
 
-Prints nothing of its own beyond the model's placement: the profiler's
-per-kernel table is the output."""
+With --torch, runs torch eager on the GPU instead (the same model and
+input), to compare kernels with ours. Prints nothing of its own beyond the
+model's placement: the profiler's per-kernel table is the output."""
 import os
 import sys
 
@@ -15,10 +16,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hdep  # noqa: E402
 
 
+def run_torch(name, batch, runs):
+    import torch
+    model = hdep.build_torchvision(name).cuda()
+    x = torch.randn(batch, 3, 224, 224, device="cuda")
+    torch.backends.cudnn.allow_tf32 = True
+    with torch.no_grad():
+        for _ in range(runs):
+            model(x)
+    torch.cuda.synchronize()
+
+
 def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else "mobilenet_v2"
-    batch = int(sys.argv[2]) if len(sys.argv) > 2 else 32
-    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    args = [a for a in sys.argv[1:] if a != "--torch"]
+    name = args[0] if len(args) > 0 else "mobilenet_v2"
+    batch = int(args[1]) if len(args) > 1 else 32
+    runs = int(args[2]) if len(args) > 2 else 3
+    if "--torch" in sys.argv[1:]:
+        run_torch(name, batch, runs)
+        return
     import onnxruntime as ort
     path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kernels_{name}.onnx")
     if not os.path.exists(path):

@@ -16,20 +16,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
-OUT=${OUT:-$root/bench-out}
-mkdir -p "$OUT"
-PY=${PY:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=$(command -v python3 || echo python3)
-
-SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || echo "")
-ldp=""
-for d in "$SITE/nvidia/cudnn/lib" "$SITE/nvidia/cu13/lib" ${LD_LIBRARY_PATH:+"$LD_LIBRARY_PATH"}; do
-  [ -d "$d" ] || [[ "$d" == *:* ]] || continue
-  ldp="${ldp:+$ldp:}$d"
-done
-export LD_LIBRARY_PATH=$ldp
-export HIPDNN_EP_LIB=${HIPDNN_EP_LIB:-$root/build/lib/libhipdnn_ep.so}
-export PYTHONUNBUFFERED=1
+# shellcheck source=bench/env.sh
+. "$root/bench/env.sh"
 
 models=(resnet50 mobilenet_v2 "$@")
 # shellcheck disable=SC2206 # word splitting wanted

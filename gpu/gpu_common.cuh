@@ -32,6 +32,31 @@ __device__ __forceinline__ void st(bf16 *p, int64_t i, float v) {
   p[i].bits = b;
 }
 
+// V consecutive elements from p[i..] (to fp32) and back; a 16-byte vector
+// access for four floats (the caller guarantees the alignment).
+template <int V, typename T>
+__device__ __forceinline__ void ldv(const T *p, int64_t i, float *o) {
+#pragma unroll
+  for (int v = 0; v < V; ++v) o[v] = ld(p, i + v);
+}
+template <>
+__device__ __forceinline__ void ldv<4, float>(const float *p, int64_t i, float *o) {
+  const float4 q = *(const float4 *)(p + i);
+  o[0] = q.x;
+  o[1] = q.y;
+  o[2] = q.z;
+  o[3] = q.w;
+}
+template <int V, typename T>
+__device__ __forceinline__ void stv(T *p, int64_t i, const float *o) {
+#pragma unroll
+  for (int v = 0; v < V; ++v) st(p, i + v, o[v]);
+}
+template <>
+__device__ __forceinline__ void stv<4, float>(float *p, int64_t i, const float *o) {
+  *(float4 *)(p + i) = make_float4(o[0], o[1], o[2], o[3]);
+}
+
 __device__ __forceinline__ float act(int kind, float x, float a, float b) {
   switch (kind) {
     case GPU_ACT_RELU: return x > 0.f ? x : 0.f;
@@ -43,6 +68,59 @@ __device__ __forceinline__ float act(int kind, float x, float a, float b) {
     case GPU_ACT_TANH: return tanhf(x);
     default: return x;
   }
+}
+
+// Division of 32-bit indices below 2^31 by a divisor fixed at launch: a
+// multiply-high and a shift instead of the ~20 instructions of a runtime
+// division (which dominated small depthwise layers). The magic number m and
+// shift s satisfy n / d == (umulhi(n, m) + n) >> s for every n < 2^31
+// (round-up reciprocal; Granlund and Montgomery, PLDI 1994).
+struct divider {
+  unsigned d, m, s;
+};
+inline divider make_divider(unsigned d) {
+  divider v;
+  v.d = d;
+  v.s = 0;
+  while (v.s < 32 && (1ull << v.s) < d) ++v.s;
+  v.m = (unsigned)(((1ull << 32) * ((1ull << v.s) - d)) / d + 1);
+  return v;
+}
+__device__ __forceinline__ int div(int n, const divider &v) {
+  return (int)((__umulhi((unsigned)n, v.m) + (unsigned)n) >> v.s);
+}
+
+// A 2D convolution's tensors, fused epilogue (y = act(conv + bias + res))
+// and sizes as 32-bit ints (the launcher checked that they fit): the common
+// part of the conv kernels' parameters.
+struct conv2d_args {
+  const void *x, *w, *bias, *res;
+  void *y;
+  int act;
+  float a, b;
+  int c, co, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+// Fills k; false when a size is outside [0, 2^30) (no 32-bit kernel then).
+inline bool make_conv2d_args(const void *x, const void *w, const void *bias, const void *res,
+                             void *y, const gpu_conv2d_shape *s, int act, float a, float b,
+                             conv2d_args &k) {
+  k.x = x;
+  k.w = w;
+  k.bias = bias;
+  k.res = res;
+  k.y = y;
+  k.act = act;
+  k.a = a;
+  k.b = b;
+  const int64_t *v[] = {&s->c, &s->co, &s->ih, &s->iw, &s->oh, &s->ow, &s->kh, &s->kw,
+                        &s->sh, &s->sw, &s->ph, &s->pw, &s->dh, &s->dw};
+  int *o[] = {&k.c, &k.co, &k.ih, &k.iw, &k.oh, &k.ow, &k.kh, &k.kw,
+              &k.sh, &k.sw, &k.ph, &k.pw, &k.dh, &k.dw};
+  for (int i = 0; i < 14; ++i) {
+    if (*v[i] < 0 || *v[i] >= ((int64_t)1 << 30)) return false;
+    *o[i] = (int)*v[i];
+  }
+  return true;
 }
 
 // A grid-stride launch size for n elements.

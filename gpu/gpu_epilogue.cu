@@ -1,37 +1,64 @@
 // gpu_epilogue: bias + residual + activation applied in place after a
 // convolution the DNN library could not fuse (or a 1x1 convolution run as a
-// matmul). Each block walks one channel plane at a time, so the channel is
-// found once per plane and the inner loop is 32-bit. CUDA C behind an
+// matmul). A flat walk over the tensor, four elements a thread with 16-byte
+// accesses where the planes allow it: the per-plane walk it replaces ran at
+// ~900 GB/s on an H200, idling most lanes on 7x7 planes. CUDA C behind an
 // extern "C" launcher; compiles as HIP through gpu_vendor.h.
+#include <stdint.h>
+
 #include "gpu/gpu_common.cuh"
 
 namespace {
 
-template <typename T>
-__global__ void epilogue_kernel(T *y, const T *bias, const T *res, int64_t planes, int64_t channels,
-                                int inner, int act, float a, float b) {
-  for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
-    const float b0 = bias ? gpu::ld(bias, plane % channels) : 0.f;
-    T *yp = y + plane * (int64_t)inner;
-    const T *rp = res ? res + plane * (int64_t)inner : nullptr;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
-      float v = gpu::ld(yp, i) + b0;
-      if (rp) v += gpu::ld(rp, i);
-      gpu::st(yp, i, gpu::act(act, v, a, b));
+// V divides inner, so the V elements of one thread share a plane (channel).
+template <typename T, int V>
+__global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu::divider inner,
+                                gpu::divider channels, int c0, int act, float a, float b) {
+  const int step = gridDim.x * blockDim.x;
+  for (int iv = blockIdx.x * blockDim.x + threadIdx.x; iv < nvec; iv += step) {
+    const int i = iv * V;
+    float b0 = 0.f;
+    if (bias) {
+      const int plane = c0 + gpu::div(i, inner);
+      b0 = gpu::ld(bias, plane - gpu::div(plane, channels) * (int)channels.d);
     }
+    float v[V], r[V];
+    gpu::ldv<V>(y, i, v);
+    if (res) gpu::ldv<V>(res, i, r);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = gpu::act(act, v[k] + b0 + (res ? r[k] : 0.f), a, b);
+    gpu::stv<V>(y, i, v);
   }
+}
+
+// Launches over whole planes, as many per launch as keep indices 32-bit.
+template <typename T, int V>
+int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, int64_t inner,
+               int act, float a, float b, gpuStream_t s) {
+  const int threads = 256;
+  // Elements and plane numbers (c0 + local plane) stay below 2^31.
+  const int64_t planes = n / inner;
+  const int64_t chunk = INT32_MAX / inner < (1 << 30) ? INT32_MAX / inner : (1 << 30);
+  for (int64_t p0 = 0; p0 < planes; p0 += chunk) {
+    const int64_t np = planes - p0 < chunk ? planes - p0 : chunk, off = p0 * inner;
+    const int nvec = (int)(np * inner / V);
+    epilogue_kernel<T, V><<<gpu::blocks_for(nvec, threads), threads, 0, s>>>(
+        y + off, bias, res ? res + off : nullptr, nvec, gpu::make_divider((unsigned)inner),
+        gpu::make_divider((unsigned)channels), (int)(p0 % channels), act, a, b);
+    if (int e = gpu::last_error()) return e;
+  }
+  return 0;
 }
 
 template <typename T>
 int launch(void *y, const void *bias, const void *res, int64_t n, int64_t channels, int64_t inner,
            int act, float a, float b, gpuStream_t s) {
-  const int threads = 256;
-  int64_t planes = n / inner;
-  dim3 grid((unsigned)((inner + threads - 1) / threads), (unsigned)(planes < 65535 ? planes : 65535));
-  if (grid.x > 1024) grid.x = 1024;
-  epilogue_kernel<T><<<grid, threads, 0, s>>>((T *)y, (const T *)bias, (const T *)res, planes,
-                                                channels, (int)inner, act, a, b);
-  return gpu::last_error();
+  const bool vec = inner % 4 == 0 && (uintptr_t)y % 16 == 0 && (uintptr_t)res % 16 == 0;
+  if (vec)
+    return launch_vec<T, 4>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
+                            b, s);
+  return launch_vec<T, 1>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a, b,
+                          s);
 }
 
 }  // namespace
@@ -40,11 +67,13 @@ extern "C" int gpu_conv_epilogue(void *y, const void *bias, const void *residual
                                  int64_t n, int64_t channels, int64_t inner, int act,
                                  float alpha, float beta, void *stream) {
   if (n <= 0) return 0;
-  if (channels <= 0 || inner <= 0 || n % inner != 0) {
-    bias = nullptr;
-    inner = n;  // one plane: no per-channel bias to find
+  if (bias && (channels <= 0 || channels >= INT32_MAX / 2 || inner <= 0 || n % inner != 0 ||
+               inner >= INT32_MAX))
+    return -1;
+  if (!bias) {  // no channels to find: any plane size that divides n
+    channels = 1;
+    inner = n % 4 == 0 ? 4 : 1;
   }
-  if (inner >= ((int64_t)1 << 31)) return -1;
-  GPU_DISPATCH(dtype, launch, y, bias, residual, n, channels > 0 ? channels : 1, inner, act, alpha,
-               beta, (gpuStream_t)stream);
+  GPU_DISPATCH(dtype, launch, y, bias, residual, n, channels, inner, act, alpha, beta,
+               (gpuStream_t)stream);
 }

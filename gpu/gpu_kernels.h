@@ -36,14 +36,36 @@ int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype
                       int64_t channels, int64_t inner, int act, float alpha, float beta,
                       void *stream);
 
-/* gpu_depthwise.cu: y = act(depthwise_conv2d(x, w) + bias[c] + residual),
- * NCHW, one filter of kh x kw per channel (w is [c, 1, kh, kw]); bias and
- * residual may be NULL. Returns -1 for a dtype it does not take. */
-typedef struct gpu_dw_shape {
-  int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-} gpu_dw_shape;
+/* A 2D convolution's sizes (NCHW, w [co, c / group, kh, kw]). */
+typedef struct gpu_conv2d_shape {
+  int64_t n, c, co, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+} gpu_conv2d_shape;
+
+/* gpu_depthwise.cu: y = act(depthwise_conv2d(x', w) + bias[c] + residual),
+ * NCHW, one filter of kh x kw per channel (co = c, w is [c, 1, kh, kw]);
+ * bias and residual may be NULL. x' = x, or with a prologue (pre may be
+ * NULL) x' = pre->act(x + pre->bias[c]) for every input element read (zero
+ * padding stays zero). Returns -1 for a dtype or size it does not take (an
+ * image of 2^31 or more outputs). */
+typedef struct gpu_dw_prologue {
+  const void *bias; /* dtype, c elements, or NULL */
+  int act;
+  float alpha, beta;
+} gpu_dw_prologue;
 int gpu_conv_depthwise(const void *x, const void *w, const void *bias, const void *residual, void *y,
-                       int dtype, const gpu_dw_shape *s, int act, float alpha, float beta, void *stream);
+                       int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
+                       const gpu_dw_prologue *pre, void *stream);
+
+/* gpu_direct.cu: y = act(conv2d(x, w) + bias[co] + residual), one group,
+ * for filters of few taps (c * kh * kw <= GPU_DIRECT_MAX_TAPS): each thread
+ * makes one output pixel for up to 32 output channels, weights in shared
+ * memory. For stems like MobileNet's 3 -> 32 channel 3x3, which a DNN
+ * library runs as a mostly idle implicit GEMM. -1: shape not taken (too
+ * many taps, or n * oh * ow >= 2^31). */
+#define GPU_DIRECT_MAX_TAPS 64
+int gpu_conv_direct(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                    int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
+                    void *stream);
 
 /* ---- shapes passed by value (host C fills them) ---- */
 

@@ -121,6 +121,18 @@ static const conv_case cases[] = {
     {"3d_stride_asym", HD_DT_F32, 3, 2, 4, 4, S3(7, 8, 9), S3(2, 3, 1), S3(2, 1, 2), ONE, S3(0, 1, 0), S3(1, 1, 0), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_2d_bias_relu", HD_DT_F16, 2, 2, 16, 32, S2(14, 14), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
     {"f16_2d_res", HD_DT_F16, 2, 1, 32, 32, S2(8, 8), S2(1, 1), ONE, ONE, ZERO, ZERO, 1, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+    /* gpu_conv_direct (few taps, one group): a MobileNet-like stem; 3 tiles
+     * of output channels with dilation and a residual; 1D lifted to 2D. */
+    {"2d_direct_stem", HD_DT_F32, 2, 2, 3, 32, S2(30, 29), S2(3, 3), S2(2, 2), ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_CLIP, 0.f, 6.f, 0, 0},
+    {"2d_direct_tiles_res", HD_DT_F32, 2, 1, 2, 70, S2(13, 11), S2(5, 5), ONE, S2(2, 1), S2(2, 0), S2(3, 1), 1, 1, 1, OP_ACT_LEAKY_RELU, 0.1f, 0, 0, 0},
+    {"1d_direct", HD_DT_F32, 1, 2, 4, 8, S1(40), S1(7), S1(3), S1(1), S1(3), S1(2), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"f16_direct", HD_DT_F16, 2, 1, 3, 16, S2(17, 17), S2(3, 3), S2(2, 2), ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    /* gpu_conv_depthwise: each unrolled instance (3x3 / 5x5, stride 1 / 2,
+     * 4 and 2 outputs a thread, ragged row ends) and the generic loop. */
+    {"dw_3x3_s1_wide", HD_DT_F32, 2, 2, 8, 8, S2(9, 37), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 8, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+    {"dw_5x5_s2", HD_DT_F32, 2, 1, 6, 6, S2(23, 41), S2(5, 5), S2(2, 2), ONE, S2(2, 2), S2(2, 2), 6, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    {"dw_5x5_s1_narrow", HD_DT_F32, 2, 3, 4, 4, S2(7, 7), S2(5, 5), ONE, ONE, S2(2, 2), S2(2, 2), 4, 0, 0, OP_ACT_HARD_SWISH, 0, 0, 0, 0},
+    {"dw_dilated_asym", HD_DT_F32, 2, 1, 5, 5, S2(15, 12), S2(3, 2), S2(1, 2), S2(2, 3), S2(2, 0), S2(1, 3), 5, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_depthwise", HD_DT_F16, 2, 1, 16, 16, S2(10, 10), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 16, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_1d", HD_DT_F16, 1, 1, 8, 8, S1(40), S1(3), S1(1), S1(1), S1(1), S1(1), 1, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_3d", HD_DT_F16, 3, 1, 8, 8, S3(6, 6, 6), S3(3, 3, 3), ONE, ONE, S3(1, 1, 1), S3(1, 1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
@@ -713,13 +725,16 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
 
 /* ==== a ResNet-ish chain: stem, blocks, head ==== */
 
-/* conv + BN (folded by ir_fuse) [+ residual] + relu */
-static int conv_bn(tg *t, int x, int64_t cin, int64_t cout, int k, int stride, int relu, int res) {
+enum { ACT_NONE = 0, ACT_RELU, ACT_RELU6 };
+
+/* conv (group g) + BN (folded by ir_fuse) [+ residual] + act */
+static int conv_bn(tg *t, int x, int64_t cin, int64_t cout, int k, int stride, int64_t group,
+                   int act, int res) {
   int64_t pad = k / 2;
   attr a[] = {{.name = "kernel_shape", .n = 2, .i = {k, k}}, {.name = "strides", .n = 2, .i = {stride, stride}},
-              {.name = "pads", .n = 4, .i = {pad, pad, pad, pad}}};
-  float ws = 1.f / sqrtf((float)(cin * k * k));
-  int in[2] = {x, tg_const(t, 4, (const int64_t[]){cout, cin, k, k}, -ws, ws)};
+              {.name = "pads", .n = 4, .i = {pad, pad, pad, pad}}, A_INT("group", group)};
+  float ws = 1.f / sqrtf((float)(cin / group * k * k));
+  int in[2] = {x, tg_const(t, 4, (const int64_t[]){cout, cin / group, k, k}, -ws, ws)};
   int y = tg_node(t, "Conv", 11, in, 2, a, NA(a));
   int bn[5] = {y, tg_const(t, 1, (const int64_t[]){cout}, 0.5f, 1.f), tg_const(t, 1, (const int64_t[]){cout}, -0.1f, 0.1f),
                tg_const(t, 1, (const int64_t[]){cout}, -0.1f, 0.1f), tg_const(t, 1, (const int64_t[]){cout}, 0.5f, 1.5f)};
@@ -728,19 +743,47 @@ static int conv_bn(tg *t, int x, int64_t cin, int64_t cout, int k, int stride, i
     int ad[2] = {y, res};
     y = tg_node(t, "Add", 14, ad, 2, NULL, 0);
   }
-  if (relu) y = tg_node(t, "Relu", 14, &y, 1, NULL, 0);
+  if (act == ACT_RELU) y = tg_node(t, "Relu", 14, &y, 1, NULL, 0);
+  if (act == ACT_RELU6) {
+    attr c[] = {A_FLOAT("min", 0.f), A_FLOAT("max", 6.f)};
+    y = tg_node(t, "Clip", 6, &y, 1, c, NA(c));
+  }
   return y;
+}
+
+/* MobileNetV2's inverted residual: 1x1 expand + relu6 (a matmul whose
+ * epilogue the depthwise conv takes over), depthwise 3x3 + relu6, 1x1
+ * project [+ x]. tap_expanded: the expanded tensor is also an output, so
+ * the epilogue must stay with the matmul. */
+static int inverted_residual(tg *t, int x, int64_t cin, int64_t cout, int stride, int tap_expanded) {
+  int64_t mid = cin * 6;
+  int e = conv_bn(t, x, cin, mid, 1, 1, 1, ACT_RELU6, IR_NONE);
+  if (tap_expanded) tg_output(t, e);
+  int d = conv_bn(t, e, mid, mid, 3, stride, mid, ACT_RELU6, IR_NONE);
+  return conv_bn(t, d, mid, cout, 1, 1, 1, ACT_NONE, stride == 1 && cin == cout ? x : IR_NONE);
+}
+
+static void b_inverted_residual(tg *t) {
+  int x = tg_input(t, 4, D(2, 16, 14, 13));
+  t->orank = 4;
+  int y = inverted_residual(t, x, 16, 16, 1, 0);
+  tg_output(t, inverted_residual(t, y, 16, 24, 2, 0));
+}
+static void b_inverted_residual_tap(tg *t) {
+  int x = tg_input(t, 4, D(1, 8, 9, 10));
+  t->orank = 4;
+  tg_output(t, inverted_residual(t, x, 8, 8, 1, 1));
 }
 
 static void build_resnetish(tg *t, int64_t batch, int64_t hw, int nblocks) {
   int x = tg_input(t, 4, (const int64_t[]){batch, 3, hw, hw});
   t->orank = 4;
-  int y = conv_bn(t, x, 3, 64, 7, 2, 1, IR_NONE);
+  int y = conv_bn(t, x, 3, 64, 7, 2, 1, ACT_RELU, IR_NONE);
   attr mp[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
   y = tg_node(t, "MaxPool", 12, &y, 1, mp, NA(mp));
   for (int b = 0; b < nblocks; ++b) {
-    int h = conv_bn(t, y, 64, 64, 3, 1, 1, IR_NONE);
-    y = conv_bn(t, h, 64, 64, 3, 1, 1, y);
+    int h = conv_bn(t, y, 64, 64, 3, 1, 1, ACT_RELU, IR_NONE);
+    y = conv_bn(t, h, 64, 64, 3, 1, 1, ACT_RELU, y);
   }
   y = tg_node(t, "GlobalAveragePool", 1, &y, 1, NULL, 0);
   attr fl[] = {A_INT("axis", 1)};
@@ -752,7 +795,12 @@ static void build_resnetish(tg *t, int64_t batch, int64_t hw, int nblocks) {
 }
 
 static void b_resnetish_small(tg *t) { build_resnetish(t, 2, 32, 2); }
-static const op_case chain_case = {"resnetish_chain", b_resnetish_small, 1, 1e-2, 2e-2};
+/* Whole blocks, fused as ORT's graphs would be. */
+static const op_case block_cases[] = {
+    {"resnetish_chain", b_resnetish_small, 1, 1e-2, 2e-2},
+    {"inverted_residual_x2", b_inverted_residual, 1, 1e-2, 2e-2},
+    {"inverted_residual_tapped", b_inverted_residual_tap, 1, 1e-2, 2e-2},
+};
 
 /* Graph capture: replay gives the eager answer; new input data under the
  * same pointers is seen; changed output pointers (staged mode) still right. */
@@ -1169,11 +1217,15 @@ int main(int argc, char **argv) {
     run_op_case(&e, &op_cases[i], HD_DT_F16, e.ctx, "");
     run_op_case(&e, &op_cases[i], HD_DT_F32, e.ctx_cap, " [graph]");
   }
-  if (!filter || strstr(chain_case.name, filter)) {
-    run_op_case(&e, &chain_case, HD_DT_F32, e.ctx, "");
-    run_op_case(&e, &chain_case, HD_DT_F16, e.ctx, "");
-    run_op_case(&e, &chain_case, HD_DT_F32, e.ctx_strict, " [no tf32]");
-    run_op_case(&e, &chain_case, HD_DT_F16, e.ctx_cap, " [graph]");
+  for (size_t i = 0; i < sizeof block_cases / sizeof block_cases[0]; ++i) {
+    const op_case *bc = &block_cases[i];
+    if (filter && !strstr(bc->name, filter)) continue;
+    run_op_case(&e, bc, HD_DT_F32, e.ctx, "");
+    run_op_case(&e, bc, HD_DT_F16, e.ctx, "");
+    run_op_case(&e, bc, HD_DT_F32, e.ctx_strict, " [no tf32]");
+    run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
+  }
+  if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
     test_capture(&e, HD_DT_F16);
   }

@@ -1,11 +1,15 @@
-/* gb_conv: Conv on the DNN library (backends/dnn). Convolutions become
- * execution plans fused with bias, residual and activation where the library
- * finds an engine for the fused graph, otherwise the convolution alone plus
- * gpu_conv_epilogue. Depthwise 2D convolutions run on gpu_conv_depthwise
- * instead (one pass over the input, epilogue fused, no library plan to build
- * per shape), and 1x1 convolutions on the BLAS when there is one. Execution plans are cached per context by convolution
- * signature: supports_node's probe, repeated layers and new plans of the same
- * shapes reuse them. */
+/* gb_conv: Conv, on whichever of four paths runs its shape best:
+ *   depthwise 2D      gpu_conv_depthwise (one pass, epilogue fused)
+ *   1x1, stride 1     a BLAS matmul per image + gpu_conv_epilogue
+ *   few taps (stems)  gpu_conv_direct (c * kh * kw <= GPU_DIRECT_MAX_TAPS)
+ *   everything else   the DNN library (backends/dnn): execution plans fused
+ *                     with bias, residual and activation where the library
+ *                     has an engine for the graph, else conv + epilogue.
+ * Execution plans are cached per context by convolution signature:
+ * supports_node's probe, repeated layers and new plans of the same shapes
+ * reuse them. After a plan's steps compile, conv_link moves the epilogue of
+ * a matmul whose only reader is a depthwise conv into that conv's input
+ * prologue, saving one pass over the (expanded) activation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +43,28 @@ struct gb_conv_cache {
   int n, cap;
 };
 
-/* Per step: the plan entry and the kept variant pack. */
+typedef enum gb_conv_path {
+  CONV_LIBRARY = 0, /* a DNN library plan (e) */
+  CONV_DEPTHWISE,   /* gpu_conv_depthwise */
+  CONV_MATMUL,      /* the BLAS matmul mm, then the epilogue */
+  CONV_DIRECT,      /* gpu_conv_direct */
+} gb_conv_path;
+
+/* Per step: how it runs and the tensors it reads. */
 typedef struct gb_conv_step {
+  gb_conv_path path;
   const gb_conv_entry *e;
   int vx, vw, vb, vr, vy;
   int64_t numel, channels, inner; /* of y, for the epilogue */
   dnn_varpack vp;                  /* guarded by the context's mutex */
-  int depthwise;                   /* runs on gpu_conv_depthwise, not the library */
-  void *mm;                        /* a 1x1 conv as a BLAS matmul, or NULL */
-  gpu_dw_shape dw;
+  void *mm;
+  gpu_conv2d_shape shape;          /* for the kernels of our own */
   gb_conv_key key;
+  /* conv_link: a CONV_MATMUL whose epilogue its reader does (deferred), and
+   * that reader, a CONV_DEPTHWISE, with the producer's bias and act. */
+  int deferred;
+  int pre_vb;
+  op_act pre_act;
 } gb_conv_step;
 
 /* One kh x kw filter per channel, as many outputs as inputs, in 2D (1D is
@@ -95,19 +111,21 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
   return st;
 }
 
-static gpu_dw_shape dw_shape(const gb_conv_key *k) {
-  gpu_dw_shape s = {.n = k->x[0], .c = k->x[1], .ih = k->x[2], .iw = k->x[3], .oh = k->y[2],
-                    .ow = k->y[3], .kh = k->w[2], .kw = k->w[3], .sh = k->stride[0], .sw = k->stride[1],
-                    .ph = k->pre[0], .pw = k->pre[1], .dh = k->dil[0], .dw = k->dil[1]};
-  return s;
+/* One group, few taps: gpu_conv_direct's shapes. */
+static int is_direct(const gb_conv_key *k) {
+  return k->nspatial == 2 && k->w[1] == k->x[1] &&
+         k->x[1] * k->w[2] * k->w[3] <= GPU_DIRECT_MAX_TAPS &&
+         k->x[0] * k->y[2] * k->y[3] < INT32_MAX && k->y[1] < 65535 * 32 &&
+         k->x[2] * k->x[3] < INT32_MAX;
 }
 
-
-
-
-
-
-
+static gpu_conv2d_shape conv2d_shape(const gb_conv_key *k) {
+  gpu_conv2d_shape s = {.n = k->x[0], .c = k->x[1], .co = k->y[1], .ih = k->x[2], .iw = k->x[3],
+                        .oh = k->y[2], .ow = k->y[3], .kh = k->w[2], .kw = k->w[3],
+                        .sh = k->stride[0], .sw = k->stride[1], .ph = k->pre[0], .pw = k->pre[1],
+                        .dh = k->dil[0], .dw = k->dil[1]};
+  return s;
+}
 
 /* The key of conv node n at the shapes in t[] with resolved parameters pc. */
 static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
@@ -473,6 +491,7 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   free(t);
   if (st) return st;
   if (is_depthwise(&k)) return NULL; /* our kernel takes every shape */
+  if (!is_pointwise(&k) && is_direct(&k)) return NULL;
 
   pthread_mutex_lock(&c->mu);
   (void)gpuSetDevice(c->ordinal);
@@ -507,21 +526,55 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   cs->channels = y->dims[1];
   cs->inner = cs->channels > 0 && y->dims[0] > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
   cs->key = k;
+  cs->shape = conv2d_shape(&k);
+  cs->pre_vb = IR_NONE;
+  *workspace = 0;
   if (is_depthwise(&k)) {
-    cs->depthwise = 1;
-    cs->dw = dw_shape(&k);
-    *workspace = 0;
+    cs->path = CONV_DEPTHWISE;
     return NULL;
   }
   if (is_pointwise(&k)) {
     HD_TRY(pointwise_matmul(c, &k, &cs->mm, workspace));
-    if (cs->mm) return NULL;
+    if (cs->mm) {
+      cs->path = CONV_MATMUL;
+      return NULL;
+    }
+  } else if (is_direct(&k)) {
+    cs->path = CONV_DIRECT;
+    return NULL;
   }
   /* Tuning happens here, at real shapes, never in supports_node's probe. */
   k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
   HD_TRY(conv_entry(c, &k, &cs->e));
   *workspace = (size_t)cs->e->plan.workspace;
   return NULL;
+}
+
+/* The step of plan bp that produces value v, or NULL. */
+static gb_step *producer_step(be_plan *bp, int v) {
+  for (int i = 0; i < bp->nsteps; ++i)
+    if (bp->steps[i].n->nout > 0 && bp->steps[i].n->out[0] == v) return &bp->steps[i];
+  return NULL;
+}
+
+/* A depthwise conv that is the only reader of a matmul conv's output (not a
+ * partition output) takes the matmul's bias and activation as its prologue:
+ * the expanded activation of an inverted-residual block is then written
+ * once and read once. A residual stays with the matmul's epilogue. */
+static void conv_link(be_plan *bp, gb_step *s) {
+  gb_conv_step *cs = s->priv;
+  if (cs->path != CONV_DEPTHWISE) return;
+  const ir_value *xv = &bp->bg->g->values[cs->vx];
+  if (xv->nuses != 1 || xv->graph_output != IR_NONE) return;
+  gb_step *ps = producer_step(bp, cs->vx);
+  if (!ps || ps->f != &gb_family_conv) return;
+  gb_conv_step *pc = ps->priv;
+  if (pc->path != CONV_MATMUL || pc->vr != IR_NONE || pc->deferred) return;
+  pc->deferred = 1;
+  cs->pre_vb = pc->vb;
+  cs->pre_act.kind = (op_act_kind)pc->key.act_kind;
+  cs->pre_act.alpha = pc->key.act_alpha;
+  cs->pre_act.beta = pc->key.act_beta;
 }
 
 static void conv_release(be_plan *bp, gb_step *s) {
@@ -543,19 +596,32 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
   void *res = gb_addr(bp, cs->vr, b);
   if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res))
     return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
-  if (cs->depthwise) {
-    const gb_conv_key *k = &cs->key;
-    GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->dw,
-                                 gb_gpu_act((op_act_kind)k->act_kind), k->act_alpha, k->act_beta, stream));
-    return NULL;
-  }
-  if (cs->mm) {
-    const gb_conv_key *k = &cs->key;
-    HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, bp->workspace, bp->workspace_bytes, stream));
-    if (bias || res || k->act_kind != OP_ACT_NONE)
-      GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
-                                  gb_gpu_act((op_act_kind)k->act_kind), k->act_alpha, k->act_beta, stream));
-    return NULL;
+  const gb_conv_key *k = &cs->key;
+  const int act = gb_gpu_act((op_act_kind)k->act_kind);
+  switch (cs->path) {
+    case CONV_DEPTHWISE: {
+      gpu_dw_prologue pre = {.bias = gb_addr(bp, cs->pre_vb, b),
+                             .act = gb_gpu_act(cs->pre_act.kind),
+                             .alpha = cs->pre_act.alpha,
+                             .beta = cs->pre_act.beta};
+      int has_pre = pre.bias || pre.act != GPU_ACT_NONE;
+      GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
+                                   k->act_beta, has_pre ? &pre : NULL, stream));
+      return NULL;
+    }
+    case CONV_DIRECT:
+      GB_KERNEL(gpu_conv_direct(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
+                                k->act_beta, stream));
+      return NULL;
+    case CONV_MATMUL:
+      HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, bp->workspace,
+                               bp->workspace_bytes, stream));
+      if (!cs->deferred && (bias || res || act != GPU_ACT_NONE))
+        GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
+                                    act, k->act_alpha, k->act_beta, stream));
+      return NULL;
+    case CONV_LIBRARY:
+      break;
   }
   void *ptrs[5];
   int np = 0;
@@ -582,5 +648,6 @@ const gb_family gb_family_conv = {
     .support = conv_support,
     .compile = conv_compile,
     .run = conv_run,
+    .link = conv_link,
     .release = conv_release,
 };

@@ -144,11 +144,13 @@ struct be_plan {
 
 /* An op family: support check (shapes may be dynamic; decisive), compile at
  * a plan's shapes (fills s->priv; raises *workspace to what a run needs),
- * run (launches on stream; no allocation, no sync), release. */
+ * link (optional: once every step compiled, may fuse s with the steps
+ * around it), run (launches on stream; no allocation, no sync), release. */
 struct gb_family {
   const char *name;
   hd_status *(*support)(be_context *c, const ir_graph *g, const ir_node *n);
   hd_status *(*compile)(be_plan *bp, gb_step *s, size_t *workspace);
+  void (*link)(be_plan *bp, gb_step *s);
   hd_status *(*run)(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream);
   void (*release)(be_plan *bp, gb_step *s);
 };

@@ -352,6 +352,8 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     if (need > ws) ws = need;
     bp->nsteps++;
   }
+  for (int i = 0; i < bp->nsteps && !st; ++i)
+    if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
   pthread_mutex_unlock(&c->mu);
   if (!st && p->arena_bytes) {
     st = c->alloc.alloc(c->alloc.ctx, p->arena_bytes, &bp->arena);

@@ -1,0 +1,91 @@
+// gpu_direct: direct 2D convolution for filters of few taps (input channels
+// x kh x kw <= GPU_DIRECT_MAX_TAPS, one group), bias, residual and
+// activation fused. A block stages the weights of up to CT output channels
+// in shared memory; each thread reads its pixel's taps once and accumulates
+// CT outputs, every lane reading the same weight (a broadcast). The FLOPs of
+// such layers are few; the cost is reading the input and writing the output
+// once. Measured on an H200: MobileNetV2's 3 -> 32 channel stem at batch 32
+// took 0.51 ms in cuDNN's fused conv + bias + clip engine.
+#include <stdint.h>
+
+#include "gpu/gpu_common.cuh"
+
+namespace {
+
+constexpr int CT = 32;  // output channels per block
+constexpr int kThreads = 256;
+
+struct direct_params : gpu::conv2d_args {
+  int npix;  // n * oh * ow
+  gpu::divider by_ow, by_oh;
+};
+
+template <typename T>
+__global__ void direct_kernel(direct_params p) {
+  __shared__ float wsh[CT * GPU_DIRECT_MAX_TAPS];
+  const int taps = p.c * p.kh * p.kw, co0 = blockIdx.y * CT;
+  const int nco = p.co - co0 < CT ? p.co - co0 : CT;
+  // [j][tap]; output channels past the end get zero weights.
+  for (int t = threadIdx.x; t < CT * taps; t += blockDim.x)
+    wsh[t] = t < nco * taps ? gpu::ld((const T *)p.w, (int64_t)co0 * taps + t) : 0.f;
+  __syncthreads();
+  const T *x = (const T *)p.x;
+  const int64_t plane_in = (int64_t)p.ih * p.iw, plane_out = (int64_t)p.oh * p.ow;
+  for (int pix = blockIdx.x * blockDim.x + threadIdx.x; pix < p.npix; pix += gridDim.x * blockDim.x) {
+    const int r = gpu::div(pix, p.by_ow), ox = pix - r * p.ow;
+    const int img = gpu::div(r, p.by_oh), oy = r - img * p.oh;
+    float acc[CT];
+#pragma unroll
+    for (int j = 0; j < CT; ++j) acc[j] = 0.f;
+    for (int ci = 0; ci < p.c; ++ci) {
+      const T *xp = x + ((int64_t)img * p.c + ci) * plane_in;
+      for (int ky = 0; ky < p.kh; ++ky) {
+        const int iy = oy * p.sh - p.ph + ky * p.dh;
+        if (iy < 0 || iy >= p.ih) continue;
+        for (int kx = 0; kx < p.kw; ++kx) {
+          const int ix = ox * p.sw - p.pw + kx * p.dw;
+          if (ix < 0 || ix >= p.iw) continue;
+          const float xv = gpu::ld(xp, (int64_t)iy * p.iw + ix);
+          const float *wt = wsh + (ci * p.kh + ky) * p.kw + kx;
+#pragma unroll
+          for (int j = 0; j < CT; ++j) acc[j] += xv * wt[j * taps];
+        }
+      }
+    }
+    const int64_t o = ((int64_t)img * p.co + co0) * plane_out + (int64_t)oy * p.ow + ox;
+#pragma unroll
+    for (int j = 0; j < CT; ++j) {
+      if (j < nco) {
+        float v = acc[j] + (p.bias ? gpu::ld((const T *)p.bias, co0 + j) : 0.f);
+        if (p.res) v += gpu::ld((const T *)p.res, o + j * plane_out);
+        gpu::st((T *)p.y, o + j * plane_out, gpu::act(p.act, v, p.a, p.b));
+      }
+    }
+  }
+}
+
+template <typename T>
+int launch(direct_params p, gpuStream_t stream) {
+  const unsigned tiles = (unsigned)((p.co + CT - 1) / CT);
+  dim3 grid(gpu::blocks_for(p.npix, kThreads), tiles);
+  direct_kernel<T><<<grid, kThreads, 0, stream>>>(p);
+  return gpu::last_error();
+}
+
+}  // namespace
+
+extern "C" int gpu_conv_direct(const void *x, const void *w, const void *bias,
+                               const void *residual, void *y, int dtype, const gpu_conv2d_shape *s,
+                               int act, float alpha, float beta, void *stream) {
+  const int64_t npix = s->n * s->oh * s->ow;
+  if (npix <= 0 || s->co <= 0) return 0;
+  if (s->c * s->kh * s->kw > GPU_DIRECT_MAX_TAPS || npix >= INT32_MAX || s->co >= 65535 * CT ||
+      s->ih * s->iw >= INT32_MAX)
+    return -1;
+  direct_params p = {};
+  if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
+  p.npix = (int)npix;
+  p.by_ow = gpu::make_divider((unsigned)p.ow);
+  p.by_oh = gpu::make_divider((unsigned)p.oh);
+  GPU_DISPATCH(dtype, launch, p, (gpuStream_t)stream);
+}
