@@ -4,6 +4,7 @@
 // divides by the window positions inside the input (count_include_pad 0)
 // or inside the padded input (1).
 #include <float.h>
+#include <stdint.h>
 
 #include "gpu/gpu_common.cuh"
 
@@ -12,16 +13,40 @@ namespace {
 using gpu::ld;
 using gpu::st;
 
-template <typename T>
-__global__ void pool_kernel(const T *x, T *y, int64_t total, gpu_pool_desc d) {
+// Output index -> (plane, o0, o1, o2): by launch-time dividers when the
+// indices fit 32 bits (the usual case), else by plain 64-bit division.
+struct pool_index {
+  gpu::divider by2, by1, by0;
+};
+
+template <bool WIDE>
+__device__ __forceinline__ void locate(int64_t i, const gpu_pool_desc &d, const pool_index &q,
+                                       int64_t *plane, int64_t *o0, int64_t *o1, int64_t *o2) {
+  if (WIDE) {
+    int64_t r = i / d.out[2];
+    *o2 = i - r * d.out[2];
+    int64_t r1 = r / d.out[1];
+    *o1 = r - r1 * d.out[1];
+    *plane = r1 / d.out[0];
+    *o0 = r1 - *plane * d.out[0];
+  } else {
+    int r = gpu::div((int)i, q.by2);
+    *o2 = (int)i - r * (int)d.out[2];
+    int r1 = gpu::div(r, q.by1);
+    *o1 = r - r1 * (int)d.out[1];
+    int p = gpu::div(r1, q.by0);
+    *plane = p;
+    *o0 = r1 - p * (int)d.out[0];
+  }
+}
+
+template <typename T, bool WIDE>
+__global__ void pool_kernel(const T *x, T *y, int64_t total, gpu_pool_desc d, pool_index q) {
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   int64_t in_plane = d.in[0] * d.in[1] * d.in[2];
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-    int64_t o2 = i % d.out[2], r = i / d.out[2];
-    int64_t o1 = r % d.out[1];
-    r /= d.out[1];
-    int64_t o0 = r % d.out[0];
-    int64_t plane = r / d.out[0];
+    int64_t plane, o0, o1, o2;
+    locate<WIDE>(i, d, q, &plane, &o0, &o1, &o2);
     const T *xp = x + plane * in_plane;
     int64_t s0 = o0 * d.stride[0] - d.pad_begin[0];
     int64_t s1 = o1 * d.stride[1] - d.pad_begin[1];
@@ -62,7 +87,14 @@ template <typename T>
 int pool(const void *x, void *y, int64_t nc, const gpu_pool_desc *d, gpuStream_t s) {
   int64_t total = nc * d->out[0] * d->out[1] * d->out[2];
   if (total <= 0) return 0;
-  pool_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, total, *d);
+  const unsigned blocks = gpu::blocks_for(total, 256);
+  if (total < INT32_MAX && (int64_t)blocks * 256 < INT32_MAX) {
+    pool_index q = {gpu::make_divider((unsigned)d->out[2]), gpu::make_divider((unsigned)d->out[1]),
+                    gpu::make_divider((unsigned)d->out[0])};
+    pool_kernel<T, false><<<blocks, 256, 0, s>>>((const T *)x, (T *)y, total, *d, q);
+  } else {
+    pool_kernel<T, true><<<blocks, 256, 0, s>>>((const T *)x, (T *)y, total, *d, pool_index{});
+  }
   return gpu::last_error();
 }
 

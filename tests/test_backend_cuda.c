@@ -597,6 +597,20 @@ static void b_avgpool_incl(tg *t) {
   int x = tg_input(t, 4, D(2, 3, 10, 11));
   tg_output(t, tg_node(t, "AveragePool", 19, &x, 1, a, NA(a)));
 }
+/* No ceil overhang, asymmetric pads: the library's resample for max and
+ * excluded pads; counted pads stay on our kernel (cuDNN differed). */
+static void avgpool_floor(tg *t, int include_pad) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "pads", .n = 4, .i = {1, 0, 2, 1}}, A_INT("count_include_pad", include_pad)};
+  int x = tg_input(t, 4, D(2, 3, 10, 11));
+  tg_output(t, tg_node(t, "AveragePool", 19, &x, 1, a, NA(a)));
+}
+static void b_avgpool_incl_floor(tg *t) { avgpool_floor(t, 1); }
+static void b_avgpool_excl_floor(tg *t) { avgpool_floor(t, 0); }
+static void b_maxpool_asym(tg *t) {
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {3, 2}}, {.name = "strides", .n = 2, .i = {2, 1}}, {.name = "pads", .n = 4, .i = {0, 1, 2, 0}}};
+  int x = tg_input(t, 4, D(2, 3, 11, 9));
+  tg_output(t, tg_node(t, "MaxPool", 12, &x, 1, a, NA(a)));
+}
 static void b_maxpool1d(tg *t) {
   attr a[] = {{.name = "kernel_shape", .n = 1, .i = {4}}, {.name = "strides", .n = 1, .i = {3}}, {.name = "pads", .n = 2, .i = {2, 1}}};
   int x = tg_input(t, 3, D(2, 5, 31));
@@ -690,6 +704,9 @@ static const op_case op_cases[] = {
     {"add_relu_fused", b_add_relu, 1, 1e-6, 2e-3}, {"batchnorm", b_bn, 0, 1e-5, 5e-3},
     {"maxpool_3x3s2p1", b_maxpool, 0, 1e-6, 1e-3}, {"maxpool_dil_ceil", b_maxpool_dil_ceil, 0, 1e-6, 1e-3},
     {"avgpool_excl_pad_ceil", b_avgpool_excl, 0, 1e-5, 2e-3}, {"avgpool_incl_pad_asym", b_avgpool_incl, 0, 1e-5, 2e-3},
+    {"avgpool_incl_pad_floor", b_avgpool_incl_floor, 0, 1e-5, 2e-3},
+    {"avgpool_excl_pad_floor", b_avgpool_excl_floor, 0, 1e-5, 2e-3},
+    {"maxpool_asym_pads", b_maxpool_asym, 0, 1e-6, 1e-3},
     {"maxpool_1d", b_maxpool1d, 0, 1e-6, 1e-3}, {"avgpool_3d", b_avgpool3d, 0, 1e-5, 2e-3},
     {"global_avgpool", b_gap, 0, 1e-5, 2e-3}, {"global_maxpool", b_gmp, 0, 1e-6, 1e-3},
     {"gemm_bias", b_gemm_bias, 0, 5e-3, 1e-2}, {"gemm_trans_ab_alpha_beta", b_gemm_trans, 0, 5e-3, 1e-2},

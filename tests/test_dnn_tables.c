@@ -27,12 +27,15 @@
 /* ---- 1. the table as data ---- */
 
 static const char *kinds[] = {"STATUS_", "BACKEND_", "TYPE_", "DATA_", "HEUR_MODE_",
-                              "NUMERICAL_NOTE_", "POINTWISE_", "ATTR_"};
+                              "NUMERICAL_NOTE_", "POINTWISE_", "ATTR_", "RESAMPLE_",
+                              "REDUCE_", "PROPAGATE_"};
 
 static const char *kind_of(dnn_name n) {
   const char *s = dnn_name_str(n);
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
     if (strncmp(s, kinds[k], strlen(kinds[k])) == 0) return kinds[k];
+  size_t len = strlen(s);
+  if (len > 4 && strcmp(s + len - 4, "_PAD") == 0) return "_PAD"; /* the padding modes */
   return ""; /* CROSS_CORRELATION: a kind of its own */
 }
 
@@ -243,6 +246,55 @@ static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias
   return ok;
 }
 
+/* The standalone pointwise, pool and reduce graphs (bench/dnn_ops.c's):
+ * built, planned and run where the vendor has the names, NOT_SUPPORTED
+ * (never an internal error) where it lacks them. Returns the graphs that
+ * went through. */
+static int run_other_graphs(const dnn_vendor *vd) {
+  int64_t xd[4] = {2, 8, 9, 9}, cd[4] = {1, 8, 1, 1}, pd[4] = {2, 8, 5, 5}, rd[4] = {2, 8, 1, 1};
+  dnn_tensor x, b, y, py, ry;
+  tensor(&x, 1, HD_DT_F32, 4, xd);
+  tensor(&b, 2, HD_DT_F32, 4, cd);
+  tensor(&y, 3, HD_DT_F32, 4, xd);
+  tensor(&py, 3, HD_DT_F32, 4, pd);
+  tensor(&ry, 3, HD_DT_F32, 4, rd);
+  dnn_pool pool = {.x = x, .y = py, .is_max = 1, .nspatial = 2, .window = {3, 3},
+                   .stride = {2, 2}, .pre_pad = {1, 1}, .post_pad = {1, 1}};
+  op_act relu = {.kind = OP_ACT_RELU};
+  int full = dnn_has(vd, DNN_BACKEND_RESAMPLE_DESCRIPTOR), ok = 0;
+  for (int k = 0; k < 4; ++k) {
+    void *handle = NULL, *g = NULL;
+    vd->create(&handle);
+    dnn_bag bag;
+    dnn_bag_init(&bag, vd);
+    hd_status *st = k == 0   ? dnn_pointwise_graph(&bag, handle, &x, &b, &y, DNN_POINTWISE_ADD,
+                                                   &relu, &g)
+                    : k == 1 ? dnn_pointwise_graph(&bag, handle, &x, &b, &y, DNN_POINTWISE_MUL,
+                                                   NULL, &g)
+                    : k == 2 ? dnn_pool_graph(&bag, handle, &pool, &g)
+                             : dnn_reduce_graph(&bag, handle, &x, &ry, 1, &g);
+    dnn_plan p;
+    memset(&p, 0, sizeof p);
+    dnn_plan_opts o = {.fp32_graph = 1, .nuids = 2, .uids = {1, 3}};
+    if (k < 2) o.uids[o.nuids++] = 2;
+    if (!st) st = dnn_plan_build(&bag, handle, g, &o, &p);
+    else dnn_bag_free(&bag);
+    void *ptrs[3] = {(void *)16, (void *)32, (void *)48};
+    if (!st) st = dnn_plan_execute(&p, handle, ptrs, NULL, NULL);
+    if (full || k == 0)
+      CHECK(!st, "%s: graph %d: %s", vd->name, k, st ? hd_status_msg(st) : "");
+    else
+      CHECK(st && hd_status_code(st) == HD_ERR_NOT_SUPPORTED,
+            "%s: graph %d without the vendor's names: want NOT_SUPPORTED, got %s", vd->name, k,
+            st ? hd_status_msg(st) : "success");
+    ok += st == NULL;
+    hd_status_free(st);
+    dnn_plan_free(&p);
+    vd->destroy(handle);
+  }
+  return ok;
+}
+
 static void check_builder(const dnn_table *t) {
   dnn_vendor vd;
   cur = t;
@@ -258,6 +310,7 @@ static void check_builder(const dnn_table *t) {
           for (int res = 0; res <= 1; ++res)
             for (size_t a = 0; a < sizeof acts / sizeof acts[0]; ++a, ++n)
               ok += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, fuse, bias, res, acts[a]);
+  int others = run_other_graphs(&vd);
   CHECK(bad_calls == 0, "%s: %d calls with values not in the table", t->vendor, bad_calls);
   /* The statuses the builder classifies. */
   hd_status *s1 = dnn_status(&vd, (int)vd.v[DNN_STATUS_NOT_SUPPORTED], "x", __FILE__, __LINE__);
@@ -268,8 +321,9 @@ static void check_builder(const dnn_table *t) {
   CHECK(s2 && hd_status_code(s2) == HD_ERR_BACKEND, "%s: the status after NOT_SUPPORTED's range",
         t->vendor);
   hd_status_free(s2);
-  printf("%s: builder over a mock API: %d/%d convolutions built, planned and run (%d calls)\n",
-         t->vendor, ok, n, calls);
+  printf("%s: builder over a mock API: %d/%d convolutions built, planned and run, and %d/4 "
+         "pointwise/pool/reduce graphs (%d calls)\n",
+         t->vendor, ok, n, others, calls);
 }
 
 int main(void) {

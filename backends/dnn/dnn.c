@@ -208,6 +208,27 @@ static dnn_name act_mode(op_act_kind k) {
   }
 }
 
+/* An optional name the vendor lacks, asked for by a graph that needs it. */
+static hd_status *lacks(const dnn_vendor *vd, dnn_name n) {
+  return hd_error(HD_ERR_NOT_SUPPORTED, "%s has no %s", vd->name, dnn_name_str(n));
+}
+
+/* The operation graph of ops[0..n). The handle attribute is deprecated in
+ * newer cuDNN (still honoured): a refusal is not fatal, Finalize says
+ * whether it was needed. NULL handle: a device-less build (checks
+ * descriptors; finds no engines). */
+static hd_status *op_graph(dnn_bag *b, void *handle, void **ops, int n, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  void *g;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g));
+  if (handle)
+    hd_status_free(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_HANDLE, DNN_TYPE_HANDLE, 1, &handle));
+  HD_TRY(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_OPS, DNN_TYPE_BACKEND_DESCRIPTOR, n, ops));
+  HD_TRY(dnn_finalize(vd, g, "operation graph"));
+  *opgraph = g;
+  return NULL;
+}
+
 /* The convolution's parameters on desc. Groups follow from x's C over w's C/G. */
 static hd_status *conv_params(const dnn_vendor *vd, void *desc, const dnn_conv *c) {
   int64_t ct;
@@ -319,17 +340,104 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
   if (fuse && c->act.kind != OP_ACT_NONE)
     HD_TRY(pointwise_op(b, act_mode(c->act.kind), &c->act, cur, NULL, y, &ops[nops++]));
 
-  void *g;
-  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g));
-  /* The handle attribute is deprecated in newer cuDNN (still honoured): a
-   * refusal is not fatal, Finalize says whether it was needed. NULL handle:
-   * a device-less build (checks descriptors; finds no engines). */
-  if (handle)
-    hd_status_free(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_HANDLE, DNN_TYPE_HANDLE, 1, &handle));
-  HD_TRY(dnn_set(vd, g, DNN_ATTR_OPERATIONGRAPH_OPS, DNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
-  HD_TRY(dnn_finalize(vd, g, "operation graph"));
-  *opgraph = g;
-  return NULL;
+  return op_graph(b, handle, ops, nops, opgraph);
+}
+
+hd_status *dnn_pointwise_graph(dnn_bag *b, void *handle, const dnn_tensor *x,
+                               const dnn_tensor *bx, const dnn_tensor *y, dnn_name op,
+                               const op_act *act, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  if (!dnn_has(vd, op)) return lacks(vd, op);
+  if (act && act->kind != OP_ACT_NONE && !dnn_act_fusable(act))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: activation %d has no pointwise mode", vd->name,
+                    (int)act->kind);
+  int has_act = act && act->kind != OP_ACT_NONE;
+  void *tx, *tb, *ty, *mid, *ops[2];
+  HD_TRY(dnn_tensor_create(b, x, &tx));
+  HD_TRY(dnn_tensor_create(b, bx, &tb));
+  HD_TRY(dnn_tensor_create(b, y, &ty));
+  mid = ty;
+  if (has_act) {
+    dnn_tensor vt = *y;
+    vt.uid = 1000;
+    vt.is_virtual = 1;
+    vt.dtype = HD_DT_F32;
+    HD_TRY(dnn_tensor_create(b, &vt, &mid));
+  }
+  HD_TRY(pointwise_op(b, op, NULL, tx, tb, mid, &ops[0]));
+  if (has_act) HD_TRY(pointwise_op(b, act_mode(act->kind), act, mid, NULL, ty, &ops[1]));
+  return op_graph(b, handle, ops, has_act ? 2 : 1, opgraph);
+}
+
+static const dnn_name pool_names[] = {
+    DNN_BACKEND_RESAMPLE_DESCRIPTOR,      DNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR,
+    DNN_TYPE_RESAMPLE_MODE,               DNN_TYPE_PADDING_MODE,
+    DNN_RESAMPLE_MAXPOOL,                 DNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
+    DNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING, DNN_NEG_INF_PAD,
+    DNN_ZERO_PAD,                         DNN_TYPE_NAN_PROPOGATION,
+    DNN_PROPAGATE_NAN,
+};
+
+hd_status *dnn_pool_graph(dnn_bag *b, void *handle, const dnn_pool *p, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  for (size_t i = 0; i < sizeof pool_names / sizeof pool_names[0]; ++i)
+    if (!dnn_has(vd, pool_names[i])) return lacks(vd, pool_names[i]);
+  void *tx, *ty, *rd, *op;
+  HD_TRY(dnn_tensor_create(b, &p->x, &tx));
+  HD_TRY(dnn_tensor_create(b, &p->y, &ty));
+  dnn_name mode_name = p->is_max              ? DNN_RESAMPLE_MAXPOOL
+                       : p->count_include_pad ? DNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING
+                                              : DNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING;
+  int mode = (int)vd->v[mode_name];
+  int pad = (int)vd->v[p->is_max ? DNN_NEG_INF_PAD : DNN_ZERO_PAD];
+  int ct = (int)vd->v[DNN_DATA_FLOAT], nan = (int)vd->v[DNN_PROPAGATE_NAN];
+  int64_t nsp = p->nspatial;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_RESAMPLE_DESCRIPTOR, &rd));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_MODE, DNN_TYPE_RESAMPLE_MODE, 1, &mode));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_SPATIAL_DIMS, DNN_TYPE_INT64, 1, &nsp));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_PADDING_MODE, DNN_TYPE_PADDING_MODE, 1, &pad));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_NAN_PROPAGATION, DNN_TYPE_NAN_PROPOGATION, 1, &nan));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_WINDOW_DIMS, DNN_TYPE_INT64, nsp, p->window));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_STRIDES, DNN_TYPE_INT64, nsp, p->stride));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_PRE_PADDINGS, DNN_TYPE_INT64, nsp, p->pre_pad));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_RESAMPLE_POST_PADDINGS, DNN_TYPE_INT64, nsp, p->post_pad));
+  HD_TRY(dnn_finalize(vd, rd, "resample"));
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR, &op));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &tx));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &ty));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_RESAMPLE_FWD_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &rd));
+  HD_TRY(dnn_finalize(vd, op, "resample forward"));
+  return op_graph(b, handle, &op, 1, opgraph);
+}
+
+hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const dnn_tensor *y,
+                            int avg, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  dnn_name mode_name = avg ? DNN_REDUCE_TENSOR_AVG : DNN_REDUCE_TENSOR_ADD;
+  static const dnn_name need[] = {DNN_BACKEND_REDUCTION_DESCRIPTOR,
+                                  DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                                  DNN_TYPE_REDUCTION_OPERATOR_TYPE};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
+    if (!dnn_has(vd, need[i])) return lacks(vd, need[i]);
+  if (!dnn_has(vd, mode_name)) return lacks(vd, mode_name);
+  void *tx, *ty, *rd, *op;
+  HD_TRY(dnn_tensor_create(b, x, &tx));
+  HD_TRY(dnn_tensor_create(b, y, &ty));
+  int mode = (int)vd->v[mode_name], ct = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_OPERATOR, DNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
+  HD_TRY(dnn_finalize(vd, rd, "reduction"));
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &tx));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
+  HD_TRY(dnn_finalize(vd, op, "reduction operation"));
+  return op_graph(b, handle, &op, 1, opgraph);
 }
 
 /* ---- engine choice ---- */

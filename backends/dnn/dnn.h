@@ -30,6 +30,44 @@
 #include "common/hd_status.h"
 #include "ops/op_params.h"
 
+/* The names of the standalone pointwise, resample and reduction graphs
+ * (dnn_pointwise_graph, dnn_pool_graph, dnn_reduce_graph): all optional. */
+#define DNN_STANDALONE_NAMES(X) \
+  X(POINTWISE_MUL) \
+  X(BACKEND_RESAMPLE_DESCRIPTOR) \
+  X(BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR) \
+  X(BACKEND_REDUCTION_DESCRIPTOR) \
+  X(BACKEND_OPERATION_REDUCTION_DESCRIPTOR) \
+  X(TYPE_RESAMPLE_MODE) \
+  X(TYPE_PADDING_MODE) \
+  X(TYPE_REDUCTION_OPERATOR_TYPE) \
+  X(RESAMPLE_MAXPOOL) \
+  X(RESAMPLE_AVGPOOL_EXCLUDE_PADDING) \
+  X(RESAMPLE_AVGPOOL_INCLUDE_PADDING) \
+  X(TYPE_NAN_PROPOGATION) \
+  X(PROPAGATE_NAN) \
+  X(ATTR_RESAMPLE_NAN_PROPAGATION) \
+  X(NEG_INF_PAD) \
+  X(ZERO_PAD) \
+  X(REDUCE_TENSOR_ADD) \
+  X(REDUCE_TENSOR_AVG) \
+  X(ATTR_RESAMPLE_MODE) \
+  X(ATTR_RESAMPLE_COMP_TYPE) \
+  X(ATTR_RESAMPLE_SPATIAL_DIMS) \
+  X(ATTR_RESAMPLE_POST_PADDINGS) \
+  X(ATTR_RESAMPLE_PRE_PADDINGS) \
+  X(ATTR_RESAMPLE_STRIDES) \
+  X(ATTR_RESAMPLE_WINDOW_DIMS) \
+  X(ATTR_RESAMPLE_PADDING_MODE) \
+  X(ATTR_OPERATION_RESAMPLE_FWD_XDESC) \
+  X(ATTR_OPERATION_RESAMPLE_FWD_YDESC) \
+  X(ATTR_OPERATION_RESAMPLE_FWD_DESC) \
+  X(ATTR_REDUCTION_OPERATOR) \
+  X(ATTR_REDUCTION_COMP_TYPE) \
+  X(ATTR_OPERATION_REDUCTION_XDESC) \
+  X(ATTR_OPERATION_REDUCTION_YDESC) \
+  X(ATTR_OPERATION_REDUCTION_DESC)
+
 /* Every vendor name the builder uses, without the vendor prefix: the cuDNN
  * table pastes CUDNN_##name, the hipDNN table HIPDNN_##name. */
 #define DNN_NAMES(X)                                  \
@@ -113,7 +151,8 @@
   X(ATTR_TENSOR_IS_VIRTUAL)                           \
   X(ATTR_VARIANT_PACK_UNIQUE_IDS)                     \
   X(ATTR_VARIANT_PACK_DATA_POINTERS)                  \
-  X(ATTR_VARIANT_PACK_WORKSPACE)
+  X(ATTR_VARIANT_PACK_WORKSPACE)                      \
+  DNN_STANDALONE_NAMES(X)
 
 typedef enum dnn_name {
 #define DNN_ENUM_(n) DNN_##n,
@@ -131,7 +170,10 @@ typedef enum dnn_name {
  *     absent: not set (the count of the padding arrays says the rank; 1 and 0);
  *   HEUR_MODE_INSTANT, HEUR_MODE_A absent: heuristics go straight to FALLBACK;
  *   NUMERICAL_NOTE_* absent: engines cannot be filtered by notes (use_tf32=0
- *     has no engine filter on that vendor). */
+ *     has no engine filter on that vendor);
+ *   POINTWISE_MUL and the resample and reduction names absent: the
+ *     standalone pointwise/pool/reduce graphs are NOT_SUPPORTED (pooling
+ *     then runs on our kernel). */
 #define DNN_OPTIONAL_NAMES(X)                     \
   X(BACKEND_CONVOLUTION_DESCRIPTOR)               \
   X(BACKEND_POINTWISE_DESCRIPTOR)                 \
@@ -143,7 +185,8 @@ typedef enum dnn_name {
   X(HEUR_MODE_INSTANT)                            \
   X(HEUR_MODE_A)                                  \
   X(NUMERICAL_NOTE_TENSOR_CORE)                   \
-  X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+  X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)           \
+  DNN_STANDALONE_NAMES(X)
 
 /* A table value for a name the vendor does not have (never a real value). */
 #define DNN_ABSENT INT64_MIN
@@ -307,6 +350,34 @@ int dnn_act_fusable(const op_act *a);
 /* Builds the operation graph of c into b. fuse = 0 builds the convolution
  * alone (y = conv(x, w); c's bias/residual/act are then the caller's). */
 hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph);
+
+/* Standalone graphs of the other op families. bench/dnn_ops.c measures
+ * the vendor's engines for them against our kernels; of these the GPU
+ * backend uses only pooling (gb_pool.c: cuDNN's resample engine was 2.7x our
+ * kernel on ResNet-50's max pool), the others run on our kernels
+ * (docs/architecture.md has the numbers). */
+
+/* y = act(x op bx), op DNN_POINTWISE_ADD or DNN_POINTWISE_MUL; bx
+ * broadcasts by its dims (1 where it repeats). */
+hd_status *dnn_pointwise_graph(dnn_bag *b, void *handle, const dnn_tensor *x,
+                               const dnn_tensor *bx, const dnn_tensor *y, dnn_name op,
+                               const op_act *act, void **opgraph);
+
+/* Pooling as a resample: max (pads never win; NaN propagates) or average
+ * (pads counted or not), no dilation; the output dims must be the floor of
+ * the window count (no ceil_mode overhang). */
+typedef struct dnn_pool {
+  dnn_tensor x, y;
+  int is_max;
+  int count_include_pad;
+  int nspatial;
+  int64_t window[3], stride[3], pre_pad[3], post_pad[3];
+} dnn_pool;
+hd_status *dnn_pool_graph(dnn_bag *b, void *handle, const dnn_pool *p, void **opgraph);
+
+/* y = mean (avg) or sum of x over the dims where y is 1 and x is not. */
+hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const dnn_tensor *y,
+                            int avg, void **opgraph);
 
 /* ---- engine choice and execution plans ---- */
 
