@@ -56,8 +56,9 @@ struct dw_pos {
 template <typename T, int KH, int KW, int S, int V, bool PRE>
 __global__ void dw_fixed_kernel(dw_params p) {
   const T *w = (const T *)p.w;
-  const int step = gridDim.x * blockDim.x;
-  for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < p.total; idx += step) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += step) {
+    const int idx = (int)i;  // < total: 32-bit; a 32-bit counter could wrap on i + step
     const dw_pos<T, PRE> q(idx, p);
     const int plane = q.plane, oy = q.oy, c = q.c, ox0 = q.strip * V;
     const float b0 = q.bias, pb = q.pre_bias;
@@ -98,8 +99,9 @@ __global__ void dw_fixed_kernel(dw_params p) {
 template <typename T, bool PRE>
 __global__ void dw_any_kernel(dw_params p) {
   const T *w = (const T *)p.w;
-  const int step = gridDim.x * blockDim.x;
-  for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < p.total; idx += step) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += step) {
+    const int idx = (int)i;  // < total: 32-bit; a 32-bit counter could wrap on i + step
     const dw_pos<T, PRE> q(idx, p);  // strips of one output
     const int oy = q.oy, c = q.c, ox = q.strip;
     const float pb = q.pre_bias;

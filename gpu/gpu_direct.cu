@@ -31,7 +31,9 @@ __global__ void direct_kernel(direct_params p) {
   __syncthreads();
   const T *x = (const T *)p.x;
   const int64_t plane_in = (int64_t)p.ih * p.iw, plane_out = (int64_t)p.oh * p.ow;
-  for (int pix = blockIdx.x * blockDim.x + threadIdx.x; pix < p.npix; pix += gridDim.x * blockDim.x) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.npix; i += step) {
+    const int pix = (int)i;  // 32-bit index math; a 32-bit counter could wrap on i + step
     const int r = gpu::div(pix, p.by_ow), ox = pix - r * p.ow;
     const int img = gpu::div(r, p.by_oh), oy = r - img * p.oh;
     float acc[CT];

@@ -14,9 +14,9 @@ namespace {
 template <typename T, int V>
 __global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu::divider inner,
                                 gpu::divider channels, int c0, int act, float a, float b) {
-  const int step = gridDim.x * blockDim.x;
-  for (int iv = blockIdx.x * blockDim.x + threadIdx.x; iv < nvec; iv += step) {
-    const int i = iv * V;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nvec; k += step) {
+    const int i = (int)k * V;  // 32-bit index math; a 32-bit counter could wrap on k + step
     float b0 = 0.f;
     if (bias) {
       const int plane = c0 + gpu::div(i, inner);

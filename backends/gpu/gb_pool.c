@@ -112,7 +112,10 @@ static hd_status *pool_compile(be_plan *bp, gb_step *s, size_t *ws) {
   ps->global = p->global;
   ps->is_max = p->is_max;
   ps->nc = x->dims[0] * x->dims[1];
-  if (p->global) ps->len = ir_numel(ns, x->dims + 2);
+  if (p->global) {
+    ps->len = ir_numel(ns, x->dims + 2);
+    if (ps->len <= 0) return NULL; /* no window for the library: our kernel reports it */
+  }
   if (!p->global && p->nspatial != ns)
     return hd_error(HD_ERR_INTERNAL, "%s: pooling over %d of %d spatial dims", gb_backend_name,
                     p->nspatial, ns);
