@@ -56,16 +56,6 @@ static void die_gpu(gpuError_t e, const char *what) {
 
 static int64_t numel(const int64_t *d) { return d[0] * d[1] * d[2] * d[3]; }
 
-static void tensor(dnn_tensor *t, int64_t uid, const int64_t *dims) {
-  memset(t, 0, sizeof *t);
-  t->uid = uid;
-  t->dtype = HD_DT_F32;
-  t->rank = 4;
-  memcpy(t->dims, dims, sizeof(int64_t) * 4);
-  dnn_packed_strides(4, dims, t->strides);
-  t->alignment = 16;
-}
-
 /* The case's output dims and its library graph in bag. */
 static hd_status *build(bench_env *e, const bench_case *c, dnn_bag *bag, int64_t *yd,
                         int64_t *bd, void **graph) {
@@ -76,9 +66,9 @@ static hd_status *build(bench_env *e, const bench_case *c, dnn_bag *bag, int64_t
   if (c->op == OP_MAXPOOL || c->op == OP_AVGPOOL_GLOBAL)
     for (int i = 2; i < 4; ++i) yd[i] = (c->x[i] + 2 * c->pad - c->window) / c->stride + 1;
   if (c->op == OP_MEAN_HW) yd[2] = yd[3] = 1;
-  tensor(&x, 1, c->x);
-  tensor(&b, 2, bd);
-  tensor(&y, 3, yd);
+  dnn_tensor_packed(&x, 1, HD_DT_F32, 4, c->x);
+  dnn_tensor_packed(&b, 2, HD_DT_F32, 4, bd);
+  dnn_tensor_packed(&y, 3, HD_DT_F32, 4, yd);
   op_act relu = {.kind = OP_ACT_RELU};
   switch (c->op) {
     case OP_ADD_RELU:

@@ -100,6 +100,15 @@ struct conv2d_args {
   float a, b;
   int c, co, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
 };
+// Every size of s in [0, 2^30): the conv kernels' 32-bit index math holds.
+inline bool conv2d_fits(const gpu_conv2d_shape *s) {
+  const int64_t v[] = {s->n, s->c, s->co, s->ih, s->iw, s->oh, s->ow, s->kh,
+                       s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw};
+  for (int64_t x : v)
+    if (x < 0 || x >= ((int64_t)1 << 30)) return false;
+  return true;
+}
+
 // Fills k; false when a size is outside [0, 2^30) (no 32-bit kernel then).
 inline bool make_conv2d_args(const void *x, const void *w, const void *bias, const void *res,
                              void *y, const gpu_conv2d_shape *s, int act, float a, float b,
@@ -112,14 +121,12 @@ inline bool make_conv2d_args(const void *x, const void *w, const void *bias, con
   k.act = act;
   k.a = a;
   k.b = b;
+  if (!conv2d_fits(s)) return false;
   const int64_t *v[] = {&s->c, &s->co, &s->ih, &s->iw, &s->oh, &s->ow, &s->kh, &s->kw,
                         &s->sh, &s->sw, &s->ph, &s->pw, &s->dh, &s->dw};
   int *o[] = {&k.c, &k.co, &k.ih, &k.iw, &k.oh, &k.ow, &k.kh, &k.kw,
               &k.sh, &k.sw, &k.ph, &k.pw, &k.dh, &k.dw};
-  for (int i = 0; i < 14; ++i) {
-    if (*v[i] < 0 || *v[i] >= ((int64_t)1 << 30)) return false;
-    *o[i] = (int)*v[i];
-  }
+  for (int i = 0; i < 14; ++i) *o[i] = (int)*v[i];
   return true;
 }
 

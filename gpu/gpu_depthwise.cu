@@ -170,14 +170,17 @@ int launch(dw_params p, int64_t n, gpuStream_t stream) {
 
 }  // namespace
 
+extern "C" int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s) {
+  // Index math is 32-bit within a launch; a launch holds whole images.
+  return gpu::conv2d_fits(s) && s->c * s->oh * s->ow < INT32_MAX && s->ih * s->iw < INT32_MAX;
+}
+
 extern "C" int gpu_conv_depthwise(const void *x, const void *w, const void *bias,
                                   const void *residual, void *y, int dtype, const gpu_conv2d_shape *s,
                                   int act, float alpha, float beta, const gpu_dw_prologue *pre,
                                   void *stream) {
   if (s->n * s->c * s->oh * s->ow <= 0) return 0;
-  // Index math is 32-bit within a launch; a launch holds whole images.
-  const int64_t lim = INT32_MAX;
-  if (s->c * s->oh * s->ow >= lim || s->ih * s->iw >= lim || s->kh * s->kw >= lim) return -1;
+  if (!gpu_conv_depthwise_fits(s)) return -1;
   dw_params p = {};
   if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
   p.pre_act = pre ? pre->act : GPU_ACT_NONE;

@@ -76,14 +76,17 @@ int launch(direct_params p, gpuStream_t stream) {
 
 }  // namespace
 
+extern "C" int gpu_conv_direct_fits(const gpu_conv2d_shape *s) {
+  return gpu::conv2d_fits(s) && s->c * s->kh * s->kw <= GPU_DIRECT_MAX_TAPS &&
+         s->n * s->oh * s->ow < INT32_MAX && s->co < 65535 * CT && s->ih * s->iw < INT32_MAX;
+}
+
 extern "C" int gpu_conv_direct(const void *x, const void *w, const void *bias,
                                const void *residual, void *y, int dtype, const gpu_conv2d_shape *s,
                                int act, float alpha, float beta, void *stream) {
   const int64_t npix = s->n * s->oh * s->ow;
   if (npix <= 0 || s->co <= 0) return 0;
-  if (s->c * s->kh * s->kw > GPU_DIRECT_MAX_TAPS || npix >= INT32_MAX || s->co >= 65535 * CT ||
-      s->ih * s->iw >= INT32_MAX)
-    return -1;
+  if (!gpu_conv_direct_fits(s)) return -1;
   direct_params p = {};
   if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
   p.npix = (int)npix;

@@ -45,8 +45,8 @@ typedef struct gpu_conv2d_shape {
  * NCHW, one filter of kh x kw per channel (co = c, w is [c, 1, kh, kw]);
  * bias and residual may be NULL. x' = x, or with a prologue (pre may be
  * NULL) x' = pre->act(x + pre->bias[c]) for every input element read (zero
- * padding stays zero). Returns -1 for a dtype or size it does not take (an
- * image of 2^31 or more outputs). */
+ * padding stays zero). Returns -1 for a dtype or size it does not take
+ * (gpu_conv_depthwise_fits). */
 typedef struct gpu_dw_prologue {
   const void *bias; /* dtype, c elements, or NULL */
   int act;
@@ -55,17 +55,22 @@ typedef struct gpu_dw_prologue {
 int gpu_conv_depthwise(const void *x, const void *w, const void *bias, const void *residual, void *y,
                        int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
                        const gpu_dw_prologue *pre, void *stream);
+/* 1 when gpu_conv_depthwise takes the sizes of s (the caller checks the
+ * depthwise structure). */
+int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s);
 
 /* gpu_direct.cu: y = act(conv2d(x, w) + bias[co] + residual), one group,
  * for filters of few taps (c * kh * kw <= GPU_DIRECT_MAX_TAPS): each thread
  * makes one output pixel for up to 32 output channels, weights in shared
  * memory. For stems like MobileNet's 3 -> 32 channel 3x3, which a DNN
- * library runs as a mostly idle implicit GEMM. -1: shape not taken (too
- * many taps, or n * oh * ow >= 2^31). */
+ * library runs as a mostly idle implicit GEMM. -1: shape not taken
+ * (gpu_conv_direct_fits). */
 #define GPU_DIRECT_MAX_TAPS 64
 int gpu_conv_direct(const void *x, const void *w, const void *bias, const void *residual, void *y,
                     int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
                     void *stream);
+/* 1 when gpu_conv_direct takes the sizes of s (one group assumed). */
+int gpu_conv_direct_fits(const gpu_conv2d_shape *s);
 
 /* ---- shapes passed by value (host C fills them) ---- */
 

@@ -60,6 +60,39 @@ static inline size_t ht_ep_opts(const hh_target *t, const char **keys, const cha
   return 1;
 }
 
+/* The session pair of a table-driven case: m under ep_cfg, the reference
+ * model mr on the CPU EP, and where ORT placed m's nodes. Returns 1 after
+ * printing "FAIL <name>: ..." when any step fails (the caller frees what was
+ * made), else 0. */
+static inline int ht_open_pair(hh_ort *h, const hh_session_cfg *ep_cfg, hh_model *m, hh_model *mr,
+                               const char *name, OrtSession **s_ep, OrtSession **s_ref,
+                               hh_assign *a) {
+  hh_session_cfg cpu_cfg = {0};
+  if (hh_session_create(h, ep_cfg, hh_model_ort(m), NULL, s_ep)) {
+    fprintf(stderr, "FAIL %s: session with %s: %s\n", name, HH_EP_NAME, hh_err(h));
+    return 1;
+  }
+  if (hh_session_create(h, &cpu_cfg, hh_model_ort(mr), NULL, s_ref)) {
+    fprintf(stderr, "FAIL %s: CPU EP session: %s\n", name, hh_err(h));
+    return 1;
+  }
+  if (hh_assignment(h, *s_ep, a)) {
+    fprintf(stderr, "FAIL %s: %s\n", name, hh_err(h));
+    return 1;
+  }
+  return 0;
+}
+
+/* Frees what ht_open_pair made, and both models (any may be NULL/empty). */
+static inline void ht_close_pair(hh_ort *h, hh_assign *a, OrtSession *s_ep, OrtSession *s_ref,
+                                 hh_model *m, hh_model *mr) {
+  hh_assign_free(a);
+  hh_session_free(h, s_ep);
+  hh_session_free(h, s_ref);
+  hh_model_free(m);
+  hh_model_free(mr);
+}
+
 /* Compares y with the reference at dtype's tolerance; on a mismatch prints
  * "FAIL <what>: " and the worst element. Returns 1 when they match. */
 static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int dtype, const char *what) {

@@ -819,23 +819,29 @@ static const op_case block_cases[] = {
     {"inverted_residual_tapped", b_inverted_residual_tap, 1, 1e-2, 2e-2},
 };
 
+/* The fused ResNet-ish graph and its plan at the graph's own input shape. */
+static hd_status *resnetish_plan(int dtype, int64_t batch, int64_t hw, int nblocks, ir_graph **g,
+                                 ir_plan **p) {
+  tg t;
+  tg_begin(&t, dtype);
+  build_resnetish(&t, batch, hw, nblocks);
+  HD_TRY(tg_end(&t, 1, g));
+  ir_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = 4;
+  memcpy(s.dims, (*g)->values[(*g)->inputs[0]].dims, sizeof(int64_t) * 4);
+  return ir_plan_create(*g, &s, p);
+}
+
 /* Graph capture: replay gives the eager answer; new input data under the
  * same pointers is seen; changed output pointers (staged mode) still right. */
 static void test_capture(gpu_env *e, int dtype) {
-  tg t;
   ir_graph *g = NULL;
   ir_plan *p = NULL;
   be_graph *cg = NULL, *cg2 = NULL;
   be_plan *cp = NULL, *cp2 = NULL;
   void *din = NULL, *d1 = NULL, *d2 = NULL, *d3 = NULL, *hin = NULL, *h1 = NULL, *h2 = NULL;
-  tg_begin(&t, dtype);
-  build_resnetish(&t, 1, 64, 2);
-  OK(tg_end(&t, 1, &g));
-  ir_shape s;
-  memset(&s, 0, sizeof s);
-  s.rank = 4;
-  memcpy(s.dims, g->values[g->inputs[0]].dims, sizeof(int64_t) * 4);
-  OK(ir_plan_create(g, &s, &p));
+  OK(resnetish_plan(dtype, 1, 64, 2, &g, &p));
   size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
   size_t n = nout / hd_dtype_size(dtype);
   hin = malloc(nin);
@@ -1073,20 +1079,12 @@ static void bench_chain(gpu_env *e) {
   for (int di = 0; di < 2; ++di) {
     for (int bi = 0; bi < 2; ++bi) {
       int dtype = dts[di];
-      tg t;
       ir_graph *g = NULL;
       ir_plan *p = NULL;
       be_graph *cg[2] = {0};
       be_plan *cp[2] = {0};
       void *din = NULL, *dout[2] = {0};
-      tg_begin(&t, dtype);
-      build_resnetish(&t, batches[bi], 224, 8);
-      OK(tg_end(&t, 1, &g));
-      ir_shape s;
-      memset(&s, 0, sizeof s);
-      s.rank = 4;
-      memcpy(s.dims, g->values[g->inputs[0]].dims, sizeof(int64_t) * 4);
-      OK(ir_plan_create(g, &s, &p));
+      OK(resnetish_plan(dtype, batches[bi], 224, 8, &g, &p));
       size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
       OK(be_mem_alloc(e->cu, 0, nin, &din));
       OK(be_mem_alloc(e->cu, 0, nout, &dout[0]));

@@ -193,20 +193,8 @@ static int run_case(hh_ort *h, const hh_target *t, const conv_case *cc, int cpu_
   const char *keys[4], *vals[4];
   size_t nk = ht_ep_opts(t, keys, vals);
   hh_session_cfg ep_cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk, .disable_cpu_fallback = 1};
-  hh_session_cfg cpu_cfg = {0};
-  if (cpu_self_check) ep_cfg = cpu_cfg;
-  if (hh_session_create(h, &ep_cfg, hh_model_ort(m), NULL, &s_ep)) {
-    fprintf(stderr, "FAIL %s: session with %s: %s\n", cc->name, HH_EP_NAME, hh_err(h));
-    goto done;
-  }
-  if (hh_session_create(h, &cpu_cfg, hh_model_ort(mr), NULL, &s_ref)) {
-    fprintf(stderr, "FAIL %s: CPU EP session: %s\n", cc->name, hh_err(h));
-    goto done;
-  }
-  if (hh_assignment(h, s_ep, &a)) {
-    fprintf(stderr, "FAIL %s: %s\n", cc->name, hh_err(h));
-    goto done;
-  }
+  if (cpu_self_check) ep_cfg = (hh_session_cfg){0};
+  if (ht_open_pair(h, &ep_cfg, m, mr, cc->name, &s_ep, &s_ref, &a)) goto done;
   const char *want_ep = cpu_self_check ? "CPUExecutionProvider" : HH_EP_NAME;
   if (hh_assign_count(&a, want_ep, "Conv") != 1 || hh_assign_count(&a, NULL, NULL) != 1) {
     fprintf(stderr, "FAIL %s: the Conv did not run (alone) on %s; assignment:\n", cc->name, want_ep);
@@ -223,11 +211,7 @@ static int run_case(hh_ort *h, const hh_target *t, const conv_case *cc, int cpu_
   }
   ok = 1;
 done:
-  hh_assign_free(&a);
-  hh_session_free(h, s_ep);
-  hh_session_free(h, s_ref);
-  hh_model_free(m);
-  hh_model_free(mr);
+  ht_close_pair(h, &a, s_ep, s_ref, m, mr);
   return ok;
 }
 

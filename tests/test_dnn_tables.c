@@ -187,16 +187,6 @@ static void mock_vendor(const dnn_table *t, dnn_vendor *vd) {
   vd->not_supported_span = t->not_supported_span;
 }
 
-static void tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
-  memset(t, 0, sizeof *t);
-  t->uid = uid;
-  t->dtype = dtype;
-  t->rank = rank;
-  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-  dnn_packed_strides(rank, t->dims, t->strides);
-  t->alignment = 16;
-}
-
 /* Builds, plans and runs one convolution; 1 when it went through. */
 static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias, int res,
                     op_act_kind act) {
@@ -205,11 +195,11 @@ static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias
   int rank = nsp + 2;
   int64_t xd[5] = {2, 8, 9, 9, 9}, wd[5] = {4, 8, 3, 3, 3}, yd[5] = {2, 4, 7, 7, 7};
   int64_t bd[5] = {1, 4, 1, 1, 1};
-  tensor(&c.x, 1, dtype, rank, xd);
-  tensor(&c.w, 2, dtype, rank, wd);
-  tensor(&c.y, 3, dtype, rank, yd);
-  tensor(&c.b, 4, dtype, rank, bd);
-  tensor(&c.r, 5, dtype, rank, yd);
+  dnn_tensor_packed(&c.x, 1, dtype, rank, xd);
+  dnn_tensor_packed(&c.w, 2, dtype, rank, wd);
+  dnn_tensor_packed(&c.y, 3, dtype, rank, yd);
+  dnn_tensor_packed(&c.b, 4, dtype, rank, bd);
+  dnn_tensor_packed(&c.r, 5, dtype, rank, yd);
   c.has_bias = bias;
   c.has_residual = res;
   c.act.kind = act;
@@ -253,11 +243,11 @@ static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias
 static int run_other_graphs(const dnn_vendor *vd) {
   int64_t xd[4] = {2, 8, 9, 9}, cd[4] = {1, 8, 1, 1}, pd[4] = {2, 8, 5, 5}, rd[4] = {2, 8, 1, 1};
   dnn_tensor x, b, y, py, ry;
-  tensor(&x, 1, HD_DT_F32, 4, xd);
-  tensor(&b, 2, HD_DT_F32, 4, cd);
-  tensor(&y, 3, HD_DT_F32, 4, xd);
-  tensor(&py, 3, HD_DT_F32, 4, pd);
-  tensor(&ry, 3, HD_DT_F32, 4, rd);
+  dnn_tensor_packed(&x, 1, HD_DT_F32, 4, xd);
+  dnn_tensor_packed(&b, 2, HD_DT_F32, 4, cd);
+  dnn_tensor_packed(&y, 3, HD_DT_F32, 4, xd);
+  dnn_tensor_packed(&py, 3, HD_DT_F32, 4, pd);
+  dnn_tensor_packed(&ry, 3, HD_DT_F32, 4, rd);
   dnn_pool pool = {.x = x, .y = py, .is_max = 1, .nspatial = 2, .window = {3, 3},
                    .stride = {2, 2}, .pre_pad = {1, 1}, .post_pad = {1, 1}};
   op_act relu = {.kind = OP_ACT_RELU};

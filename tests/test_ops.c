@@ -401,19 +401,7 @@ static int run_case(hh_ort *h, const hh_target *t, const op_case *c) {
   size_t nk = ht_ep_opts(t, keys, vals);
   hh_session_cfg ep_cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk,
                            .disable_cpu_fallback = !c->not_claimed, .graph_opt_level = -1};
-  hh_session_cfg cpu_cfg = {0};
-  if (hh_session_create(h, &ep_cfg, hh_model_ort(m), NULL, &s_ep)) {
-    fprintf(stderr, "FAIL %s: session with %s: %s\n", c->name, HH_EP_NAME, hh_err(h));
-    goto done;
-  }
-  if (hh_session_create(h, &cpu_cfg, hh_model_ort(mr), NULL, &s_ref)) {
-    fprintf(stderr, "FAIL %s: CPU EP session: %s\n", c->name, hh_err(h));
-    goto done;
-  }
-  if (hh_assignment(h, s_ep, &a)) {
-    fprintf(stderr, "FAIL %s: %s\n", c->name, hh_err(h));
-    goto done;
-  }
+  if (ht_open_pair(h, &ep_cfg, m, mr, c->name, &s_ep, &s_ref, &a)) goto done;
   int mine = hh_assign_count(&a, HH_EP_NAME, c->op), all = hh_assign_count(&a, NULL, NULL);
   if (c->not_claimed ? hh_assign_count(&a, HH_EP_NAME, NULL) != 0 : (mine != 1 || all != 1)) {
     fprintf(stderr, "FAIL %s: the %s should %srun on %s; assignment:\n", c->name, c->op, c->not_claimed ? "not " : "",
@@ -432,11 +420,7 @@ static int run_case(hh_ort *h, const hh_target *t, const op_case *c) {
   }
   ok = 1;
 done:
-  hh_assign_free(&a);
-  hh_session_free(h, s_ep);
-  hh_session_free(h, s_ref);
-  hh_model_free(m);
-  hh_model_free(mr);
+  ht_close_pair(h, &a, s_ep, s_ref, m, mr);
   return ok;
 }
 

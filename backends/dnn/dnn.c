@@ -103,6 +103,16 @@ void dnn_packed_strides(int rank, const int64_t *dims, int64_t *strides) {
   }
 }
 
+void dnn_tensor_packed(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
+  memset(t, 0, sizeof *t);
+  t->uid = uid;
+  t->dtype = dtype;
+  t->rank = rank;
+  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  dnn_packed_strides(rank, dims, t->strides);
+  t->alignment = 16;
+}
+
 hd_status *dnn_data_type(const dnn_vendor *vd, int dtype, int64_t *out) {
   switch (dtype) {
     case HD_DT_F32: *out = vd->v[DNN_DATA_FLOAT]; return NULL;

@@ -67,10 +67,20 @@ typedef struct gb_conv_step {
   op_act pre_act;
 } gb_conv_step;
 
+static gpu_conv2d_shape conv2d_shape(const gb_conv_key *k) {
+  gpu_conv2d_shape s = {.n = k->x[0], .c = k->x[1], .co = k->y[1], .ih = k->x[2], .iw = k->x[3],
+                        .oh = k->y[2], .ow = k->y[3], .kh = k->w[2], .kw = k->w[3],
+                        .sh = k->stride[0], .sw = k->stride[1], .ph = k->pre[0], .pw = k->pre[1],
+                        .dh = k->dil[0], .dw = k->dil[1]};
+  return s;
+}
+
 /* One kh x kw filter per channel, as many outputs as inputs, in 2D (1D is
- * lifted to 2D by conv_key). */
+ * lifted to 2D by conv_key), at sizes gpu_conv_depthwise takes. */
 static int is_depthwise(const gb_conv_key *k) {
-  return k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1];
+  gpu_conv2d_shape s = conv2d_shape(k);
+  return k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1] &&
+         gpu_conv_depthwise_fits(&s);
 }
 
 /* A 1x1 kernel, stride 1, no pads, one group: per image, a matrix product
@@ -113,19 +123,10 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
 
 /* One group, few taps: gpu_conv_direct's shapes. */
 static int is_direct(const gb_conv_key *k) {
-  return k->nspatial == 2 && k->w[1] == k->x[1] &&
-         k->x[1] * k->w[2] * k->w[3] <= GPU_DIRECT_MAX_TAPS &&
-         k->x[0] * k->y[2] * k->y[3] < INT32_MAX && k->y[1] < 65535 * 32 &&
-         k->x[2] * k->x[3] < INT32_MAX;
+  gpu_conv2d_shape s = conv2d_shape(k);
+  return k->nspatial == 2 && k->w[1] == k->x[1] && gpu_conv_direct_fits(&s);
 }
 
-static gpu_conv2d_shape conv2d_shape(const gb_conv_key *k) {
-  gpu_conv2d_shape s = {.n = k->x[0], .c = k->x[1], .co = k->y[1], .ih = k->x[2], .iw = k->x[3],
-                        .oh = k->y[2], .ow = k->y[3], .kh = k->w[2], .kw = k->w[3],
-                        .sh = k->stride[0], .sw = k->stride[1], .ph = k->pre[0], .pw = k->pre[1],
-                        .dh = k->dil[0], .dw = k->dil[1]};
-  return s;
-}
 
 /* The key of conv node n at the shapes in t[] with resolved parameters pc. */
 static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
@@ -186,16 +187,6 @@ static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor 
     if (k->x[i] <= 0 || k->w[i] <= 0 || k->y[i] <= 0)
       return hd_error(HD_ERR_NOT_SUPPORTED, "cuda: Conv with an empty tensor");
   return NULL;
-}
-
-static void fill_tensor(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
-  memset(t, 0, sizeof *t);
-  t->uid = uid;
-  t->dtype = dtype;
-  t->rank = rank;
-  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-  dnn_packed_strides(rank, dims, t->strides);
-  t->alignment = 16;
 }
 
 enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
@@ -286,12 +277,12 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
   int r = k->nspatial + 2;
   dnn_conv dc;
   memset(&dc, 0, sizeof dc);
-  fill_tensor(&dc.x, UID_X, k->dtype, r, k->x);
-  fill_tensor(&dc.w, UID_W, k->dtype, r, k->w);
-  fill_tensor(&dc.y, UID_Y, k->dtype, r, k->y);
+  dnn_tensor_packed(&dc.x, UID_X, k->dtype, r, k->x);
+  dnn_tensor_packed(&dc.w, UID_W, k->dtype, r, k->w);
+  dnn_tensor_packed(&dc.y, UID_Y, k->dtype, r, k->y);
   int64_t bd[5] = {1, k->y[1], 1, 1, 1};
-  fill_tensor(&dc.b, UID_B, k->dtype, r, bd);
-  fill_tensor(&dc.r, UID_R, k->dtype, r, k->y);
+  dnn_tensor_packed(&dc.b, UID_B, k->dtype, r, bd);
+  dnn_tensor_packed(&dc.r, UID_R, k->dtype, r, k->y);
   dc.has_bias = k->has_bias;
   dc.has_residual = k->has_residual;
   dc.act.kind = (op_act_kind)k->act_kind;
@@ -490,7 +481,7 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   if (!st) st = conv_key(n, &p.conv, t, &k);
   free(t);
   if (st) return st;
-  if (is_depthwise(&k)) return NULL; /* our kernel takes every shape */
+  if (is_depthwise(&k)) return NULL; /* our kernel: no plan to probe */
   if (!is_pointwise(&k) && is_direct(&k)) return NULL;
 
   pthread_mutex_lock(&c->mu);

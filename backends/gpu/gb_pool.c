@@ -63,16 +63,8 @@ static hd_status *library_plan(be_context *c, const ir_tensor *x, const ir_tenso
     p.pre_pad[i] = d->pad_begin[j];
     p.post_pad[i] = d->pad_end[j];
   }
-  const ir_tensor *t[2] = {x, y};
-  dnn_tensor *dt[2] = {&p.x, &p.y};
-  for (int k = 0; k < 2; ++k) {
-    dt[k]->uid = k + 1;
-    dt[k]->dtype = t[k]->dtype;
-    dt[k]->rank = t[k]->rank;
-    memcpy(dt[k]->dims, t[k]->dims, sizeof(int64_t) * (size_t)t[k]->rank);
-    dnn_packed_strides(t[k]->rank, t[k]->dims, dt[k]->strides);
-    dt[k]->alignment = 16;
-  }
+  dnn_tensor_packed(&p.x, 1, x->dtype, x->rank, x->dims);
+  dnn_tensor_packed(&p.y, 2, y->dtype, y->rank, y->dims);
   dnn_bag bag;
   dnn_bag_init(&bag, &c->m->vd);
   void *g = NULL;
