@@ -31,7 +31,7 @@ static hd_status *check_vtable(const be_vtable *vt, const char *name) {
   if (!vt->host_memory && (!vt->mem_alloc || !vt->mem_free || !vt->copy || !vt->stream_create ||
                            !vt->stream_destroy || !vt->stream_sync || !vt->event_create ||
                            !vt->event_destroy || !vt->event_record || !vt->stream_wait_event ||
-                           !vt->event_sync))
+                           !vt->event_sync || !vt->event_query))
     return hd_error(HD_ERR_INTERNAL, "device backend '%s' lacks a memory/stream member", name);
   return NULL;
 }
@@ -148,6 +148,11 @@ hd_status *be_stream_wait_event(be_module *m, void *stream, void *event) {
 
 hd_status *be_event_sync(be_module *m, void *event) {
   return m->vt->event_sync ? m->vt->event_sync(m, event) : NULL;
+}
+
+hd_status *be_event_query(be_module *m, void *event, int *done) {
+  *done = 1;
+  return m->vt->event_query ? m->vt->event_query(m, event, done) : NULL;
 }
 
 hd_status *be_context_create(be_module *m, int ordinal, const be_options *opts,

@@ -19,7 +19,7 @@
 #include "common/hd_status.h"
 #include "ir/ir.h"
 
-#define BE_API_VERSION 1
+#define BE_API_VERSION 2
 
 /* The symbol a loadable backend module exports:
  *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
@@ -107,6 +107,8 @@ typedef struct be_vtable {
   hd_status *(*event_record)(be_module *m, void *event, void *stream);
   hd_status *(*stream_wait_event)(be_module *m, void *stream, void *event);
   hd_status *(*event_sync)(be_module *m, void *event);
+  /* *done = 1 when the work before the event's last record has finished. */
+  hd_status *(*event_query)(be_module *m, void *event, int *done);
 
   /* compile and run */
   hd_status *(*context_create)(be_module *m, int ordinal, const be_options *opts,
@@ -155,6 +157,7 @@ void be_event_destroy(be_module *m, int ordinal, void *event);
 hd_status *be_event_record(be_module *m, void *event, void *stream);
 hd_status *be_stream_wait_event(be_module *m, void *stream, void *event);
 hd_status *be_event_sync(be_module *m, void *event);
+hd_status *be_event_query(be_module *m, void *event, int *done);
 
 hd_status *be_context_create(be_module *m, int ordinal, const be_options *opts,
                              const be_alloc *alloc, be_context **out);

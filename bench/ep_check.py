@@ -7,10 +7,15 @@
       runs each batch through our EP (GPU device, host inputs) and through the
       CPU EP, and reports rel L2 / max abs / max rel error (PASS when
       rel L2 < 1e-2: fp32 with TF32 convolutions) and the node placement.
-  ep_check.py leak [--model FILE] [--runs 1000] [--json FILE]
+  ep_check.py leak [--model FILE] [--runs 1000] [--threads N] [--batches 1 2 4] [--json FILE]
       Runs a model (default: a small Conv model built here) --runs times in
-      one session and samples host RSS and device memory at run 100 and at the
-      last run; FAIL when either grew by more than 5%. Does not import torch.
+      one session (from --threads threads, over the --batches shapes) and
+      samples host RSS and device memory after warm-up and at the last run;
+      FAIL when either grew by more than 5%. Does not import torch.
+  ep_check.py oom --work DIR [--limit-mb 600] [--big 256] [--json FILE]
+      ResNet-50 in a session with gpu_mem_limit: a batch too large for the
+      limit must fail with a message naming the limit, and the same session
+      must then run batch 1 correctly (vs the CPU EP), twice over.
 
 Exit status 0 = PASS, 1 = FAIL, 2 = could not run (no GPU device, export failed...).
 """
@@ -207,6 +212,11 @@ class GpuMem:
             return float("nan")
 
 
+def sample(gm, i, t0):
+    return {"run": i, "host_rss_mib": round(host_rss_kib() / 1024, 1), "device_mib": round(gm.mib(), 1),
+            "t_s": round(time.time() - t0, 2)}
+
+
 def cmd_leak(a):
     import numpy as np
     import onnxruntime as ort
@@ -229,30 +239,75 @@ def cmd_leak(a):
     res["placement"] = hdep.placement(sess)
     log(f"model {model}: " + hdep.placement_str(res["placement"]))
     inp = sess.get_inputs()[0]
-    shape = [d if isinstance(d, int) and d > 0 else (a.batch if i == 0 else 1) for i, d in enumerate(inp.shape)]
-    x = np.random.default_rng(7).standard_normal(shape, dtype=np.float32)
+    batches = a.batches or [a.batch]
+    xs = []
+    for b in batches:
+        shape = [d if isinstance(d, int) and d > 0 else (b if i == 0 else 1) for i, d in enumerate(inp.shape)]
+        xs.append(np.random.default_rng(7 + b).standard_normal(shape, dtype=np.float32))
+    res["threads"], res["batches"] = a.threads, batches
     gm = GpuMem()
     samples = []
-    at = {1, 10, 100, a.runs} | set(range(100, a.runs + 1, 100))
+    # warm-up: every shape once per thread's worth of concurrency, so plans
+    # and per-run instances exist before the baseline sample
+    warm = min(max(100, a.runs // 10), a.runs)
+    at = {1, 10, warm, a.runs} | set(range(warm, a.runs + 1, max(100, a.runs // 20)))
     t0 = time.time()
+    import threading
+    lock = threading.Lock()
+    state = {"done": 0, "error": None}
+
+    def worker(t):
+        k = t
+        while True:
+            with lock:
+                if state["done"] >= a.runs or state["error"]:
+                    return
+                state["done"] += 1
+            try:
+                sess.run(None, {inp.name: xs[k % len(xs)]})
+            except Exception as e:
+                with lock:
+                    state["error"] = state["error"] or str(e)
+                return
+            k += 1
+
     try:
-        for i in range(1, a.runs + 1):
-            sess.run(None, {inp.name: x})
-            if i in at:
-                s = {"run": i, "host_rss_mib": round(host_rss_kib() / 1024, 1),
-                     "device_mib": round(gm.mib(), 1), "t_s": round(time.time() - t0, 2)}
-                samples.append(s)
-                if i in (1, 100, a.runs) or i % 250 == 0:
-                    log(f"  run {i:5d}: host RSS {s['host_rss_mib']:9.1f} MiB, device {s['device_mib']:9.1f} MiB")
+        if a.threads <= 1:
+            for i in range(1, a.runs + 1):
+                sess.run(None, {inp.name: xs[i % len(xs)]})
+                if i in at:
+                    samples.append(sample(gm, i, t0))
+        else:
+            ths = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(a.threads)]
+            for t in ths:
+                t.start()
+            seen = set()
+            while any(t.is_alive() for t in ths):
+                time.sleep(0.05)
+                with lock:
+                    done = state["done"]
+                for i in sorted(at):
+                    if i <= done and i not in seen:
+                        seen.add(i)
+                        samples.append(sample(gm, i, t0))
+            for t in ths:
+                t.join()
+            if state["error"]:
+                raise RuntimeError(state["error"])
+            if a.runs not in seen:
+                samples.append(sample(gm, a.runs, t0))
+        for s in samples:
+            if s["run"] in (1, warm, a.runs) or s["run"] % 1000 == 0:
+                log(f"  run {s['run']:6d}: host RSS {s['host_rss_mib']:9.1f} MiB, device {s['device_mib']:9.1f} MiB")
     except Exception as e:
-        res["error"] = f"run {i}: {e}"
+        res["error"] = f"run: {e}"
         res["samples"] = samples
         log(f"FAIL: {res['error']}")
         write_json(a.json, res)
         return 1
     res["samples"] = samples
     res["device_mem_source"] = gm.how
-    base = next(s for s in samples if s["run"] == min(100, a.runs))
+    base = next(s for s in samples if s["run"] >= warm)
     last = samples[-1]
 
     def growth(k):
@@ -279,6 +334,53 @@ def cmd_leak(a):
     return 0 if res["pass"] else 1
 
 
+# ---- out of memory --------------------------------------------------------------
+
+def cmd_oom(a):
+    import numpy as np
+    import onnxruntime as ort
+    res = {"check": "oom", "limit_mb": a.limit_mb, "big": a.big, "pass": False}
+    os.makedirs(a.work, exist_ok=True)
+    path = os.path.join(a.work, "resnet50.onnx")
+    if not os.path.exists(path):
+        hdep.export_torchvision("resnet50", path)
+    hdep.register(ort)
+    dev = hdep.gpu_device(ort)
+    limit = a.limit_mb << 20
+    sess = hdep.ep_session(ort, path, dev, provider_options={"gpu_mem_limit": str(limit)})
+    cpu = hdep.cpu_session(ort, path)
+    inp = sess.get_inputs()[0].name
+    rng = np.random.default_rng(5)
+    small = rng.standard_normal((1, 3, 224, 224), dtype=np.float32)
+    big = rng.standard_normal((a.big, 3, 224, 224), dtype=np.float32)
+    ok = True
+    res["rounds"] = []
+    for r in range(2):
+        row = {}
+        try:
+            sess.run(None, {inp: big})
+            row["big"] = "ran (the limit did not bite: raise --big)"
+            ok = False
+        except Exception as e:
+            msg = str(e)
+            row["big"] = msg[:600]
+            names = "gpu_mem_limit" in msg or str(limit) in msg
+            row["big_names_limit"] = names
+            ok &= names
+        got = sess.run(None, {inp: small})[0]
+        c = hdep.compare(got, cpu.run(None, {inp: small})[0])
+        row["small_after"] = c
+        ok &= c["pass"]
+        res["rounds"].append(row)
+        log(f"round {r}: batch {a.big} -> {row['big'][:300]}")
+        log(f"round {r}: batch 1 afterwards: {hdep.compare_str(c)}")
+    res["pass"] = ok
+    log(("PASS" if ok else "FAIL") + f": gpu_mem_limit={a.limit_mb} MiB, batch {a.big} refused with the limit named, "
+        "batch 1 right afterwards")
+    write_json(a.json, res)
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -296,9 +398,16 @@ def main():
     lk.add_argument("--work", help="folder for the built model")
     lk.add_argument("--runs", type=int, default=1000)
     lk.add_argument("--batch", type=int, default=1)
+    lk.add_argument("--batches", type=int, nargs="+", help="cycle these batch sizes (mixed shapes)")
+    lk.add_argument("--threads", type=int, default=1)
     lk.add_argument("--json")
+    om = sub.add_parser("oom")
+    om.add_argument("--work", required=True)
+    om.add_argument("--limit-mb", type=int, default=600)
+    om.add_argument("--big", type=int, default=256)
+    om.add_argument("--json")
     a = ap.parse_args()
-    return cmd_model(a) if a.cmd == "model" else cmd_leak(a)
+    return {"model": cmd_model, "leak": cmd_leak, "oom": cmd_oom}[a.cmd](a)
 
 
 if __name__ == "__main__":

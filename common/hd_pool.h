@@ -2,7 +2,16 @@
  * Freed blocks are kept and reused for requests of similar size, so steady
  * runs allocate nothing from the device; hd_pool_shrink gives the cache
  * back. A byte limit covers cached and live blocks; when a request would
- * pass it the cache is released first, then the request fails cleanly. */
+ * pass it the cache is released first, then the request fails cleanly.
+ *
+ * Streams. Device work is asynchronous: when a block is freed, kernels
+ * queued on a stream may still read or write it. A block remembers the
+ * streams it was used on (the one it was allocated on, and any recorded
+ * with hd_pool_use); freeing it records an event on each. The block is then
+ * handed out again only to the same stream (stream order protects it), or
+ * once those events have completed, or — when nothing else fits — after the
+ * new user's stream is made to wait on them. Without event callbacks in the
+ * source (host memory, tests) streams are ignored. */
 #ifndef HD_POOL_H
 #define HD_POOL_H
 
@@ -17,6 +26,14 @@ typedef struct hd_pool_source {
   void *ctx;
   hd_status *(*alloc)(void *ctx, size_t bytes, void **p);
   void (*free)(void *ctx, void *p);
+  /* Optional, all or none: events that order reuse after queued work.
+   * event_done: 1 when the work before the record has finished, else 0.
+   * wait: stream NULL waits on the host; else the stream waits on the GPU. */
+  hd_status *(*event_create)(void *ctx, void **ev);
+  void (*event_destroy)(void *ctx, void *ev);
+  hd_status *(*event_record)(void *ctx, void *ev, void *stream);
+  int (*event_done)(void *ctx, void *ev);
+  hd_status *(*wait)(void *ctx, void *ev, void *stream);
 } hd_pool_source;
 
 typedef struct hd_pool_stats {
@@ -27,12 +44,24 @@ typedef struct hd_pool_stats {
   uint64_t allocs;      /* hd_pool_alloc calls that succeeded */
   uint64_t source_allocs; /* of those, how many reached the source */
   uint64_t failures;    /* requests refused (limit or source out of memory) */
+  uint64_t stream_waits; /* reuses that had to wait for another stream's work */
 } hd_pool_stats;
+
+/* The largest request a pool takes (far beyond any device; keeps the size
+ * arithmetic from overflowing). */
+#define HD_POOL_MAX_BYTES ((size_t)1 << 50)
 
 hd_status *hd_pool_create(const hd_pool_source *src, size_t limit, hd_pool **out);
 /* Frees every cached block; live blocks are reported as a leak count. */
 void hd_pool_destroy(hd_pool *p, size_t *leaked_blocks);
+/* stream: where the block will be used first (NULL: the caller orders its
+ * own uses, or it is host memory). */
 hd_status *hd_pool_alloc(hd_pool *p, size_t bytes, void **out);
+hd_status *hd_pool_alloc_on(hd_pool *p, size_t bytes, void *stream, void **out);
+/* Records that live block ptr (the pointer an alloc returned) is used on
+ * stream: its free will wait for that stream's work. 0 if ptr is not a
+ * live block of this pool, else 1. */
+int hd_pool_use(hd_pool *p, void *ptr, void *stream);
 void hd_pool_free(hd_pool *p, void *ptr);
 void hd_pool_shrink(hd_pool *p);
 void hd_pool_get_stats(hd_pool *p, hd_pool_stats *out);

@@ -61,6 +61,7 @@ static hd_status *build_devices(ep_factory *f, const OrtHardwareDevice *const *h
   for (int i = 0; i < ngpu && f->ndevices < EP_MAX_DEVICES - 1; i++) {
     ep_device *d = &f->devices[f->ndevices];
     memset(d, 0, sizeof *d);
+    pthread_mutex_init(&d->pools_mu, NULL);
     d->be = f->gpu;
     d->ordinal = i;
     HD_TRY(be_device_info_get(f->gpu, i, &d->info));
@@ -88,6 +89,7 @@ static hd_status *build_devices(ep_factory *f, const OrtHardwareDevice *const *h
     if (ep_api->HardwareDevice_Type(hw[i]) == OrtHardwareDeviceType_CPU) cpu = hw[i];
   ep_device *d = &f->devices[f->ndevices];
   memset(d, 0, sizeof *d);
+  pthread_mutex_init(&d->pools_mu, NULL);
   if (!cpu) {
     /* CreateEp before GetSupportedDevices (a direct caller): describe the CPU ourselves. */
     HD_TRY(ep_from_ort(ep_ep_api->CreateHardwareDevice(OrtHardwareDeviceType_CPU, 0, 0, "CPU", NULL, &d->own_hw),
@@ -305,6 +307,7 @@ void ep_factory_destroy(ep_factory *f) {
     if (d->mem_device) ep_api->ReleaseMemoryInfo(d->mem_device);
     if (d->mem_pinned) ep_api->ReleaseMemoryInfo(d->mem_pinned);
     if (d->own_hw) ep_ep_api->ReleaseHardwareDevice(d->own_hw);
+    pthread_mutex_destroy(&d->pools_mu);
   }
   ep_transfer_destroy(f->transfer);
   be_module_close(f->gpu);

@@ -21,6 +21,8 @@ typedef struct ep_device {
   OrtHardwareDevice *own_hw;     /* created by us when ORT listed no match */
   OrtMemoryInfo *mem_device;     /* GPU: device memory; kept for the factory's life */
   OrtMemoryInfo *mem_pinned;     /* GPU: pinned host memory */
+  pthread_mutex_t pools_mu;      /* guards pools */
+  struct shared_pool *pools;     /* every pool of this device's memory (ep_memory.c) */
 } ep_device;
 
 typedef struct ep_factory {
@@ -56,6 +58,14 @@ OrtAllocator *ep_allocator_ort(ep_allocator *a);
 void ep_allocator_destroy(OrtAllocator *a);
 /* The pool behind an allocator, for backends' be_alloc. */
 be_alloc ep_allocator_be(ep_allocator *a);
+/* Memory for one run's use on stream (freed with ep_allocator_free: the
+ * block is not reused until that stream's work before the free is done). */
+hd_status *ep_allocator_alloc_on(ep_allocator *a, size_t bytes, void *stream, void **p);
+void ep_allocator_free(ep_allocator *a, void *p);
+/* Records that ptr, a block of one of dev's pools, is used on stream (its
+ * free then waits for that work). 0: not ours; 1: recorded; 2: the block
+ * has too many streams already: the caller must sync the stream. */
+int ep_device_mark_use(ep_device *dev, void *ptr, void *stream);
 hd_status *ep_transfer_create(ep_factory *f, OrtDataTransferImpl **out);
 /* ORT's Release of the transfer is a no-op: the factory owns it. */
 void ep_transfer_destroy(OrtDataTransferImpl *t);

@@ -207,6 +207,15 @@ hd_status *ep_graph_import(const OrtGraph *graph, int with_data, ep_graph *eg) {
                       : ep_from_ort(ep_api->Graph_GetNodes(graph, nodes, count), "listing graph nodes");
   for (size_t i = 0; i < count && !st; i++) st = import_node(eg, nodes[i], with_data);
   free(nodes);
+  /* GetCapability: nodes with static shapes are inferred now, so none is
+   * claimed that would fail or differ from ORT's shapes at run time. */
+  if (!st && !with_data) {
+    ir_tensor *t = calloc((size_t)eg->g->nvalues + 1, sizeof *t);
+    if (!t) st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory importing a graph");
+    for (int i = 0; t && i < eg->g->nnodes; i++)
+      if (!eg->why[i]) eg->why[i] = op_check_static(eg->g, &eg->g->nodes[i], t);
+    free(t);
+  }
   if (st) ep_graph_free(eg);
   return st;
 }

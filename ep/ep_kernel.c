@@ -1,6 +1,13 @@
 /* One compiled partition. Its graph is compiled once (weights to the
  * device); a plan is built the first time each input-shape signature is
- * seen and reused after, so a steady run only binds pointers and launches. */
+ * seen and reused after, so a steady run only binds pointers and launches.
+ *
+ * Concurrency (ORT may call Compute from many threads at once): a run's
+ * own state (shapes, pointers, staging) lives in a run_state of the calling
+ * thread; the plan cache is guarded by a mutex and its entries are
+ * reference-counted, so evicting a plan never frees one another thread is
+ * running; what a run writes on the device belongs to the backend's
+ * per-run instances, ordered on the GPU (backends/gpu/gb_exec.c). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,7 @@ typedef struct plan_entry {
   ir_plan *plan;
   be_plan *bp;
   uint64_t last_use;
+  int refs;         /* the cache's reference + one per run using it */
 } plan_entry;
 
 typedef struct ep_kernel {
@@ -23,30 +31,39 @@ typedef struct ep_kernel {
   char *name;
   ir_graph *g;
   be_graph *bg;
-  pthread_mutex_t mu; /* one run at a time: a plan owns its arena */
-  plan_entry plans[EP_MAX_PLANS];
+  int device;         /* the backend's tensors live in device memory */
+  pthread_mutex_t mu; /* guards plans, nplans, tick, warned_host */
+  plan_entry *plans[EP_MAX_PLANS];
   int nplans;
   uint64_t tick;
-  void *stream;       /* this run's compute stream */
-  ir_shape *shapes;   /* this run's input shapes */
-  void **in_ptrs, **out_ptrs;
-  /* Device copies of tensors ORT handed over in host memory (GPU backends
-   * only; ORT should place them on our device, this keeps a GPU kernel
-   * from ever reading a host pointer if it does not). */
-  void **in_stage, **out_stage;
-  size_t *in_stage_bytes, *out_stage_bytes;
-  void **out_host;    /* this run's host outputs to copy back, or NULL */
   int warned_host;
 } ep_kernel;
 
+/* What one Compute call reads and binds; owned by the calling thread. */
+typedef struct run_state {
+  void *stream;     /* this run's compute stream (NULL on the host) */
+  ir_shape *shapes; /* per input */
+  void **in_ptrs, **out_ptrs;
+  void **out_host;  /* per output: the host tensor to copy back to, or NULL */
+  void **stage;     /* per input, then per output: device staging, or NULL */
+  int must_sync;    /* the host must wait for the stream before returning */
+} run_state;
+
 static ep_kernel *kernel_of(OrtNodeComputeInfo *p) { return (ep_kernel *)(void *)p; }
 
-static void plan_entry_clear(ep_kernel *k, plan_entry *e) {
-  be_module *be = k->ep->dev->be;
-  be_plan_free(be, e->bp);
+static void plan_entry_free(ep_kernel *k, plan_entry *e) {
+  if (!e) return;
+  be_plan_free(k->ep->dev->be, e->bp); /* waits for the plan's GPU work */
   ir_plan_free(e->plan);
   free(e->shapes);
-  memset(e, 0, sizeof *e);
+  free(e);
+}
+
+static void plan_release(ep_kernel *k, plan_entry *e) {
+  pthread_mutex_lock(&k->mu);
+  int last = --e->refs == 0;
+  pthread_mutex_unlock(&k->mu);
+  if (last) plan_entry_free(k, e);
 }
 
 static int same_shapes(const ir_shape *a, const ir_shape *b, int n) {
@@ -57,39 +74,61 @@ static int same_shapes(const ir_shape *a, const ir_shape *b, int n) {
   return 1;
 }
 
-static hd_status *plan_for_shapes(ep_kernel *k, plan_entry **out) {
+static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **out) {
   int nin = k->g->ninputs;
-  for (int i = 0; i < k->nplans; i++) {
-    if (same_shapes(k->plans[i].shapes, k->shapes, nin)) {
-      *out = &k->plans[i];
-      return NULL;
-    }
-  }
-  plan_entry *e;
-  if (k->nplans < EP_MAX_PLANS) {
-    e = &k->plans[k->nplans++];
-  } else {
-    e = &k->plans[0];
-    for (int i = 1; i < k->nplans; i++)
-      if (k->plans[i].last_use < e->last_use) e = &k->plans[i];
-    plan_entry_clear(k, e);
-  }
+  plan_entry *e = calloc(1, sizeof *e);
+  if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   e->shapes = malloc(sizeof(ir_shape) * (size_t)(nin ? nin : 1));
   hd_status *st = e->shapes ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
-    memcpy(e->shapes, k->shapes, sizeof(ir_shape) * (size_t)nin);
-    st = ir_plan_create(k->g, k->shapes, &e->plan);
+    memcpy(e->shapes, shapes, sizeof(ir_shape) * (size_t)nin);
+    st = ir_plan_create(k->g, shapes, &e->plan);
   }
   if (!st) st = be_plan_compile(k->ep->dev->be, k->bg, e->plan, &e->bp);
   if (st) {
-    plan_entry_clear(k, e);
-    *e = k->plans[--k->nplans]; /* keep the table dense */
-    memset(&k->plans[k->nplans], 0, sizeof(plan_entry));
+    plan_entry_free(k, e);
     return st;
   }
-  HD_LOG(HD_LOG_VERBOSE, "'%s': new plan (%d cached), arena %zu bytes", k->name, k->nplans, e->plan->arena_bytes);
   *out = e;
   return NULL;
+}
+
+/* The plan for these shapes, with a reference for the caller (give it back
+ * with plan_release). Built under the lock: the first run at a new shape
+ * pays for it, and no two threads build the same plan. */
+static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry **out) {
+  int nin = k->g->ninputs;
+  plan_entry *evicted = NULL;
+  hd_status *st = NULL;
+  pthread_mutex_lock(&k->mu);
+  plan_entry *e = NULL;
+  for (int i = 0; i < k->nplans && !e; i++)
+    if (same_shapes(k->plans[i]->shapes, shapes, nin)) e = k->plans[i];
+  if (!e) {
+    st = plan_build(k, shapes, &e);
+    if (!st) {
+      if (k->nplans == EP_MAX_PLANS) {
+        int lru = 0;
+        for (int i = 1; i < k->nplans; i++)
+          if (k->plans[i]->last_use < k->plans[lru]->last_use) lru = i;
+        evicted = k->plans[lru];
+        k->plans[lru] = k->plans[--k->nplans];
+        if (--evicted->refs > 0) evicted = NULL; /* its last run frees it */
+      }
+      e->refs = 1;
+      k->plans[k->nplans++] = e;
+      HD_LOG(HD_LOG_VERBOSE, "'%s': new plan (%d cached), arena %zu bytes", k->name, k->nplans,
+             e->plan->arena_bytes);
+    }
+  }
+  if (e && !st) {
+    e->refs++;
+    e->last_use = ++k->tick;
+  }
+  pthread_mutex_unlock(&k->mu);
+  plan_entry_free(k, evicted);
+  *out = st ? NULL : e;
+  return st;
 }
 
 static int on_host(const OrtValue *v) {
@@ -97,24 +136,20 @@ static int on_host(const OrtValue *v) {
   return md && (ep_ep_api->MemoryDevice_GetDeviceType(md) == OrtMemoryInfoDeviceType_CPU);
 }
 
-/* A device buffer of at least `bytes` in *buf (grown from the EP's pool). */
-static hd_status *stage_buffer(ep_kernel *k, void **buf, size_t *have, size_t bytes) {
-  if (*buf && *have >= bytes) return NULL;
-  be_alloc a = ep_allocator_be(k->ep->device_alloc);
-  if (*buf) a.free(a.ctx, *buf);
-  *buf = NULL;
-  *have = 0;
-  HD_TRY(a.alloc(a.ctx, bytes ? bytes : 1, buf));
-  *have = bytes;
-  return NULL;
-}
-
 static void warn_host(ep_kernel *k, const char *what, int i) {
-  if (k->warned_host++) return;
-  HD_LOG(HD_LOG_WARNING, "'%s': %s %d arrived in host memory: staging it through the device", k->name, what, i);
+  pthread_mutex_lock(&k->mu);
+  int first = k->warned_host++ == 0;
+  pthread_mutex_unlock(&k->mu);
+  if (first)
+    HD_LOG(HD_LOG_WARNING, "'%s': %s %d arrived in host memory: staging it through the device", k->name, what, i);
 }
 
-static hd_status *read_inputs(ep_kernel *k, OrtKernelContext *ctx) {
+/* Device memory for one staged tensor, ordered on this run's stream. */
+static hd_status *stage_alloc(ep_kernel *k, run_state *rs, int slot, size_t bytes) {
+  return ep_allocator_alloc_on(k->ep->device_alloc, bytes ? bytes : 1, rs->stream, &rs->stage[slot]);
+}
+
+static hd_status *read_inputs(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   for (int i = 0; i < k->g->ninputs; i++) {
     const OrtValue *v = NULL;
     EP_ORT_TRY(ep_api->KernelContext_GetInput(ctx, (size_t)i, &v), "reading an input");
@@ -127,58 +162,74 @@ static hd_status *read_inputs(ep_kernel *k, OrtKernelContext *ctx) {
       ep_api->ReleaseTensorTypeAndShapeInfo(info);
       return hd_error(HD_ERR_NOT_SUPPORTED, "input %d has rank %zu", i, rank);
     }
-    if (!os) os = ep_api->GetDimensions(info, k->shapes[i].dims, rank);
+    if (!os) os = ep_api->GetDimensions(info, rs->shapes[i].dims, rank);
     ep_api->ReleaseTensorTypeAndShapeInfo(info);
     EP_ORT_TRY(os, "reading an input shape");
-    k->shapes[i].rank = (int)rank;
+    rs->shapes[i].rank = (int)rank;
     const void *data = NULL;
     EP_ORT_TRY(ep_api->GetTensorData(v, &data), "reading input data");
-    k->in_ptrs[i] = (void *)data; /* backends only read inputs */
-    if (k->in_stage && on_host(v)) {
+    rs->in_ptrs[i] = (void *)data; /* backends only read inputs */
+    if (k->device && on_host(v)) {
       size_t bytes = 0;
       EP_ORT_TRY(ep_api->GetTensorSizeInBytes(v, &bytes), "reading an input size");
       warn_host(k, "input", i);
-      HD_TRY(stage_buffer(k, &k->in_stage[i], &k->in_stage_bytes[i], bytes));
-      HD_TRY(be_copy(k->ep->dev->be, k->ep->dev->ordinal, k->in_stage[i], data, bytes, BE_COPY_HOST_TO_DEVICE,
-                     k->stream));
-      k->in_ptrs[i] = k->in_stage[i];
+      HD_TRY(stage_alloc(k, rs, i, bytes));
+      HD_TRY(be_copy(k->ep->dev->be, k->ep->dev->ordinal, rs->stage[i], data, bytes, BE_COPY_HOST_TO_DEVICE,
+                     rs->stream));
+      rs->in_ptrs[i] = rs->stage[i];
     }
   }
   return NULL;
 }
 
-static hd_status *run_locked(ep_kernel *k, OrtKernelContext *ctx) {
-  k->stream = NULL;
-  if (!be_host_memory(k->ep->dev->be))
-    EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &k->stream), "reading the compute stream");
-  HD_TRY(read_inputs(k, ctx));
-  plan_entry *e = NULL;
-  HD_TRY(plan_for_shapes(k, &e));
-  e->last_use = ++k->tick;
+static hd_status *bind_outputs(ep_kernel *k, OrtKernelContext *ctx, run_state *rs, const ir_plan *plan) {
   for (int j = 0; j < k->g->noutputs; j++) {
-    const ir_tensor *t = &e->plan->t[k->g->outputs[j]];
+    const ir_tensor *t = &plan->t[k->g->outputs[j]];
     OrtValue *v = NULL;
     EP_ORT_TRY(ep_api->KernelContext_GetOutput(ctx, (size_t)j, t->dims, (size_t)t->rank, &v), "allocating an output");
-    EP_ORT_TRY(ep_api->GetTensorMutableData(v, &k->out_ptrs[j]), "reading output data");
-    k->out_host[j] = NULL;
-    if (k->out_stage && on_host(v)) {
+    EP_ORT_TRY(ep_api->GetTensorMutableData(v, &rs->out_ptrs[j]), "reading output data");
+    if (k->device && on_host(v)) {
       warn_host(k, "output", j);
-      HD_TRY(stage_buffer(k, &k->out_stage[j], &k->out_stage_bytes[j], t->nbytes));
-      k->out_host[j] = k->out_ptrs[j];
-      k->out_ptrs[j] = k->out_stage[j];
+      HD_TRY(stage_alloc(k, rs, k->g->ninputs + j, t->nbytes));
+      rs->out_host[j] = rs->out_ptrs[j];
+      rs->out_ptrs[j] = rs->stage[k->g->ninputs + j];
     }
   }
+  return NULL;
+}
+
+/* ORT may free an input or output block as soon as this call returns, while
+ * the GPU still works on it: tell its pool which stream uses it. */
+static void mark_uses(ep_kernel *k, run_state *rs) {
+  ep_device *dev = k->ep->dev;
+  for (int i = 0; i < k->g->ninputs; i++)
+    if (ep_device_mark_use(dev, rs->in_ptrs[i], rs->stream) == 2) rs->must_sync = 1;
+  for (int j = 0; j < k->g->noutputs; j++)
+    if (ep_device_mark_use(dev, rs->out_ptrs[j], rs->stream) == 2) rs->must_sync = 1;
+}
+
+static hd_status *run(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   be_module *be = k->ep->dev->be;
-  HD_TRY(be_plan_run(be, e->bp, k->in_ptrs, k->out_ptrs, k->stream));
-  int copied = 0;
-  for (int j = 0; j < k->g->noutputs; j++) {
-    if (!k->out_host[j]) continue;
-    HD_TRY(be_copy(be, k->ep->dev->ordinal, k->out_host[j], k->out_stage[j], e->plan->t[k->g->outputs[j]].nbytes,
-                   BE_COPY_DEVICE_TO_HOST, k->stream));
-    copied = 1;
+  if (k->device) EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &rs->stream), "reading the compute stream");
+  HD_TRY(read_inputs(k, ctx, rs));
+  plan_entry *e = NULL;
+  HD_TRY(plan_acquire(k, rs->shapes, &e));
+  hd_status *st = bind_outputs(k, ctx, rs, e->plan);
+  if (!st && k->device) mark_uses(k, rs);
+  if (!st) st = be_plan_run(be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream);
+  for (int j = 0; j < k->g->noutputs && !st; j++) {
+    if (!rs->out_host[j]) continue;
+    st = be_copy(be, k->ep->dev->ordinal, rs->out_host[j], rs->out_ptrs[j], e->plan->t[k->g->outputs[j]].nbytes,
+                 BE_COPY_DEVICE_TO_HOST, rs->stream);
+    rs->must_sync = 1; /* a host consumer reads it as soon as we return */
   }
-  /* a host consumer reads these as soon as we return */
-  return copied ? be_stream_sync(be, k->ep->dev->ordinal, k->stream) : NULL;
+  plan_release(k, e);
+  if (rs->must_sync) {
+    hd_status *ss = be_stream_sync(be, k->ep->dev->ordinal, rs->stream);
+    if (!st) st = ss;
+    else hd_status_free(ss);
+  }
+  return st;
 }
 
 static OrtStatus *ORT_API_CALL k_create_state(OrtNodeComputeInfo *p, OrtNodeComputeContext *c, void **state) {
@@ -190,9 +241,26 @@ static OrtStatus *ORT_API_CALL k_create_state(OrtNodeComputeInfo *p, OrtNodeComp
 static OrtStatus *ORT_API_CALL k_compute(OrtNodeComputeInfo *p, void *state, OrtKernelContext *ctx) {
   (void)state;
   ep_kernel *k = kernel_of(p);
-  pthread_mutex_lock(&k->mu);
-  hd_status *st = run_locked(k, ctx);
-  pthread_mutex_unlock(&k->mu);
+  size_t nin = (size_t)k->g->ninputs, nout = (size_t)k->g->noutputs;
+  run_state rs = {0};
+  rs.shapes = calloc(nin + 1, sizeof *rs.shapes);
+  void **ptrs = calloc(3 * (nin + nout) + 4, sizeof(void *));
+  hd_status *st = NULL;
+  if (!rs.shapes || !ptrs) {
+    st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  } else {
+    rs.in_ptrs = ptrs;
+    rs.out_ptrs = rs.in_ptrs + nin + 1;
+    rs.out_host = rs.out_ptrs + nout + 1;
+    rs.stage = rs.out_host + nout + 1;
+    st = run(k, ctx, &rs);
+  }
+  /* Staging blocks go back to the pool, which keeps them from other
+   * streams until this run's work on them is done. */
+  for (size_t i = 0; ptrs && i < nin + nout; i++)
+    if (rs.stage[i]) ep_allocator_free(k->ep->device_alloc, rs.stage[i]);
+  free(ptrs);
+  free(rs.shapes);
   return ep_status_to_ort(st ? hd_status_wrap(st, "running '%s': ", k->name) : NULL);
 }
 
@@ -209,27 +277,13 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
   k->base.Compute = k_compute;
   k->base.ReleaseState = k_release_state;
   k->ep = ep;
+  k->device = !be_host_memory(ep->dev->be);
   pthread_mutex_init(&k->mu, NULL);
   k->g = eg->g; /* the kernel owns the graph from here on */
   eg->g = NULL;
-  size_t nin = (size_t)k->g->ninputs + 1, nout = (size_t)k->g->noutputs + 1;
   k->name = strdup(name ? name : "");
-  k->shapes = calloc(nin, sizeof *k->shapes);
-  k->in_ptrs = calloc(nin, sizeof(void *));
-  k->out_ptrs = calloc(nout, sizeof(void *));
-  int device = !be_host_memory(ep->dev->be);
-  if (device) {
-    k->in_stage = calloc(nin, sizeof(void *));
-    k->in_stage_bytes = calloc(nin, sizeof(size_t));
-    k->out_stage = calloc(nout, sizeof(void *));
-    k->out_stage_bytes = calloc(nout, sizeof(size_t));
-  }
-  k->out_host = calloc(nout, sizeof(void *));
-  int oom = !k->name || !k->shapes || !k->in_ptrs || !k->out_ptrs || !k->out_host ||
-            (device && (!k->in_stage || !k->in_stage_bytes || !k->out_stage || !k->out_stage_bytes));
-  hd_status *st = oom
-                      ? hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory")
-                      : be_graph_compile(ep->dev->be, ep->ctx, k->g, &k->bg);
+  hd_status *st = !k->name ? hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory")
+                           : be_graph_compile(ep->dev->be, ep->ctx, k->g, &k->bg);
   if (st) {
     ep_kernel_destroy(&k->base);
     return st;
@@ -241,23 +295,10 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
 void ep_kernel_destroy(OrtNodeComputeInfo *p) {
   if (!p) return;
   ep_kernel *k = kernel_of(p);
-  for (int i = 0; i < k->nplans; i++) plan_entry_clear(k, &k->plans[i]);
-  if (k->in_stage || k->out_stage) {
-    be_alloc a = ep_allocator_be(k->ep->device_alloc);
-    for (int i = 0; k->in_stage && i < k->g->ninputs; i++) a.free(a.ctx, k->in_stage[i]);
-    for (int i = 0; k->out_stage && i < k->g->noutputs; i++) a.free(a.ctx, k->out_stage[i]);
-  }
-  free(k->in_stage);
-  free(k->in_stage_bytes);
-  free(k->out_stage);
-  free(k->out_stage_bytes);
-  free(k->out_host);
+  for (int i = 0; i < k->nplans; i++) plan_entry_free(k, k->plans[i]);
   be_graph_free(k->ep->dev->be, k->bg);
   ir_graph_free(k->g);
   pthread_mutex_destroy(&k->mu);
   free(k->name);
-  free(k->shapes);
-  free(k->in_ptrs);
-  free(k->out_ptrs);
   free(k);
 }

@@ -6,11 +6,13 @@
 
 #include "ep/ep_factory.h"
 
-/* A pool shared by several allocators; the last one frees it. */
+/* A pool shared by several allocators; the last one frees it. Every pool
+ * is on its device's list (ep_device_mark_use). */
 typedef struct shared_pool {
   hd_pool *pool;
   int refs;
   pthread_mutex_t mu;
+  struct shared_pool *next;
 } shared_pool;
 
 struct ep_allocator {
@@ -40,10 +42,35 @@ static void src_pinned_free(void *ctx, void *p) {
   be_host_free_pinned(d->be, p);
 }
 
-static void *ORT_API_CALL a_alloc(OrtAllocator *a, size_t size) {
-  ep_allocator *ea = alloc_of(a);
+/* Events from the device's backend order a block's reuse after the work
+ * queued on the streams that used it (hd_pool.h). */
+static hd_status *src_event_create(void *ctx, void **ev) {
+  ep_device *d = ctx;
+  return be_event_create(d->be, d->ordinal, ev);
+}
+static void src_event_destroy(void *ctx, void *ev) {
+  ep_device *d = ctx;
+  be_event_destroy(d->be, d->ordinal, ev);
+}
+static hd_status *src_event_record(void *ctx, void *ev, void *stream) {
+  ep_device *d = ctx;
+  return be_event_record(d->be, ev, stream);
+}
+static int src_event_done(void *ctx, void *ev) {
+  ep_device *d = ctx;
+  int done = 0;
+  hd_status *st = be_event_query(d->be, ev, &done);
+  hd_status_free(st);
+  return !st && done;
+}
+static hd_status *src_wait(void *ctx, void *ev, void *stream) {
+  ep_device *d = ctx;
+  return stream ? be_stream_wait_event(d->be, stream, ev) : be_event_sync(d->be, ev);
+}
+
+static void *alloc_on(ep_allocator *ea, size_t size, void *stream) {
   void *p = NULL;
-  hd_status *st = hd_pool_alloc(ea->sp->pool, size, &p);
+  hd_status *st = hd_pool_alloc_on(ea->sp->pool, size, stream, &p);
   if (st) {
     /* OrtAllocator has no status: ORT reports the NULL as out of memory. */
     HD_LOG(HD_LOG_WARNING, "%s", hd_status_msg(st));
@@ -51,6 +78,14 @@ static void *ORT_API_CALL a_alloc(OrtAllocator *a, size_t size) {
     return NULL;
   }
   return p;
+}
+
+static void *ORT_API_CALL a_alloc(OrtAllocator *a, size_t size) { return alloc_on(alloc_of(a), size, NULL); }
+
+/* ORT hands the stream its kernels will use the memory on: the pool keeps
+ * the block from other streams until that work is done. */
+static void *ORT_API_CALL a_alloc_on_stream(OrtAllocator *a, size_t size, OrtSyncStream *stream) {
+  return alloc_on(alloc_of(a), size, stream ? ep_api->SyncStream_GetHandle(stream) : NULL);
 }
 
 static void ORT_API_CALL a_free(OrtAllocator *a, void *p) { hd_pool_free(alloc_of(a)->sp->pool, p); }
@@ -91,6 +126,7 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   a->base.Reserve = a_reserve;
   a->base.GetStats = a_get_stats;
   a->base.Shrink = a_shrink;
+  a->base.AllocOnStream = a_alloc_on_stream;
   a->dev = dev;
   a->info = info;
   a->pinned = ep_ep_api->MemoryDevice_GetMemoryType(ep_ep_api->MemoryInfo_GetMemoryDevice(info)) ==
@@ -108,8 +144,14 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
     free(a);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   }
-  hd_pool_source src = {dev, a->pinned ? src_pinned_alloc : src_device_alloc,
-                        a->pinned ? src_pinned_free : src_device_free};
+  hd_pool_source src = {.ctx = dev,
+                        .alloc = a->pinned ? src_pinned_alloc : src_device_alloc,
+                        .free = a->pinned ? src_pinned_free : src_device_free,
+                        .event_create = src_event_create,
+                        .event_destroy = src_event_destroy,
+                        .event_record = src_event_record,
+                        .event_done = src_event_done,
+                        .wait = src_wait};
   hd_status *st = hd_pool_create(&src, limit, &a->sp->pool);
   if (st) {
     free(a->sp);
@@ -118,8 +160,20 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   }
   a->sp->refs = 1;
   pthread_mutex_init(&a->sp->mu, NULL);
+  pthread_mutex_lock(&dev->pools_mu);
+  a->sp->next = dev->pools;
+  dev->pools = a->sp;
+  pthread_mutex_unlock(&dev->pools_mu);
   *out = a;
   return NULL;
+}
+
+int ep_device_mark_use(ep_device *dev, void *ptr, void *stream) {
+  int rc = 0;
+  pthread_mutex_lock(&dev->pools_mu);
+  for (shared_pool *sp = dev->pools; sp && !rc; sp = sp->next) rc = hd_pool_use(sp->pool, ptr, stream);
+  pthread_mutex_unlock(&dev->pools_mu);
+  return rc;
 }
 
 OrtAllocator *ep_allocator_ort(ep_allocator *a) { return &a->base; }
@@ -131,6 +185,13 @@ void ep_allocator_destroy(OrtAllocator *oa) {
   int last = --a->sp->refs == 0;
   pthread_mutex_unlock(&a->sp->mu);
   if (last) {
+    pthread_mutex_lock(&a->dev->pools_mu);
+    for (shared_pool **pp = &a->dev->pools; *pp; pp = &(*pp)->next)
+      if (*pp == a->sp) {
+        *pp = a->sp->next;
+        break;
+      }
+    pthread_mutex_unlock(&a->dev->pools_mu);
     size_t leaked = 0;
     hd_pool_destroy(a->sp->pool, &leaked);
     if (leaked) HD_LOG(HD_LOG_WARNING, "%zu device block(s) still in use when their allocator was released", leaked);
@@ -141,6 +202,12 @@ void ep_allocator_destroy(OrtAllocator *oa) {
 }
 
 static hd_status *be_alloc_fn(void *ctx, size_t bytes, void **p) { return hd_pool_alloc(ctx, bytes, p); }
+
+hd_status *ep_allocator_alloc_on(ep_allocator *a, size_t bytes, void *stream, void **p) {
+  return hd_pool_alloc_on(a->sp->pool, bytes, stream, p);
+}
+
+void ep_allocator_free(ep_allocator *a, void *p) { hd_pool_free(a->sp->pool, p); }
 static void be_free_fn(void *ctx, void *p) { hd_pool_free(ctx, p); }
 
 be_alloc ep_allocator_be(ep_allocator *a) { return (be_alloc){a->sp->pool, be_alloc_fn, be_free_fn}; }
@@ -186,6 +253,10 @@ static OrtStatus *ORT_API_CALL t_copy(OrtDataTransferImpl *t, const OrtValue **s
         (os = ep_api->GetTensorSizeInBytes(src[i], &bytes)))
       return os;
     void *stream = streams && streams[i] ? ep_api->SyncStream_GetHandle(streams[i]) : NULL;
+    if (stream) { /* the copy runs later: blocks freed before it ends wait for it */
+      ep_device_mark_use(d, dp, stream);
+      ep_device_mark_use(d, (void *)sp, stream);
+    }
     hd_status *st = be_copy(d->be, d->ordinal, dp, sp, bytes, kind, stream);
     /* Without a stream the copy must be complete on return. */
     if (!st && !stream) st = be_stream_sync(d->be, d->ordinal, NULL);

@@ -67,6 +67,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuEventDefault hipEventDefault
 #define gpuEventRecord hipEventRecord
 #define gpuEventSynchronize hipEventSynchronize
+#define gpuEventQuery hipEventQuery
 #define gpuEventElapsedTime hipEventElapsedTime
 #define gpuEventDestroy hipEventDestroy
 
@@ -144,6 +145,7 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuEventDefault cudaEventDefault
 #define gpuEventRecord cudaEventRecord
 #define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventQuery cudaEventQuery
 #define gpuEventElapsedTime cudaEventElapsedTime
 #define gpuEventDestroy cudaEventDestroy
 

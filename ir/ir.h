@@ -70,6 +70,8 @@ hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const in
 /* Recomputes producers, use counts and graph io indices; checks topological order. */
 hd_status *ir_graph_finalize(ir_graph *g);
 
+/* Elements of a shape; -1 when a dim is unknown (negative) or the count
+ * passes HD_MAX_NUMEL (hd_math.h), so no caller ever sees a wrapped size. */
 int64_t ir_numel(int rank, const int64_t *dims);
 
 /* ---- fusion (ir_fuse.c) ---- */

@@ -4,6 +4,8 @@
 
 #include "ir/ir.h"
 
+#include "common/hd_math.h"
+
 static char *dup_str(const char *s) {
   size_t n = strlen(s ? s : "") + 1;
   char *d = malloc(n);
@@ -171,6 +173,14 @@ hd_status *ir_graph_finalize(ir_graph *g) {
 
 int64_t ir_numel(int rank, const int64_t *dims) {
   int64_t n = 1;
-  for (int i = 0; i < rank; i++) n *= dims[i];
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0 || dims[i] > HD_MAX_NUMEL) return -1;
+    if (!hd_mul_i64(n, dims[i], &n) || n > HD_MAX_NUMEL) {
+      /* a later 0 still makes it empty */
+      for (int j = i + 1; j < rank; j++)
+        if (dims[j] == 0) return 0;
+      return -1;
+    }
+  }
   return n;
 }

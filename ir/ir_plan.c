@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hd_math.h"
 #include "ir/ir.h"
 #include "ops/ops.h"
-
-static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Live arena blocks, kept sorted by offset. */
 typedef struct arena_block {
@@ -23,7 +22,8 @@ typedef struct arena {
 } arena;
 
 static hd_status *arena_alloc(arena *a, size_t size, int value, size_t *offset) {
-  size = align_up(size ? size : 1, IR_ARENA_ALIGN);
+  if (!hd_align_size(size ? size : 1, IR_ARENA_ALIGN, &size))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "ir_plan: a tensor of %zu bytes", size);
   size_t at = 0;
   int pos = 0;
   for (; pos < a->n; pos++) {
@@ -38,10 +38,12 @@ static hd_status *arena_alloc(arena *a, size_t size, int value, size_t *offset) 
     a->blocks = nb;
     a->cap = ncap;
   }
+  size_t end;
+  if (!hd_add_size(at, size, &end)) return hd_error(HD_ERR_NOT_SUPPORTED, "ir_plan: the arena passes the address space");
   memmove(&a->blocks[pos + 1], &a->blocks[pos], sizeof(arena_block) * (size_t)(a->n - pos));
   a->blocks[pos] = (arena_block){at, size, value};
   a->n++;
-  if (at + size > a->high) a->high = at + size;
+  if (end > a->high) a->high = end;
   *offset = at;
   return NULL;
 }
@@ -141,7 +143,12 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
   /* 2. sizes; graph outputs; views become aliases of their input's bytes */
   for (int i = 0; i < g->nvalues && !st; i++) {
     if (t[i].rank < 0) continue;
-    t[i].nbytes = (size_t)ir_numel(t[i].rank, t[i].dims) * hd_dtype_size(t[i].dtype);
+    int64_t numel = ir_numel(t[i].rank, t[i].dims);
+    if (numel < 0)
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "tensor '%s' would have more than %lld elements", g->values[i].name,
+                    (long long)HD_MAX_NUMEL);
+    else
+      t[i].nbytes = (size_t)numel * hd_dtype_size(t[i].dtype); /* <= 2^40 x 16: no overflow */
   }
   for (int i = 0; i < g->noutputs && !st; i++) {
     ir_tensor *o = &t[g->outputs[i]];

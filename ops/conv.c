@@ -2,6 +2,7 @@
  * dilations, groups, optional bias; fp32 and fp16. */
 #include <string.h>
 
+#include "common/hd_math.h"
 #include "ops/op_defs.h"
 #include "ops/op_util.h"
 
@@ -34,11 +35,11 @@ static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   for (int i = 0; i < ns; i++) {
     c->pads_begin[i] = pads[i];
     c->pads_end[i] = pads[ns + i];
-    if (c->strides[i] < 1 || c->dilations[i] < 1 || pads[i] < 0 || pads[ns + i] < 0 || c->kernel[i] < 0)
-      return hd_error(HD_ERR_INVALID_ARG, "Conv has a non-positive stride/dilation or negative pad/kernel");
   }
+  HD_TRY(op_window_limits("Conv", ns, c->kernel, 0, c->strides, c->dilations, c->pads_begin, c->pads_end));
   HD_TRY(op_attr_int(a, "group", 1, &c->group));
   if (c->group < 1) return hd_error(HD_ERR_INVALID_ARG, "Conv group %lld < 1", (long long)c->group);
+  if (c->group > HD_MAX_NUMEL) return hd_error(HD_ERR_NOT_SUPPORTED, "Conv group %lld", (long long)c->group);
   c->has_bias = n->nin >= 3 && n->in[2] != IR_NONE;
   return NULL;
 }
@@ -92,23 +93,8 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
       return hd_error(HD_ERR_INVALID_ARG, "Conv: kernel_shape %lld differs from W's %lld",
                       (long long)c->kernel[i], (long long)k);
     c->kernel[i] = k;
-    int64_t in = x->dims[2 + i], s = c->strides[i];
-    int64_t span = (k - 1) * c->dilations[i] + 1;
-    if (c->auto_pad == OP_PAD_SAME_UPPER || c->auto_pad == OP_PAD_SAME_LOWER) {
-      int64_t out = (in + s - 1) / s;
-      int64_t total = (out - 1) * s + span - in;
-      if (total < 0) total = 0;
-      int64_t small = total / 2, big = total - small;
-      c->pads_begin[i] = c->auto_pad == OP_PAD_SAME_UPPER ? small : big;
-      c->pads_end[i] = c->auto_pad == OP_PAD_SAME_UPPER ? big : small;
-    } else if (c->auto_pad == OP_PAD_VALID) {
-      c->pads_begin[i] = c->pads_end[i] = 0;
-    }
-    int64_t padded = in + c->pads_begin[i] + c->pads_end[i];
-    if (padded < span)
-      return hd_error(HD_ERR_INVALID_ARG, "Conv: spatial dim %d (%lld padded) smaller than the kernel span %lld",
-                      i, (long long)padded, (long long)span);
-    y->dims[2 + i] = (padded - span) / s + 1;
+    HD_TRY(op_window_out("Conv", x->dims[2 + i], k, c->strides[i], c->dilations[i], c->auto_pad, 0,
+                         &c->pads_begin[i], &c->pads_end[i], &y->dims[2 + i]));
   }
   c->auto_pad = OP_PAD_NOTSET;
   if (c->has_residual) {

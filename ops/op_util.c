@@ -1,5 +1,7 @@
 #include "ops/op_util.h"
 
+#include "common/hd_math.h"
+
 #include <string.h>
 
 int op_is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16; }
@@ -108,5 +110,55 @@ hd_status *op_attr_ints_exact(const op_attrs *a, const char *name, int64_t dflt,
   }
   if (n != len) return hd_error(HD_ERR_INVALID_ARG, "attribute %s has %d values, expected %d", name, n, len);
   memcpy(dst, buf, sizeof(int64_t) * (size_t)n);
+  return NULL;
+}
+
+hd_status *op_window_limits(const char *op, int ns, const int64_t *kernel, int min_kernel, const int64_t *strides,
+                            const int64_t *dilations, const int64_t *pads_begin, const int64_t *pads_end) {
+  for (int i = 0; i < ns; i++) {
+    if (kernel[i] < min_kernel || strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
+      return hd_error(HD_ERR_INVALID_ARG, "%s: kernel/stride/dilation below its minimum or a negative pad", op);
+    if (kernel[i] > HD_MAX_WINDOW || strides[i] > HD_MAX_WINDOW || dilations[i] > HD_MAX_WINDOW ||
+        pads_begin[i] > HD_MAX_WINDOW || pads_end[i] > HD_MAX_WINDOW)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: a kernel, stride, dilation or pad above %lld", op,
+                      (long long)HD_MAX_WINDOW);
+  }
+  return NULL;
+}
+
+hd_status *op_window_out(const char *op, int64_t in, int64_t k, int64_t s, int64_t d, op_auto_pad ap, int ceil_mode,
+                         int64_t *pb, int64_t *pe, int64_t *out) {
+  /* every term is within the limits: in <= HD_MAX_NUMEL, the rest <= HD_MAX_WINDOW */
+  if (in < 0 || in > HD_MAX_NUMEL || k > HD_MAX_WINDOW || k < 1)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: input size %lld or kernel %lld out of range", op, (long long)in,
+                    (long long)k);
+  int64_t span = (k - 1) * d + 1;
+  if (ap == OP_PAD_SAME_UPPER || ap == OP_PAD_SAME_LOWER) {
+    int64_t o = (in + s - 1) / s;
+    int64_t total = (o - 1) * s + span - in;
+    int64_t head = ap == OP_PAD_SAME_LOWER ? (total + 1) / 2 : total / 2;
+    if (head < 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: SAME padding gives a negative leading pad (%lld)", op,
+                      (long long)head);
+    *pb = head;
+    *pe = total - head < 0 ? 0 : total - head;
+    *out = o;
+    return NULL;
+  }
+  if (ap == OP_PAD_VALID) *pb = *pe = 0;
+  int64_t room = in + *pb + *pe - span;
+  if (room < 0)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: input size %lld (%lld padded) smaller than the kernel span %lld", op,
+                    (long long)in, (long long)(in + *pb + *pe), (long long)span);
+  *out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
+  if (ceil_mode && (*out - 1) * s >= in + *pb) (*out)--;
+  return NULL;
+}
+
+hd_status *op_attr_flag(const op_attrs *a, const char *name, int *v) {
+  int64_t x = 0;
+  HD_TRY(op_attr_int(a, name, 0, &x));
+  if (x != 0 && x != 1) return hd_error(HD_ERR_NOT_SUPPORTED, "attribute %s = %lld (only 0 or 1 run here)", name, (long long)x);
+  *v = (int)x;
   return NULL;
 }

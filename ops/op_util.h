@@ -33,8 +33,28 @@ hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *
 /* Normalises axis a of a rank-r tensor (-r <= a < r) into *out. */
 hd_status *op_norm_axis(int64_t a, int r, int *out, const char *what);
 
+/* A 0/1 flag attribute (ceil_mode, count_include_pad, ...): other values
+ * are NOT_SUPPORTED, since runtimes read them differently. */
+hd_status *op_attr_flag(const op_attrs *a, const char *name, int *v);
+
 /* Output dims of numpy broadcasting of two shapes. */
 hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout);
+
+/* Window attributes of Conv and pools within the hard limits (hd_math.h):
+ * kernel (0 allowed when min_kernel is 0: Conv reads it from W), strides
+ * and dilations in [1, HD_MAX_WINDOW], pads in [0, HD_MAX_WINDOW].
+ * NOT_SUPPORTED past a limit (the CPU EP may still run it). */
+hd_status *op_window_limits(const char *op, int ns, const int64_t *kernel, int min_kernel, const int64_t *strides,
+                            const int64_t *dilations, const int64_t *pads_begin, const int64_t *pads_end);
+
+/* One spatial dim of a sliding window: resolves auto_pad into *pb and *pe and
+ * gives the output size. SAME pads as ONNX Runtime computes them: total =
+ * (ceil(in/s) - 1) * s + span - in, leading pad total/2 (SAME_UPPER) or
+ * (total+1)/2 (SAME_LOWER); a negative trailing pad reads as 0 (the same
+ * windows), a negative leading one is NOT_SUPPORTED. ceil_mode as ONNX's
+ * pools (a last window starting in the end padding is dropped). */
+hd_status *op_window_out(const char *op, int64_t in, int64_t k, int64_t s, int64_t d, op_auto_pad ap, int ceil_mode,
+                         int64_t *pb, int64_t *pe, int64_t *out);
 
 /* Reads an ints attribute of exactly `len` values into dst, or fills dst
  * with dflt when it is absent; INVALID_ARG for another length. */

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "common/hd_math.h"
+
 #include "ops/op_defs.h"
 
 static const op_def *const op_table[OP_COUNT] = {
@@ -41,5 +43,51 @@ hd_status *op_attr_float(const op_attrs *a, const char *name, float dflt, float 
   int found = 0;
   HD_TRY(a->get_float(a->ctx, name, v, &found));
   if (!found) *v = dflt;
+  return NULL;
+}
+
+static int static_shape(const ir_value *v) {
+  if (v->rank < 0) return 0;
+  for (int d = 0; d < v->rank; d++)
+    if (v->dims[d] < 0) return 0;
+  return 1;
+}
+
+hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t) {
+  const op_def *def = op_get(n->kind);
+  if (!def) return NULL;
+  for (int k = 0; k < n->nin; k++)
+    if (n->in[k] != IR_NONE && !static_shape(&g->values[n->in[k]])) return NULL;
+  for (int k = 0; k < n->nin; k++) {
+    int v = n->in[k];
+    if (v == IR_NONE) continue;
+    const ir_value *val = &g->values[v];
+    memset(&t[v], 0, sizeof t[v]);
+    t[v].dtype = val->dtype;
+    t[v].rank = val->rank;
+    memcpy(t[v].dims, val->dims, sizeof val->dims);
+    t[v].storage = val->is_const ? IR_ST_CONST : IR_ST_INPUT;
+    t[v].index = v;
+  }
+  for (int k = 0; k < n->nout; k++)
+    if (n->out[k] != IR_NONE) {
+      memset(&t[n->out[k]], 0, sizeof t[n->out[k]]);
+      t[n->out[k]].rank = -1;
+    }
+  op_params p = n->p;
+  hd_status *st = def->infer(g, n, t, &p);
+  if (st) {
+    hd_status *ns = hd_error(HD_ERR_NOT_SUPPORTED, "fails at its input shapes: %s", hd_status_msg(st));
+    hd_status_free(st);
+    return ns;
+  }
+  for (int k = 0; k < n->nout; k++) {
+    int v = n->out[k];
+    if (v == IR_NONE) continue;
+    const ir_tensor *o = &t[v];
+    if (o->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "output %d got no shape", k);
+    if (ir_numel(o->rank, o->dims) < 0)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "output %d has more than %lld elements", k, (long long)HD_MAX_NUMEL);
+  }
   return NULL;
 }

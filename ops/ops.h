@@ -45,6 +45,16 @@ const op_def *op_find(const char *domain, const char *op_type, int since_version
 const op_def *op_get(op_kind kind);
 const char *op_name(op_kind kind);
 
+/* At GetCapability: when every input of n has a static shape, infers n's
+ * outputs as a plan will. A node that fails at those shapes, or whose
+ * outputs pass the size limits, is not claimed: NOT_SUPPORTED with the
+ * reason (so it never fails after being claimed). NULL when it passes or
+ * shapes are not all known. The model's declared output shapes are not
+ * compared: ONNX's shape inference and ORT's kernels disagree in places
+ * (MaxPool's ceil_mode), and the kernels are what users get. t: scratch
+ * for every value of g (nothing is kept in it). */
+hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t);
+
 /* Helpers for op files. */
 hd_status *op_attr_int(const op_attrs *a, const char *name, int64_t dflt, int64_t *v);
 hd_status *op_attr_float(const op_attrs *a, const char *name, float dflt, float *v);

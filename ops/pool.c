@@ -49,16 +49,10 @@ static hd_status *pool_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   for (int i = 0; i < ns; i++) {
     p->pads_begin[i] = pads[i];
     p->pads_end[i] = pads[ns + i];
-    if (p->kernel[i] < 1 || p->strides[i] < 1 || p->dilations[i] < 1 || pads[i] < 0 || pads[ns + i] < 0)
-      return hd_error(HD_ERR_INVALID_ARG, "%s: non-positive kernel/stride/dilation or negative pad", n->op_type);
   }
-  int64_t v = 0;
-  if (has_ceil) HD_TRY(op_attr_int(a, "ceil_mode", 0, &v));
-  p->ceil_mode = v != 0;
-  if (has_cip) {
-    HD_TRY(op_attr_int(a, "count_include_pad", 0, &v));
-    p->count_include_pad = v != 0;
-  }
+  HD_TRY(op_window_limits(n->op_type, ns, p->kernel, 1, p->strides, p->dilations, p->pads_begin, p->pads_end));
+  if (has_ceil) HD_TRY(op_attr_flag(a, "ceil_mode", &p->ceil_mode));
+  if (has_cip) HD_TRY(op_attr_flag(a, "count_include_pad", &p->count_include_pad));
   /* storage_order only orders Indices, which is never computed here. */
   return NULL;
 }
@@ -88,24 +82,8 @@ static hd_status *pool_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
       y->dims[2 + i] = 1;
       continue;
     }
-    int64_t s = p->strides[i], span = (p->kernel[i] - 1) * p->dilations[i] + 1, out;
-    if (p->auto_pad == OP_PAD_SAME_UPPER || p->auto_pad == OP_PAD_SAME_LOWER) {
-      out = (in + s - 1) / s;
-      int64_t total = (out - 1) * s + span - in;
-      if (total < 0) total = 0;
-      int64_t small = total / 2, big = total - small;
-      p->pads_begin[i] = p->auto_pad == OP_PAD_SAME_UPPER ? small : big;
-      p->pads_end[i] = p->auto_pad == OP_PAD_SAME_UPPER ? big : small;
-    } else {
-      if (p->auto_pad == OP_PAD_VALID) p->pads_begin[i] = p->pads_end[i] = 0;
-      int64_t room = in + p->pads_begin[i] + p->pads_end[i] - span;
-      if (room < 0)
-        return hd_error(HD_ERR_INVALID_ARG, "%s: spatial dim %d smaller than the kernel span", n->op_type, i);
-      out = (p->ceil_mode ? (room + s - 1) / s : room / s) + 1;
-      /* ceil_mode: a last window that would start in the end padding is dropped. */
-      if (p->ceil_mode && (out - 1) * s >= in + p->pads_begin[i]) out--;
-    }
-    y->dims[2 + i] = out;
+    HD_TRY(op_window_out(n->op_type, in, p->kernel[i], p->strides[i], p->dilations[i], p->auto_pad, p->ceil_mode,
+                         &p->pads_begin[i], &p->pads_end[i], &y->dims[2 + i]));
   }
   p->auto_pad = OP_PAD_NOTSET;
   return NULL;

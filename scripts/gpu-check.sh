@@ -14,7 +14,18 @@
 #   f  leak check: 1,000 runs in one session, host RSS and device memory
 #   g  compute-sanitizer memcheck over the GPU op tests (filtered subsets of
 #      test_conv, test_ops and test_backend_cuda, with the GPU backend)
-# Order of execution: a c b e f d g (most important first, slowest last).
+#   h  concurrency: one ResNet-50 session from 8 threads x 40 runs, same and
+#      mixed batches, CUDA graphs on and off, every output against the run
+#      alone; throughput 1 / 4 / 8 threads (bench/ep_threads.py)
+#   i  out of memory: gpu_mem_limit too small for a batch: a clear error
+#      naming the limit, then batch 1 right in the same session
+#   j  fuzz: mutated node-test models through our EP on the GPU: no crash,
+#      no hang, no answer that differs from the CPU EP's
+#   k  conformance in TF32 mode (the EP's default) over the cases step d
+#      claimed, judged by the TF32 tolerance (step d is strict: use_tf32=0)
+# Order of execution: a c b h i e f d k j g (most important first, slowest
+# last). GPU_CHECK_STEPS="c b h" runs only those (a always runs), so the
+# suite can be split over several calls of a limited length.
 #
 # Results go to $OUT (./gpu-check-out when unset): gpu-check.log (everything),
 # summary.txt, tests.json, conformance-gpu.json, ep-model.json, ep-leak.json,
@@ -26,7 +37,9 @@
 # GPU_CHECK_CF_FILTER (conformance --filter regex), GPU_CHECK_CF_JOBS (12),
 # GPU_CHECK_SAN_CONV_FILTER (test_conv --filter for memcheck, default k3),
 # GPU_CHECK_SAN_OPS_FILTER (test_ops --filter, default dynamic_batch),
-# GPU_CHECK_SAN_BACKEND_FILTER (test_backend_cuda filter, default 2d_bias_relu).
+# GPU_CHECK_SAN_BACKEND_FILTER (test_backend_cuda filter, default 2d_bias_relu),
+# GPU_CHECK_STEPS (step letters to run; default all), GPU_CHECK_FUZZ (mutants,
+# default 1500), GPU_CHECK_LEAK_RUNS (default 10000).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
@@ -47,6 +60,7 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 
 # ---- step bookkeeping ---------------------------------------------------------
 S_ID=(); S_TITLE=(); S_STATUS=(); S_INFO=(); S_SECS=()
+STEPS=${GPU_CHECK_STEPS:-}
 STEP_LOG=/dev/null
 STEP_T=0
 STEP_INFO=""
@@ -87,6 +101,7 @@ record() { # id title status info secs
 NSTEP=0
 step() {
   local id=$1 title=$2 max=$3 reserve=$4 fn=$5
+  if [ -n "$STEPS" ] && [ "$id" != a ] && [[ " $STEPS " != *" $id "* ]]; then return; fi
   reserve=$(( reserve * BUDGET / 540 ))  # the reserves are set for the default budget
   local left=$(( START + BUDGET - $(now) - reserve ))
   STEP_T=$max
@@ -250,15 +265,7 @@ EOF
 # Run in four slices by case name (a timed-out slice loses only its own
 # results: the runner writes its JSON at the end), then merged into one report.
 step_conformance() {
-  local cases
-  cases=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))' 2>/dev/null)
-  if [ ! -d "$cases" ] && [ -f "$root/.carry/node-tests.tar.xz" ]; then
-    mkdir -p "$WORK/node-tests" && tar -C "$WORK/node-tests" -xJf "$root/.carry/node-tests.tar.xz" &&
-      cases=$WORK/node-tests/node
-  fi
-  if [ ! -d "$cases" ] && [ -d "$root/../shared/onnx-node-tests/node" ]; then
-    cases=$root/../shared/onnx-node-tests/node
-  fi
+  local cases; cases=$(find_cases)
   if [ ! -d "$cases" ]; then STEP_INFO="no ONNX node tests folder found"; return 1; fi
   local ncases
   ncases=$(find "$cases" -mindepth 1 -maxdepth 1 -type d | wc -l)
@@ -272,7 +279,7 @@ step_conformance() {
     if (( share < 10 )); then echo "slice $sl: no time left" | tee -a "$STEP_LOG"; rc=124; continue; fi
     echo "--- slice $i/${#slices[@]}: --filter '$sl' (limit ${share}s)" | tee -a "$STEP_LOG"
     HIPDNN_EP_ORT_LIB=$ORT_MAIN run_logged tlimit "$share" "$BIN/hipdnn-ep-conformance" --cases "$cases" \
-      --backend auto --jobs "${GPU_CHECK_CF_JOBS:-12}" --timeout 60 --filter "$sl" --no-table \
+      --backend auto --tf32 0 --jobs "${GPU_CHECK_CF_JOBS:-12}" --timeout 60 --filter "$sl" --no-table \
       --json "$WORK/cf-$i.json"
     r=$?
     (( r == 124 || r == 137 )) && rc=124
@@ -327,9 +334,69 @@ step_leak() {
   local model=$WORK/models/resnet50.onnx
   [ -f "$model" ] || model=""
   run_logged tlimit "$STEP_T" "$PY" bench/ep_check.py leak ${model:+--model "$model"} --work "$WORK" \
-    --runs 1000 --json "$OUT/ep-leak.json"
+    --runs "${GPU_CHECK_LEAK_RUNS:-10000}" --threads 8 --batches 1 2 3 4 --json "$OUT/ep-leak.json"
   local rc=$?
   STEP_INFO="$(grep -E '^(host RSS|device  ) ' "$STEP_LOG" | sed -E 's/, (nvml|nvidia-smi|unavailable).*$/)/' | tr '\n' ';' | tr -s ' ')"
+  return $rc
+}
+
+# ---- h: concurrency -------------------------------------------------------------------------
+step_threads() {
+  run_logged tlimit "$STEP_T" "$PY" bench/ep_threads.py --work "$WORK/models" --threads 8 --iters 40 \
+    --timeout 90 --json "$OUT/ep-threads.json"
+  local rc=$?
+  STEP_INFO="$(grep -E '^(defaults|use_tf32|enable_cuda_graph)' "$STEP_LOG" | awk '{printf "%s %s: %s wrong %s err; ", $1, $2, $3, $4}')$(grep -E '^throughput' "$STEP_LOG" | cut -c1-200)"
+  return $rc
+}
+
+# ---- i: out of memory -----------------------------------------------------------------------
+step_oom() {
+  run_logged tlimit "$STEP_T" "$PY" bench/ep_check.py oom --work "$WORK/models" --limit-mb 600 --big 256 \
+    --json "$OUT/ep-oom.json"
+  local rc=$?
+  STEP_INFO="$(grep -E '^(PASS|FAIL)' "$STEP_LOG" | tail -1 | cut -c1-200)"
+  return $rc
+}
+
+# The node tests' folder (the onnx package's, the carried copy, or shared/).
+find_cases() {
+  local cases
+  cases=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))' 2>/dev/null)
+  if [ ! -d "$cases" ] && [ -d "$WORK/node-tests/node" ]; then cases=$WORK/node-tests/node; fi
+  if [ ! -d "$cases" ] && [ -f "$root/.carry/node-tests.tar.xz" ]; then
+    mkdir -p "$WORK/node-tests" && tar -C "$WORK/node-tests" -xJf "$root/.carry/node-tests.tar.xz" &&
+      cases=$WORK/node-tests/node
+  fi
+  if [ ! -d "$cases" ] && [ -d "$root/../shared/onnx-node-tests/node" ]; then
+    cases=$root/../shared/onnx-node-tests/node
+  fi
+  echo "$cases"
+}
+
+# ---- j: fuzz ----------------------------------------------------------------------------------
+FUZZ_OPS='conv|pool|relu|gemm|matmul|softmax|reduce_mean|concat|_add|_sub|_mul|_div|batchnorm|flatten|reshape|squeeze|sigmoid|tanh|clip|leakyrelu|hardsigmoid|hardswish|identity|dropout'
+step_fuzz() {
+  local cases; cases=$(find_cases)
+  [ -d "$cases" ] || { STEP_INFO="no ONNX node tests folder found"; return 1; }
+  HIPDNN_EP_ORT_LIB=$ORT_MAIN run_logged tlimit "$STEP_T" "$BIN/hipdnn-ep-conformance" --cases "$cases" \
+    --backend auto --fuzz "${GPU_CHECK_FUZZ:-1500}" --seed 3 --jobs "${GPU_CHECK_CF_JOBS:-12}" --timeout 60 \
+    --filter "$FUZZ_OPS" --json "$OUT/fuzz-gpu.json"
+  local rc=$?
+  STEP_INFO="$(grep -E '^  (clean|ran|crashes)' "$STEP_LOG" | tr -s ' ' | tr '\n' ';' | cut -c1-400)"
+  return $rc
+}
+
+# ---- k: conformance, TF32 mode ---------------------------------------------------------------
+step_tf32() {
+  local cases; cases=$(find_cases)
+  [ -f "$OUT/conformance-gpu.json" ] || { STEP_INFO="no strict run (step d) to take the claimed cases from"; return 1; }
+  local re
+  re=$("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); n=[c["name"] for c in j["cases"] if c.get("status") in ("pass","fail","crash","timeout")]; print("^(" + "|".join(n) + ")$" if n else "^$")' "$OUT/conformance-gpu.json")
+  HIPDNN_EP_ORT_LIB=$ORT_MAIN run_logged tlimit "$STEP_T" "$BIN/hipdnn-ep-conformance" --cases "$cases" \
+    --backend auto --tf32 1 --jobs "${GPU_CHECK_CF_JOBS:-12}" --timeout 60 --filter "$re" --no-table \
+    --json "$OUT/conformance-gpu-tf32.json"
+  local rc=$?
+  STEP_INFO="TF32 mode: $(tail -1 "$STEP_LOG")"
   return $rc
 }
 
@@ -379,9 +446,13 @@ if [ "${S_STATUS[0]}" != PASS ] && ! nvidia-smi -L >/dev/null 2>&1; then
 else
   step c "hipdnn-ep-run built-in model on the GPU"        60  380 step_run
   step b "test programs, GPU backend, ORT 1.29 + 1.30"   150  320 step_tests
-  step e "ResNet-50 via Python API vs CPU EP (b1, b8)"   180  200 step_model
-  step f "leak check: 1000 runs, host RSS + device mem"   90  170 step_leak
-  step d "ONNX node conformance, GPU backend"            180  100 step_conformance
+  step h "concurrency: 8 threads, one session, vs alone" 240  200 step_threads
+  step i "out of memory: limit named, then recovery"      90  170 step_oom
+  step e "ResNet-50 via Python API vs CPU EP (b1, b8)"   180  150 step_model
+  step f "leak: 10k runs, 8 threads, mixed batches"      150  120 step_leak
+  step d "ONNX node conformance, GPU, strict (no TF32)"  400   90 step_conformance
+  step k "ONNX node conformance, GPU, TF32 mode"         150   60 step_tf32
+  step j "fuzz: mutated models, no crash/hang/diff"      200   40 step_fuzz
   step g "compute-sanitizer memcheck (GPU op tests)"     180    0 step_sanitizer
 fi
 

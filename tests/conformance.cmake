@@ -38,3 +38,22 @@ endforeach()
 add_test(NAME conformance_unit COMMAND cf_test ${CF_CASES_DIR})
 set_tests_properties(conformance_unit PROPERTIES
   ENVIRONMENT "${HH_SAN_ENV}" LABELS "conformance")
+
+# Fuzz: mutants of the node tests of the ops we run (bit flips, truncated
+# files, extreme attribute values, shapes that disagree) through session
+# creation and one Run with the ref backend, each in its own process. Any
+# crash, hang or answer that differs from the CPU EP's fails the test
+# (ONNX Runtime's own crashes, without our EP, are told apart). A fixed seed
+# keeps CI reproducible; the sanitizer build runs fewer, under ASan/UBSan.
+set(CF_FUZZ_OPS "conv|pool|relu|gemm|matmul|softmax|reduce_mean|concat|_add|_sub|_mul|_div|batchnorm|flatten|reshape|squeeze|sigmoid|tanh|clip|leakyrelu|hardsigmoid|hardswish|identity|dropout")
+set(CF_FUZZ_N 600)
+if(HIPDNN_EP_SANITIZE)
+  set(CF_FUZZ_N 200)
+endif()
+add_test(NAME fuzz_ort130 COMMAND hipdnn-ep-conformance --cases ${CF_CASES_DIR} --backend ref
+         --fuzz ${CF_FUZZ_N} --seed 20261123 --jobs 2 --timeout 60 --filter ${CF_FUZZ_OPS})
+set_tests_properties(fuzz_ort130 PROPERTIES
+  ENVIRONMENT "HIPDNN_EP_ORT_LIB=${ORT_LIB_130};HIPDNN_EP_LIB=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libhipdnn_ep.so;${HH_SAN_ENV}"
+  PROCESSORS 2
+  TIMEOUT 900
+  LABELS "ort;ort130;conformance;fuzz")

@@ -6,6 +6,7 @@
  *   test_backend_cuda [-v] [filter]   (filter: a substring of case names) */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ typedef struct test_alloc {
   be_module *m;
   int refuse;  /* 1: every allocation fails with OUT_OF_MEMORY */
   int live;
+  pthread_mutex_t mu; /* runs on several threads allocate instances */
 } test_alloc;
 
 static hd_status *ta_alloc(void *ctx, size_t bytes, void **p) {
@@ -58,14 +60,18 @@ static hd_status *ta_alloc(void *ctx, size_t bytes, void **p) {
   *p = NULL;
   if (a->refuse) return hd_error(HD_ERR_OUT_OF_MEMORY, "test allocator refuses %zu bytes", bytes);
   hd_status *st = be_mem_alloc(a->m, 0, bytes, p);
+  pthread_mutex_lock(&a->mu);
   if (!st) a->live++;
+  pthread_mutex_unlock(&a->mu);
   return st;
 }
 
 static void ta_free(void *ctx, void *p) {
   test_alloc *a = ctx;
   if (!p) return;
+  pthread_mutex_lock(&a->mu);
   a->live--;
+  pthread_mutex_unlock(&a->mu);
   be_mem_free(a->m, 0, p);
 }
 
@@ -893,6 +899,99 @@ done:
   if (g) ir_graph_free(g);
 }
 
+/* Many threads, each on its own stream, run one plan at once (eager and
+ * captured): every output must equal the same input's output run alone.
+ * Before runs had their own instances, they shared the plan's arena. */
+enum { CC_THREADS = 6, CC_INPUTS = 5, CC_ITERS = 60 };
+
+typedef struct cc_job {
+  gpu_env *e;
+  be_plan *plan;
+  void *din[CC_INPUTS];
+  void *href[CC_INPUTS];
+  size_t nout;
+  int index;
+  int wrong, errors;
+} cc_job;
+
+static void *cc_worker(void *arg) {
+  cc_job *j = arg;
+  gpu_env *e = j->e;
+  void *stream = NULL, *dout[2] = {0}, *h = malloc(j->nout);
+  hd_status *st = be_stream_create(e->cu, 0, &stream);
+  if (!st) st = be_mem_alloc(e->cu, 0, j->nout, &dout[0]);
+  if (!st) st = be_mem_alloc(e->cu, 0, j->nout, &dout[1]);
+  for (int it = 0; it < CC_ITERS && !st && h; ++it) {
+    int i = (j->index * 7 + it * 3) % CC_INPUTS;
+    void *out = dout[(it / 5) & 1]; /* output pointers change now and then */
+    st = be_plan_run(e->cu, j->plan, &j->din[i], &out, stream);
+    if (!st) st = be_copy(e->cu, 0, h, out, j->nout, BE_COPY_DEVICE_TO_HOST, stream);
+    if (!st) st = be_stream_sync(e->cu, 0, stream);
+    if (!st && memcmp(h, j->href[i], j->nout) != 0) j->wrong++;
+  }
+  if (st || !h) j->errors++;
+  if (st && verbose) printf("  thread %d: %s\n", j->index, hd_status_msg(st));
+  hd_status_free(st);
+  be_mem_free(e->cu, 0, dout[0]);
+  be_mem_free(e->cu, 0, dout[1]);
+  if (stream) be_stream_destroy(e->cu, 0, stream);
+  free(h);
+  return NULL;
+}
+
+static void test_concurrent(gpu_env *e, be_context *ctx, const char *label) {
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  be_graph *cg = NULL;
+  be_plan *cp = NULL;
+  cc_job jobs[CC_THREADS];
+  memset(jobs, 0, sizeof jobs);
+  void *din[CC_INPUTS] = {0}, *href[CC_INPUTS] = {0}, *dref = NULL, *hin = NULL;
+  OK(resnetish_plan(HD_DT_F32, 2, 32, 3, &g, &p));
+  size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
+  OK(be_graph_compile(e->cu, ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  hin = malloc(nin);
+  OK(be_mem_alloc(e->cu, 0, nout, &dref));
+  for (int i = 0; i < CC_INPUTS; ++i) {
+    href[i] = malloc(nout);
+    fill(HD_DT_F32, hin, nin / 4, 1.f);
+    OK(be_mem_alloc(e->cu, 0, nin, &din[i]));
+    OK(be_copy(e->cu, 0, din[i], hin, nin, BE_COPY_HOST_TO_DEVICE, e->stream));
+    for (int r = 0; r < 3; ++r) OK(be_plan_run(e->cu, cp, &din[i], &dref, e->stream)); /* alone */
+    OK(be_copy(e->cu, 0, href[i], dref, nout, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_stream_sync(e->cu, 0, e->stream));
+  }
+  pthread_t th[CC_THREADS];
+  for (int t = 0; t < CC_THREADS; ++t) {
+    jobs[t] = (cc_job){.e = e, .plan = cp, .nout = nout, .index = t};
+    memcpy(jobs[t].din, din, sizeof din);
+    memcpy(jobs[t].href, href, sizeof href);
+    pthread_create(&th[t], NULL, cc_worker, &jobs[t]);
+  }
+  int wrong = 0, errors = 0;
+  for (int t = 0; t < CC_THREADS; ++t) {
+    pthread_join(th[t], NULL);
+    wrong += jobs[t].wrong;
+    errors += jobs[t].errors;
+  }
+  CHECK(wrong == 0 && errors == 0, "concurrent runs%s: %d wrong of %d, %d threads failed", label, wrong,
+        CC_THREADS * CC_ITERS, errors);
+  printf("%-4s concurrent runs%s: %d threads x %d runs on their own streams, %d wrong, %d errors\n",
+         wrong || errors ? "BAD" : "ok", label, CC_THREADS, CC_ITERS, wrong, errors);
+done:
+  for (int i = 0; i < CC_INPUTS; ++i) {
+    be_mem_free(e->cu, 0, din[i]);
+    free(href[i]);
+  }
+  be_mem_free(e->cu, 0, dref);
+  free(hin);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cg) be_graph_free(e->cu, cg);
+  if (p) ir_plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
 /* supports_node refuses what it cannot run, with NOT_SUPPORTED. */
 static void test_refusals(gpu_env *e) {
   ir_graph *g = NULL;
@@ -1195,6 +1294,7 @@ int main(int argc, char **argv) {
 
   OK(ref_backend_open(NULL, &e.ref));
   e.ta.m = e.cu;
+  pthread_mutex_init(&e.ta.mu, NULL);
   be_alloc alloc = {.ctx = &e.ta, .alloc = ta_alloc, .free = ta_free};
   be_alloc halloc = {.ctx = NULL, .alloc = host_alloc, .free = host_free};
   be_options opts = {.use_tf32 = 1, .algo_search = BE_ALGO_HEURISTIC};
@@ -1243,6 +1343,10 @@ int main(int argc, char **argv) {
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
     test_capture(&e, HD_DT_F16);
+  }
+  if (!filter || strstr("concurrent", filter)) {
+    test_concurrent(&e, e.ctx, " (eager)");
+    test_concurrent(&e, e.ctx_cap, " (graph capture)");
   }
   if (!filter) {
     test_refusals(&e);

@@ -30,9 +30,187 @@ static void fake_free(void *ctx, void *p) {
   free(blk);
 }
 
-int main(void) {
+/* ---- a simulated GPU for the stream rules ----
+ * Streams are small integers cast to pointers. Each stream has a counter of
+ * work queued and of work finished; an event remembers the queued count of
+ * its stream at record time and is done once the finished count reaches it.
+ * The test finishes work by hand, so "still running" is under its control. */
+#define NSTREAMS 4
+typedef struct fake_gpu {
+  long queued[NSTREAMS + 1], finished[NSTREAMS + 1];
+  int events_live;
+  int host_waits, gpu_waits;
+  long waited_for[NSTREAMS + 1]; /* per stream: work it waits on (gpu waits) */
+} fake_gpu;
+static fake_gpu gpu;
+
+typedef struct fake_event {
+  int stream;
+  long at;
+} fake_event;
+
+#define S(i) ((void *)(intptr_t)(i))
+static int sid(void *s) { return (int)(intptr_t)s; }
+
+static hd_status *ev_create(void *ctx, void **ev) {
+  (void)ctx;
+  *ev = calloc(1, sizeof(fake_event));
+  gpu.events_live++;
+  return *ev ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "host");
+}
+static void ev_destroy(void *ctx, void *ev) {
+  (void)ctx;
+  gpu.events_live--;
+  free(ev);
+}
+static hd_status *ev_record(void *ctx, void *ev, void *stream) {
+  (void)ctx;
+  fake_event *e = ev;
+  e->stream = sid(stream);
+  e->at = gpu.queued[e->stream];
+  return NULL;
+}
+static int ev_done(void *ctx, void *ev) {
+  (void)ctx;
+  fake_event *e = ev;
+  return gpu.finished[e->stream] >= e->at;
+}
+static hd_status *ev_wait(void *ctx, void *ev, void *stream) {
+  (void)ctx;
+  fake_event *e = ev;
+  if (!stream) { /* the host waits: the work finishes */
+    gpu.host_waits++;
+    if (gpu.finished[e->stream] < e->at) gpu.finished[e->stream] = e->at;
+  } else {
+    gpu.gpu_waits++;
+    gpu.waited_for[sid(stream)] = e->at;
+  }
+  return NULL;
+}
+static void launch(int stream) { gpu.queued[stream]++; }
+static void finish_all(int stream) { gpu.finished[stream] = gpu.queued[stream]; }
+
+static void test_streams(void) {
   fake_source src = {.capacity = 64u << 20};
-  hd_pool_source ps = {&src, fake_alloc, fake_free};
+  hd_pool_source ps = {.ctx = &src, .alloc = fake_alloc, .free = fake_free, .event_create = ev_create,
+                       .event_destroy = ev_destroy, .event_record = ev_record, .event_done = ev_done,
+                       .wait = ev_wait};
+  hd_pool *pool;
+  UT_OK(hd_pool_create(&ps, 0, &pool));
+
+  /* A block freed while stream 1 still has work on it: stream 2 gets fresh
+   * memory, stream 1 (stream order) gets the block back at once. */
+  void *a = NULL, *b = NULL, *c = NULL;
+  UT_OK(hd_pool_alloc_on(pool, 4096, S(1), &a));
+  launch(1); /* a kernel reads a */
+  hd_pool_free(pool, a);
+  UT_OK(hd_pool_alloc_on(pool, 4096, S(2), &b));
+  UT_CHECK(b != a);
+  UT_OK(hd_pool_alloc_on(pool, 4096, S(1), &c));
+  UT_CHECK(c == a);
+  hd_pool_free(pool, b);
+  hd_pool_free(pool, c);
+
+  /* Once stream 1's work is done, anyone may reuse its blocks. */
+  finish_all(1);
+  void *d = NULL;
+  UT_OK(hd_pool_alloc_on(pool, 4096, S(3), &d));
+  UT_CHECK(d == a || d == b);
+  hd_pool_free(pool, d);
+
+  /* A block used on a second stream (hd_pool_use) waits for both. */
+  void *e = NULL, *f = NULL;
+  UT_OK(hd_pool_alloc_on(pool, 1u << 20, S(1), &e));
+  UT_CHECK(hd_pool_use(pool, e, S(2)) == 1);
+  UT_CHECK(hd_pool_use(pool, (char *)e + 16, S(2)) == 0); /* not a block start */
+  launch(1);
+  launch(2);
+  hd_pool_free(pool, e);
+  finish_all(1); /* stream 2 still reads e */
+  UT_OK(hd_pool_alloc_on(pool, 1u << 20, S(3), &f));
+  UT_CHECK(f != e);
+  hd_pool_free(pool, f);
+  finish_all(2);
+  finish_all(3);
+
+  /* Host allocations (no stream) take only blocks no queued work touches. */
+  void *g = NULL, *h = NULL;
+  UT_OK(hd_pool_alloc_on(pool, 8192, S(1), &g));
+  launch(1);
+  hd_pool_free(pool, g);
+  UT_OK(hd_pool_alloc(pool, 8192, &h));
+  UT_CHECK(h != g);
+  hd_pool_free(pool, h);
+  finish_all(1);
+
+  /* Under the limit, reuse of a busy block waits on the GPU instead of
+   * failing: stream 2 is made to wait for stream 1's event. */
+  hd_pool_stats st;
+  hd_pool_get_stats(pool, &st);
+  hd_pool_shrink(pool);
+  hd_pool *lim;
+  UT_OK(hd_pool_create(&ps, 4u << 20, &lim));
+  void *x = NULL, *y = NULL;
+  UT_OK(hd_pool_alloc_on(lim, 3u << 20, S(1), &x));
+  launch(1);
+  hd_pool_free(lim, x);
+  int waits = gpu.gpu_waits;
+  UT_OK(hd_pool_alloc_on(lim, 3u << 20, S(2), &y));
+  UT_CHECK(y == x);
+  UT_CHECK(gpu.gpu_waits == waits + 1 && gpu.waited_for[2] == gpu.queued[1]);
+  hd_pool_get_stats(lim, &st);
+  UT_CHECK(st.stream_waits == 1);
+  /* the host waits for pending work before giving memory back */
+  launch(2);
+  hd_pool_free(lim, y);
+  int hw = gpu.host_waits;
+  hd_pool_shrink(lim);
+  UT_CHECK(gpu.host_waits > hw && gpu.finished[2] == gpu.queued[2]);
+
+  size_t leaked = 1;
+  hd_pool_destroy(lim, &leaked);
+  UT_CHECK(leaked == 0);
+  hd_pool_destroy(pool, &leaked);
+  UT_CHECK(leaked == 0);
+  UT_CHECK(src.live == 0 && gpu.events_live == 0);
+}
+
+/* Many blocks of many sizes: every lookup and every free finds its block
+ * (the hash and the size bins stay consistent through shrinks). */
+static void test_many(void) {
+  fake_source src = {.capacity = (size_t)1 << 40};
+  hd_pool_source ps = {.ctx = &src, .alloc = fake_alloc, .free = fake_free};
+  hd_pool *pool;
+  UT_OK(hd_pool_create(&ps, 0, &pool));
+  enum { N = 3000 };
+  static void *ptrs[N];
+  uint32_t r = 7;
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < N; i++) {
+      r = r * 1103515245u + 12345u;
+      UT_OK(hd_pool_alloc(pool, 1 + (r >> 8) % (3u << 20), &ptrs[i]));
+    }
+    for (int i = 0; i < N; i += 2) hd_pool_free(pool, ptrs[i]);
+    if (round == 1) hd_pool_shrink(pool);
+    for (int i = 1; i < N; i += 2) hd_pool_free(pool, ptrs[i]);
+  }
+  hd_pool_stats st;
+  hd_pool_get_stats(pool, &st);
+  UT_CHECK(st.in_use == 0);
+  UT_CHECK(st.source_allocs < 3 * N); /* later rounds reused cached blocks */
+  /* a request too large for size arithmetic is refused, not wrapped */
+  void *huge = NULL;
+  UT_ERR(hd_pool_alloc(pool, (size_t)-1, &huge), HD_ERR_OUT_OF_MEMORY);
+  size_t leaked = 1;
+  hd_pool_destroy(pool, &leaked);
+  UT_CHECK(leaked == 0 && src.live == 0);
+}
+
+int main(void) {
+  test_streams();
+  test_many();
+  fake_source src = {.capacity = 64u << 20};
+  hd_pool_source ps = {.ctx = &src, .alloc = fake_alloc, .free = fake_free};
   hd_pool *pool;
   UT_OK(hd_pool_create(&ps, 16u << 20, &pool));
 
@@ -70,7 +248,7 @@ int main(void) {
   /* source out of memory (no limit hit) is a status too */
   hd_pool *p2;
   fake_source tiny = {.capacity = 4096};
-  hd_pool_source ps2 = {&tiny, fake_alloc, fake_free};
+  hd_pool_source ps2 = {.ctx = &tiny, .alloc = fake_alloc, .free = fake_free};
   UT_OK(hd_pool_create(&ps2, 0, &p2));
   void *x = NULL;
   UT_ERR(hd_pool_alloc(p2, 1u << 20, &x), HD_ERR_OUT_OF_MEMORY);

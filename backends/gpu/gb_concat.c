@@ -56,7 +56,9 @@ static hd_status *concat_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *concat_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *concat_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const gb_concat_step *cs = s->priv;
   void *y = gb_addr(bp, s->n->out[0], b);
   for (int i0 = 0; i0 < cs->n; i0 += GPU_CONCAT_MAX) {

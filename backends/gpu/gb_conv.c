@@ -56,7 +56,6 @@ typedef struct gb_conv_step {
   const gb_conv_entry *e;
   int vx, vw, vb, vr, vy;
   int64_t numel, channels, inner; /* of y, for the epilogue */
-  dnn_varpack vp;                  /* guarded by the context's mutex */
   void *mm;
   gpu_conv2d_shape shape;          /* for the kernels of our own */
   gb_conv_key key;
@@ -571,13 +570,14 @@ static void conv_link(be_plan *bp, gb_step *s) {
 static void conv_release(be_plan *bp, gb_step *s) {
   gb_conv_step *cs = s->priv;
   if (!cs) return;
-  dnn_varpack_free(&bp->bg->c->m->vd, &cs->vp);
   if (cs->mm) bp->bg->c->m->blas.mm_free(cs->mm);
   free(cs);
   s->priv = NULL;
 }
 
-static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   be_context *c = bp->bg->c;
   gb_conv_step *cs = s->priv;
   void *x = gb_addr(bp, cs->vx, b);
@@ -605,8 +605,8 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
                                 k->act_beta, stream));
       return NULL;
     case CONV_MATMUL:
-      HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, bp->workspace,
-                               bp->workspace_bytes, stream));
+      HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, l->workspace,
+                               l->workspace_bytes, stream));
       if (!cs->deferred && (bias || res || act != GPU_ACT_NONE))
         GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
                                     act, k->act_alpha, k->act_beta, stream));
@@ -624,7 +624,7 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
   for (int i = 0; i < np; ++i)
     if ((uintptr_t)ptrs[i] % 16)
       return hd_error(HD_ERR_INVALID_ARG, "tensor %d of the convolution is not 16-byte aligned", i);
-  HD_TRY(dnn_plan_execute(&cs->e->plan, c->handle, ptrs, bp->workspace, &cs->vp));
+  HD_TRY(dnn_plan_execute(&cs->e->plan, c->handle, ptrs, l->workspace, gb_exec_varpack(l, bp, s)));
   if (!cs->e->fused) {
     int act = gb_gpu_act((op_act_kind)cs->e->key.act_kind);
     GB_KERNEL(gpu_conv_epilogue(y, bias, res, cs->e->key.dtype, cs->numel, cs->channels,

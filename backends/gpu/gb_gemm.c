@@ -176,7 +176,9 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *gemm_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   be_context *c = bp->bg->c;
   const gb_gemm_step *gs = s->priv;
   const gpu_gemm_desc *d = &gs->d;
@@ -188,8 +190,8 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
     GB_KERNEL(gpu_gemm(A, B, C, Y, gs->dtype, d, stream));
     return NULL;
   }
-  HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, Y, gs->fused_bias ? C : NULL, bp->workspace,
-                           bp->workspace_bytes, stream));
+  HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, Y, gs->fused_bias ? C : NULL, l->workspace,
+                           l->workspace_bytes, stream));
   if (gs->need_epilogue) {
     const void *cc = gs->fused_bias ? NULL : C;
     int act = gs->fused_relu ? GPU_ACT_NONE : d->act;

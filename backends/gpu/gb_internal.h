@@ -93,7 +93,6 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out);
 void gb_graph_free(be_graph *bg);
 hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out);
 void gb_plan_free(be_plan *bp);
-hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
 
 typedef struct gb_conv_cache gb_conv_cache; /* gb_conv.c */
 
@@ -115,6 +114,8 @@ struct be_graph {
 };
 
 typedef struct gb_family gb_family;
+typedef struct gb_exec gb_exec;
+typedef struct gb_exec_set gb_exec_set;
 
 /* One step of a plan: a node at this plan's shapes; priv is the family's. */
 typedef struct gb_step {
@@ -124,34 +125,39 @@ typedef struct gb_step {
   void *priv;
 } gb_step;
 
+/* A plan: a graph at one set of input shapes, compiled. Read-only once
+ * gb_plan_compile returns, so any number of runs may use it at once;
+ * everything a run writes is in a gb_exec (gb_exec.c). */
 struct be_plan {
   be_graph *bg;
   ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
   gb_step *steps;
   int nsteps;
-  void *arena;
+  size_t workspace_bytes; /* the most any step asks for */
+  gb_exec_set *execs;     /* gb_exec.c */
+};
+
+/* What a run hands each step: where the tensors are, the stream, and the
+ * workspace and caches of the exec instance it runs in. */
+typedef struct gb_launch {
+  ir_bindings b;
+  gpuStream_t stream;
   void *workspace;
   size_t workspace_bytes;
-  /* graph capture (gb_program.c) */
-  int runs;                 /* eager runs so far */
-  int capture_off;          /* capture failed or is impossible: run eagerly */
-  int staged;               /* the graph reads/writes the staging buffers */
-  void *exec;               /* gpuGraphExec_t, or NULL */
-  void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
-  void *stage;              /* staging buffers for inputs then outputs */
-  void **stage_in, **stage_out;
-};
+  gb_exec *x;
+} gb_launch;
 
 /* An op family: support check (shapes may be dynamic; decisive), compile at
  * a plan's shapes (fills s->priv; raises *workspace to what a run needs),
  * link (optional: once every step compiled, may fuse s with the steps
- * around it), run (launches on stream; no allocation, no sync), release. */
+ * around it), run (launches on l->stream; no allocation, no sync, writes
+ * nothing but tensors, the workspace and its step's exec cache), release. */
 struct gb_family {
   const char *name;
   hd_status *(*support)(be_context *c, const ir_graph *g, const ir_node *n);
   hd_status *(*compile)(be_plan *bp, gb_step *s, size_t *workspace);
   void (*link)(be_plan *bp, gb_step *s);
-  hd_status *(*run)(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream);
+  hd_status *(*run)(be_plan *bp, gb_step *s, const gb_launch *l);
   void (*release)(be_plan *bp, gb_step *s);
 };
 
@@ -167,6 +173,18 @@ extern const gb_family gb_family_reduce;    /* gb_reduce.c */
 extern const gb_family gb_family_concat;    /* gb_concat.c */
 
 void gb_conv_cache_free(be_context *c);
+
+/* ---- runs (gb_exec.c) ---- */
+
+/* The plan's exec instances: created empty by gb_plan_compile, filled on
+ * demand by runs; gb_exec_set_free waits for their GPU work first. */
+hd_status *gb_exec_set_create(be_plan *bp);
+void gb_exec_set_free(be_plan *bp);
+hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
+/* Every step of bp, launched in order (c->mu held: the DNN handle). */
+hd_status *gb_run_steps(be_plan *bp, const gb_launch *l);
+/* Step s's variant-pack cache in the exec instance running it. */
+dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s);
 
 /* ---- helpers for family files (gb_program.c) ---- */
 

@@ -174,6 +174,18 @@ static hd_status *gb_event_sync(be_module *m, void *event) {
   return NULL;
 }
 
+static hd_status *gb_event_query(be_module *m, void *event, int *done) {
+  (void)m;
+  gpuError_t e = gpuEventQuery((gpuEvent_t)event);
+  *done = e == gpuSuccess;
+  if (e == gpuErrorNotReady) {
+    (void)gpuGetLastError();
+    return NULL;
+  }
+  GB_CHECK(e);
+  return NULL;
+}
+
 static const be_vtable gb_vtable = {
     .api_version = BE_API_VERSION,
     .name = gb_backend_name,
@@ -195,6 +207,7 @@ static const be_vtable gb_vtable = {
     .event_record = gb_event_record,
     .stream_wait_event = gb_stream_wait_event,
     .event_sync = gb_event_sync,
+    .event_query = gb_event_query,
     .context_create = gb_context_create,
     .context_destroy = gb_context_destroy,
     .supports_node = gb_supports_node,

@@ -32,7 +32,9 @@ static hd_status *unary_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *unary_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   const op_act *a = &s->p.unary.act;
   GB_KERNEL(gpu_unary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b), gb_t(bp, n->in[0])->dtype,
@@ -119,7 +121,9 @@ static void free_priv(be_plan *bp, gb_step *s) {
   s->priv = NULL;
 }
 
-static hd_status *binary_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   const op_binary *pb = &s->p.binary;
   int op = pb->kind == OP_BIN_ADD   ? GPU_BIN_ADD
@@ -156,7 +160,9 @@ static hd_status *bn_support(be_context *c, const ir_graph *g, const ir_node *n)
   return gb_check_float_io(g, n, 5);
 }
 
-static hd_status *bn_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *bn_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   const ir_tensor *x = gb_t(bp, n->in[0]);
   int64_t total = ir_numel(x->rank, x->dims);
@@ -192,7 +198,9 @@ static hd_status *copy_support(be_context *c, const ir_graph *g, const ir_node *
   return NULL; /* bytes move as they are: any dtype */
 }
 
-static hd_status *copy_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   void *src = gb_addr(bp, n->in[0], b), *dst = gb_addr(bp, n->out[0], b);
   size_t bytes = gb_t(bp, n->out[0])->nbytes;

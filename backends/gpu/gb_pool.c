@@ -17,7 +17,6 @@
 typedef struct gb_pool_step {
   int library;        /* runs plan (the DNN library), not our kernel */
   dnn_plan plan;
-  dnn_varpack vp;
   int global;
   int is_max;
   int64_t nc, len; /* global: rows and row length */
@@ -135,7 +134,9 @@ static hd_status *pool_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return library_plan(bp->bg->c, x, y, ns, d, ps, ws);
 }
 
-static hd_status *pool_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *pool_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   gb_pool_step *ps = s->priv;
   void *x = gb_addr(bp, s->n->in[0], b), *y = gb_addr(bp, s->n->out[0], b);
   int dt = gb_t(bp, s->n->in[0])->dtype;
@@ -144,7 +145,7 @@ static hd_status *pool_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
   if (ps->library && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0) {
     void *ptrs[2] = {x, y};
     be_context *c = bp->bg->c;
-    HD_TRY(dnn_plan_execute(&ps->plan, c->handle, ptrs, bp->workspace, &ps->vp));
+    HD_TRY(dnn_plan_execute(&ps->plan, c->handle, ptrs, l->workspace, gb_exec_varpack(l, bp, s)));
   } else if (ps->global)
     GB_KERNEL(gpu_global_pool(x, y, dt, ps->nc, ps->len, ps->is_max, stream));
   else
@@ -153,11 +154,9 @@ static hd_status *pool_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStr
 }
 
 static void pool_release(be_plan *bp, gb_step *s) {
+  (void)bp;
   gb_pool_step *ps = s->priv;
-  if (ps && ps->library) {
-    dnn_varpack_free(&bp->bg->c->m->vd, &ps->vp);
-    dnn_plan_free(&ps->plan);
-  }
+  if (ps && ps->library) dnn_plan_free(&ps->plan);
   free(s->priv);
   s->priv = NULL;
 }

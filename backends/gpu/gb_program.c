@@ -1,21 +1,12 @@
-/* gb_program: contexts, the op table, compiled graphs, per-shape plans,
- * runs and whole-plan graph capture of the GPU backend.
+/* gb_program: contexts, the op table, compiled graphs and per-shape plans
+ * of the GPU backend (runs are gb_exec.c).
  *
  * The op table (gb_ops below, by op_kind) is the one place that says which
  * family runs an op: supports_node, plan_compile and plan_run all reach a
  * family through it, so support and execution cannot drift apart. A kind
  * without an entry is not supported. Shape-only ops (op_def.view) are the
  * copy family: a plan aliases them, and a step for one (its output is a
- * partition output) is a device copy.
- *
- * Graph capture (be_options.graph_capture): the first run is eager (a
- * warm-up: variant packs, lazy library state); the second captures every
- * launch of the plan into one GPU graph, keyed to the bound input/output
- * pointers, and launches it; later runs with the same pointers only launch
- * it. When the pointers change, the plan re-captures once against its own
- * staging buffers and from then on copies inputs in and outputs out around
- * the graph (cheaper than a re-capture per run). Anything that makes
- * capture fail turns it off for the plan, which then runs eagerly. */
+ * partition output) is a device copy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,28 +273,6 @@ void gb_graph_free(be_graph *bg) {
 
 /* ---- plans ---- */
 
-static size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
-
-/* Staging buffers for capture with changing pointers: one allocation. */
-static hd_status *stage_alloc(be_plan *bp) {
-  be_context *c = bp->bg->c;
-  const ir_graph *g = bp->bg->g;
-  size_t total = 0;
-  for (int i = 0; i < g->ninputs; ++i) total += align_up(bp->p.t[g->inputs[i]].nbytes);
-  for (int i = 0; i < g->noutputs; ++i) total += align_up(bp->p.t[g->outputs[i]].nbytes);
-  HD_TRY(c->alloc.alloc(c->alloc.ctx, total ? total : 256, &bp->stage));
-  char *at = bp->stage;
-  for (int i = 0; i < g->ninputs; ++i) {
-    bp->stage_in[i] = at;
-    at += align_up(bp->p.t[g->inputs[i]].nbytes);
-  }
-  for (int i = 0; i < g->noutputs; ++i) {
-    bp->stage_out[i] = at;
-    at += align_up(bp->p.t[g->outputs[i]].nbytes);
-  }
-  return NULL;
-}
-
 hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   *out = NULL;
   be_context *c = bg->c;
@@ -315,15 +284,10 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   bp->p.arena_bytes = p->arena_bytes;
   bp->p.t = malloc(sizeof *bp->p.t * (size_t)(g->nvalues ? g->nvalues : 1));
   bp->steps = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *bp->steps);
-  size_t nio = (size_t)(g->ninputs + g->noutputs + 1);
-  bp->key_in = calloc(nio, sizeof(void *));
-  bp->stage_in = calloc(nio, sizeof(void *));
-  if (!bp->p.t || !bp->steps || !bp->key_in || !bp->stage_in) {
+  if (!bp->p.t || !bp->steps) {
     gb_plan_free(bp);
     return GB_OOM();
   }
-  bp->key_out = bp->key_in + g->ninputs;
-  bp->stage_out = bp->stage_in + g->ninputs;
   memcpy(bp->p.t, p->t, sizeof *bp->p.t * (size_t)g->nvalues);
 
   hd_status *st = NULL;
@@ -355,29 +319,8 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   for (int i = 0; i < bp->nsteps && !st; ++i)
     if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
   pthread_mutex_unlock(&c->mu);
-  if (!st && p->arena_bytes) {
-    st = c->alloc.alloc(c->alloc.ctx, p->arena_bytes, &bp->arena);
-    if (st) {
-      bp->arena = NULL;
-      st = hd_status_wrap(st, "%s: arena of %zu bytes: ", gb_backend_name, p->arena_bytes);
-    }
-  }
-  if (!st && ws) {
-    st = c->alloc.alloc(c->alloc.ctx, ws, &bp->workspace);
-    if (st) {
-      bp->workspace = NULL;
-      st = hd_status_wrap(st, "%s: workspace of %zu bytes: ", gb_backend_name, ws);
-    } else {
-      bp->workspace_bytes = ws;
-    }
-  }
-  if (!st && c->opts.graph_capture) {
-    st = stage_alloc(bp);
-    if (st) {
-      bp->stage = NULL;
-      st = hd_status_wrap(st, "%s: graph staging buffers: ", gb_backend_name);
-    }
-  }
+  bp->workspace_bytes = ws;
+  if (!st) st = gb_exec_set_create(bp);
   if (st) {
     gb_plan_free(bp);
     return st;
@@ -388,150 +331,10 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
 
 void gb_plan_free(be_plan *bp) {
   if (!bp) return;
-  be_context *c = bp->bg->c;
-  if (bp->exec) {
-    (void)gpuGraphExecDestroy((gpuGraphExec_t)bp->exec);
-    (void)gpuGetLastError();
-  }
+  gb_exec_set_free(bp); /* waits for the plan's GPU work */
   for (int i = 0; i < bp->nsteps; ++i)
     if (bp->steps[i].f->release) bp->steps[i].f->release(bp, &bp->steps[i]);
-  if (bp->arena) c->alloc.free(c->alloc.ctx, bp->arena);
-  if (bp->workspace) c->alloc.free(c->alloc.ctx, bp->workspace);
-  if (bp->stage) c->alloc.free(c->alloc.ctx, bp->stage);
-  free(bp->key_in);
-  free(bp->stage_in);
   free(bp->p.t);
   free(bp->steps);
   free(bp);
-}
-
-/* Every step, launched on stream. Called with c->mu held. */
-static hd_status *run_steps(be_plan *bp, void *const *inputs, void *const *outputs,
-                            gpuStream_t stream) {
-  be_context *c = bp->bg->c;
-  const dnn_vendor *vd = &c->m->vd;
-  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts,
-                   .arena = bp->arena};
-  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, stream), "set stream", __FILE__, __LINE__));
-  for (int i = 0; i < bp->nsteps; ++i) {
-    hd_status *st = bp->steps[i].f->run(bp, &bp->steps[i], &b, stream);
-    if (st) return hd_status_wrap(st, "%s: node '%s' (%s): ", gb_backend_name,
-                                  bp->steps[i].n->name, bp->steps[i].n->op_type);
-  }
-  return NULL;
-}
-
-/* Captures the plan bound to inputs/outputs into bp->exec (instantiated, or
- * updated in place when one exists). NULL on success; on failure a status
- * saying why (the caller turns capture off and runs eagerly). */
-static hd_status *capture(be_plan *bp, void *const *inputs, void *const *outputs,
-                          gpuStream_t stream) {
-  GB_CHECK(gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal));
-  hd_status *st = run_steps(bp, inputs, outputs, stream);
-  gpuGraph_t graph = NULL;
-  gpuError_t e = gpuStreamEndCapture(stream, &graph);
-  if (st) {
-    if (graph) (void)gpuGraphDestroy(graph);
-    (void)gpuGetLastError();
-    return st;
-  }
-  if (e != gpuSuccess || !graph) {
-    if (graph) (void)gpuGraphDestroy(graph);
-    return gb_status(e != gpuSuccess ? e : gpuErrorNotReady, "gpuStreamEndCapture", __FILE__,
-                     __LINE__);
-  }
-  if (bp->exec) {
-    if (gpuGraphExecUpdate((gpuGraphExec_t)bp->exec, graph) == gpuSuccess) {
-      (void)gpuGraphDestroy(graph);
-      return NULL;
-    }
-    (void)gpuGetLastError();
-    (void)gpuGraphExecDestroy((gpuGraphExec_t)bp->exec);
-    bp->exec = NULL;
-  }
-  gpuGraphExec_t exec = NULL;
-  e = gpuGraphInstantiate(&exec, graph);
-  (void)gpuGraphDestroy(graph);
-  if (e != gpuSuccess) return gb_status(e, "gpuGraphInstantiate", __FILE__, __LINE__);
-  bp->exec = exec;
-  return NULL;
-}
-
-static int same_ptrs(void *const *a, void *const *b, int n) {
-  for (int i = 0; i < n; ++i)
-    if (a[i] != b[i]) return 0;
-  return 1;
-}
-
-static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, const int *vals,
-                          int n, gpuStream_t stream) {
-  for (int i = 0; i < n; ++i) {
-    size_t bytes = p->t[vals[i]].nbytes;
-    if (bytes && dst[i] != src[i])
-      GB_CHECK(gpuMemcpyAsync(dst[i], src[i], bytes, gpuMemcpyDeviceToDevice, stream));
-  }
-  return NULL;
-}
-
-/* A run through the captured graph; *done = 0 when the caller must run
- * eagerly instead. Called with c->mu held. */
-static hd_status *run_graph(be_plan *bp, void *const *inputs, void *const *outputs,
-                            gpuStream_t stream, int *done) {
-  const ir_graph *g = bp->bg->g;
-  *done = 0;
-  int ni = g->ninputs, no = g->noutputs;
-  int same = same_ptrs(bp->key_in, inputs, ni) && same_ptrs(bp->key_out, outputs, no);
-  if (bp->runs < 1) { /* the warm-up run is eager; remember its pointers */
-    memcpy(bp->key_in, inputs, sizeof(void *) * (size_t)ni);
-    memcpy(bp->key_out, outputs, sizeof(void *) * (size_t)no);
-    return NULL;
-  }
-  gpuStreamCaptureStatus cs = gpuStreamCaptureStatusNone;
-  if (!stream || gpuStreamIsCapturing(stream, &cs) != gpuSuccess ||
-      cs != gpuStreamCaptureStatusNone) {
-    (void)gpuGetLastError();
-    return NULL; /* the legacy stream, or the caller is capturing us: eager */
-  }
-  if (!bp->exec || (!bp->staged && !same)) {
-    /* First capture: keyed to the caller's pointers when they held still
-     * since the warm-up; otherwise (and after any change) to the staging
-     * buffers, for good. */
-    int stage = bp->exec != NULL || !same;
-    void *const *in = stage ? bp->stage_in : inputs;
-    void *const *out = stage ? bp->stage_out : outputs;
-    hd_status *st = capture(bp, in, out, stream);
-    if (st) {
-      HD_LOG(HD_LOG_WARNING, "%s: graph capture off for this plan, runs stay eager: %s",
-             gb_backend_name, hd_status_msg(st));
-      hd_status_free(st);
-      bp->capture_off = 1;
-      return NULL;
-    }
-    bp->staged = stage;
-    if (!stage) {
-      memcpy(bp->key_in, inputs, sizeof(void *) * (size_t)ni);
-      memcpy(bp->key_out, outputs, sizeof(void *) * (size_t)no);
-    }
-  }
-  if (bp->staged) HD_TRY(copy_io(bp->stage_in, inputs, &bp->p, g->inputs, ni, stream));
-  GB_CHECK(gpuGraphLaunch((gpuGraphExec_t)bp->exec, stream));
-  if (bp->staged) HD_TRY(copy_io(outputs, bp->stage_out, &bp->p, g->outputs, no, stream));
-  *done = 1;
-  return NULL;
-}
-
-hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
-  be_context *c = bp->bg->c;
-  gpuStream_t s = (gpuStream_t)stream;
-  pthread_mutex_lock(&c->mu);
-  hd_status *st = gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__);
-  int done = 0;
-  if (!st && c->opts.graph_capture && bp->stage && !bp->capture_off)
-    st = run_graph(bp, inputs, outputs, s, &done);
-  if (!st && !done) {
-    st = run_steps(bp, inputs, outputs, s);
-    bp->runs++;
-  }
-  pthread_mutex_unlock(&c->mu);
-  return st;
 }

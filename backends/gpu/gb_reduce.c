@@ -59,7 +59,9 @@ static hd_status *reduce_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *reduce_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *reduce_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const ir_tensor *x = gb_t(bp, s->n->in[0]);
   if (ir_numel(x->rank, x->dims) == 0) return NULL;
   GB_KERNEL(gpu_reduce_mean(gb_addr(bp, s->n->in[0], b), gb_addr(bp, s->n->out[0], b), x->dtype,

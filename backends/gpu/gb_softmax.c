@@ -42,7 +42,9 @@ static hd_status *softmax_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *softmax_run(be_plan *bp, gb_step *s, const ir_bindings *b, gpuStream_t stream) {
+static hd_status *softmax_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_bindings *b = &l->b;
+  gpuStream_t stream = l->stream;
   const gb_softmax_step *ss = s->priv;
   GB_KERNEL(gpu_softmax(gb_addr(bp, s->n->in[0], b), gb_addr(bp, s->n->out[0], b),
                         gb_t(bp, s->n->in[0])->dtype, ss->outer, ss->len, ss->inner, stream));

@@ -1,4 +1,5 @@
 /* The reference backend's module, context, graph and plan objects. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,10 +19,19 @@ struct be_graph {
   const ir_graph *g; /* owned by the caller, outlives this */
 };
 
-struct be_plan {
-  const ir_plan *p; /* owned by the caller, outlives this */
+/* What one run writes: runs on several threads at once each take their own
+ * (kept on the plan's free list between runs). */
+typedef struct ref_exec {
   void *arena;
   ref_scratch scratch;
+  struct ref_exec *next;
+} ref_exec;
+
+struct be_plan {
+  const ir_plan *p; /* owned by the caller, outlives this */
+  size_t scratch_floats;
+  pthread_mutex_t mu;
+  ref_exec *idle;   /* free list */
 };
 
 /* Per op kind: its implementation and scratch need. Kinds without an entry
@@ -137,42 +147,73 @@ static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out
   be_plan *bp;
   HD_ALLOC_OR_RETURN(bp, 1);
   bp->p = p;
-  size_t floats = 0;
   for (int i = 0; i < p->nsteps; i++) {
     op_kind k = p->g->nodes[p->steps[i].node].kind;
     size_t need = ref_ops[k].scratch ? ref_ops[k].scratch(p, &p->steps[i]) : 0;
-    if (need > floats) floats = need;
+    if (need > bp->scratch_floats) bp->scratch_floats = need;
   }
-  bp->arena = p->arena_bytes ? malloc(p->arena_bytes) : NULL;
-  bp->scratch.floats = floats;
-  bp->scratch.buf = floats ? malloc(floats * sizeof(float)) : NULL;
-  if ((p->arena_bytes && !bp->arena) || (floats && !bp->scratch.buf)) {
-    free(bp->arena);
-    free(bp->scratch.buf);
-    free(bp);
-    return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", p->arena_bytes);
-  }
+  pthread_mutex_init(&bp->mu, NULL);
   *out = bp;
   return NULL;
 }
 
+static void exec_free(ref_exec *x) {
+  if (!x) return;
+  free(x->arena);
+  free(x->scratch.buf);
+  free(x);
+}
+
 static void ref_plan_free(be_plan *bp) {
   if (!bp) return;
-  free(bp->arena);
-  free(bp->scratch.buf);
+  while (bp->idle) {
+    ref_exec *x = bp->idle;
+    bp->idle = x->next;
+    exec_free(x);
+  }
+  pthread_mutex_destroy(&bp->mu);
   free(bp);
+}
+
+static hd_status *exec_take(be_plan *bp, ref_exec **out) {
+  pthread_mutex_lock(&bp->mu);
+  ref_exec *x = bp->idle;
+  if (x) bp->idle = x->next;
+  pthread_mutex_unlock(&bp->mu);
+  if (!x) {
+    const ir_plan *p = bp->p;
+    x = calloc(1, sizeof *x);
+    if (x) {
+      x->arena = p->arena_bytes ? malloc(p->arena_bytes) : NULL;
+      x->scratch.floats = bp->scratch_floats;
+      x->scratch.buf = bp->scratch_floats ? malloc(bp->scratch_floats * sizeof(float)) : NULL;
+    }
+    if (!x || (p->arena_bytes && !x->arena) || (bp->scratch_floats && !x->scratch.buf)) {
+      exec_free(x);
+      return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", p->arena_bytes);
+    }
+  }
+  *out = x;
+  return NULL;
 }
 
 static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
   (void)stream;
-  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = NULL, .arena = bp->arena};
+  ref_exec *x = NULL;
+  HD_TRY(exec_take(bp, &x));
+  ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = NULL, .arena = x->arena};
   const ir_plan *p = bp->p;
-  for (int i = 0; i < p->nsteps; i++) {
+  hd_status *st = NULL;
+  for (int i = 0; i < p->nsteps && !st; i++) {
     const ir_node *n = &p->g->nodes[p->steps[i].node];
-    hd_status *st = ref_ops[n->kind].run(p, &p->steps[i], &b, &bp->scratch);
-    if (st) return hd_status_wrap(st, "ref: node '%s' (%s): ", n->name, n->op_type);
+    st = ref_ops[n->kind].run(p, &p->steps[i], &b, &x->scratch);
+    if (st) st = hd_status_wrap(st, "ref: node '%s' (%s): ", n->name, n->op_type);
   }
-  return NULL;
+  pthread_mutex_lock(&bp->mu);
+  x->next = bp->idle;
+  bp->idle = x;
+  pthread_mutex_unlock(&bp->mu);
+  return st;
 }
 
 static const be_vtable ref_vtable = {

@@ -14,6 +14,7 @@
  * CPU EP's outputs are compared, a self-test of the reader and comparator. */
 #include "tools/conformance/cf_case.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,8 @@ static void data_free(case_data *d) {
   d->n_in = d->n_exp = 0;
 }
 
-/* Reads dir/test_data_set_0/<prefix>_K.pb for K = 0, 1, ... while present.
- * Returns 0, or a status (CF_UNSUPPORTED) with r->detail set. */
-static int read_set(const char *dir, const char *prefix, hh_tensor *out, size_t *n, cf_result *r) {
+int cf_read_set(const char *dir, const char *prefix, hh_tensor *out, size_t max, size_t *n, char *msg,
+                size_t len) {
   char path[4096], err[512];
   *n = 0;
   for (size_t k = 0;; ++k) {
@@ -66,25 +66,32 @@ static int read_set(const char *dir, const char *prefix, hh_tensor *out, size_t 
     FILE *f = fopen(path, "rb");
     if (!f) break;
     fclose(f);
-    if (k >= CF_MAX_IO) { say(r, CF_UNSUPPORTED, "more than 64 %ss", prefix, NULL); return 1; }
+    if (k >= max) { snprintf(msg, len, "more than %zu %ss", max, prefix); return 1; }
     cf_tensor t;
     int rc = cf_tensor_read(path, &t, err, sizeof err);
-    if (rc == 2) { say(r, CF_UNSUPPORTED, "%s", err, NULL); return 1; }
-    if (rc) { say(r, CF_UNSUPPORTED, "read error: %s", err, NULL); return 1; }
+    if (rc == 2) { snprintf(msg, len, "%s", err); return 1; }
+    if (rc) { snprintf(msg, len, "read error: %s", err); return 1; }
     if (hd_dtype_size(t.dtype) == 0 || t.rank > HH_MAX_RANK) {
-      snprintf(err, sizeof err, "%s_%zu: %s tensor of rank %zu", prefix, k,
-               cf_dtype_name(t.dtype), t.rank);
-      say(r, CF_UNSUPPORTED, "harness cannot hold %s", err, NULL);
+      snprintf(msg, len, "harness cannot hold %s_%zu: %s tensor of rank %zu", prefix, k, cf_dtype_name(t.dtype),
+               t.rank);
       cf_tensor_free(&t);
       return 1;
     }
     rc = hh_tensor_alloc(&out[k], t.dtype, (int)t.rank, t.dims);
     if (!rc && t.nbytes) memcpy(out[k].data, t.data, t.nbytes);
     cf_tensor_free(&t);
-    if (rc) { say(r, CF_UNSUPPORTED, "out of memory", NULL, NULL); return 1; }
+    if (rc) { snprintf(msg, len, "out of memory"); return 1; }
     *n = k + 1;
   }
   return 0;
+}
+
+/* cf_read_set into a case result: CF_UNSUPPORTED with the reason. */
+static int read_set(const char *dir, const char *prefix, hh_tensor *out, size_t *n, cf_result *r) {
+  char msg[600];
+  if (!cf_read_set(dir, prefix, out, CF_MAX_IO, n, msg, sizeof msg)) return 0;
+  say(r, CF_UNSUPPORTED, "%s", msg, NULL);
+  return 1;
 }
 
 static int load_data(const char *dir, case_data *d, cf_result *r) {
@@ -137,12 +144,20 @@ static cf_tensor view(const hh_tensor *t) {
 
 /* Compares outputs against the expected ones; 0 = all match, otherwise 1
  * with the first mismatch in msg. */
-static int compare_all(const char *name, const case_data *d, const hh_tensor *outs, char *msg,
+static int compare_all(const char *name, const case_data *d, const hh_tensor *outs, int tf32, char *msg,
                        size_t len) {
   double rtol, atol;
   cf_tolerance(name, &rtol, &atol);
   for (size_t k = 0; k < d->n_exp; ++k) {
     cf_tensor a = view(&outs[k]), e = view(&d->exp[k]);
+    if (tf32 && d->exp[k].dtype == HD_DT_F32) {
+      double top = 0;
+      for (size_t i = 0; i < d->exp[k].n; ++i) {
+        double v = fabs(hh_tensor_get(&d->exp[k], i));
+        if (v > top && v < HUGE_VAL) top = v;
+      }
+      cf_tolerance_tf32(top, &rtol, &atol);
+    }
     char why[800];
     if (cf_compare(&a, &e, rtol, atol, why, sizeof why)) {
       snprintf(msg, len, "output %zu: %s", k, why);
@@ -242,19 +257,21 @@ void cf_case_run(const cf_config *cfg, const char *dir, const char *name, cf_res
     if (run_cpu(&h, cfg, model, &d, outs)) {
       say(r, CF_ORT_ERROR, "CPU EP: %s", hh_err(&h), NULL);
     } else {
-      r->status = compare_all(name, &d, outs, r->detail, sizeof r->detail) ? CF_FAIL : CF_PASS;
+      r->status = compare_all(name, &d, outs, 0, r->detail, sizeof r->detail) ? CF_FAIL : CF_PASS;
       free_outs(outs, d.n_exp);
     }
     goto out;
   }
 
-  const char *keys[] = {"backend"};
-  const char *vals[] = {t.backend};
+  /* On a GPU the mode is explicit: strict (use_tf32=0) unless asked for TF32. */
+  const char *keys[] = {"backend", "use_tf32"};
+  const char *vals[] = {t.backend, cfg->tf32 ? "1" : "0"};
+  int tf32 = t.is_gpu && cfg->tf32;
   hh_session_cfg sc = {0};
   sc.dev = t.dev;
   sc.keys = keys;
   sc.vals = vals;
-  sc.n_opts = 1;
+  sc.n_opts = t.is_gpu ? 2 : 1;
   sc.intra_threads = cfg->intra_threads;
   OrtSession *s = NULL;
   if (hh_session_create(&h, &sc, NULL, model, &s)) {
@@ -282,7 +299,7 @@ void cf_case_run(const cf_config *cfg, const char *dir, const char *name, cf_res
     ep_failed(&h, cfg, model, &d, "the run", msg, r);
     goto out;
   }
-  if (!compare_all(name, &d, outs, msg, sizeof msg)) {
+  if (!compare_all(name, &d, outs, tf32, msg, sizeof msg)) {
     r->status = CF_PASS;
     free_outs(outs, d.n_exp);
     goto out;
@@ -293,7 +310,7 @@ void cf_case_run(const cf_config *cfg, const char *dir, const char *name, cf_res
   const char *cpu = "CPU EP alone: fails to run";
   char cmp[8];
   if (!run_cpu(&h, cfg, model, &d, outs)) {
-    cpu = compare_all(name, &d, outs, cmp, sizeof cmp) ? "CPU EP alone: also differs"
+    cpu = compare_all(name, &d, outs, 0, cmp, sizeof cmp) ? "CPU EP alone: also differs"
                                                      : "CPU EP alone: matches";
     free_outs(outs, d.n_exp);
   }

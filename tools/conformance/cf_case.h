@@ -27,6 +27,8 @@ typedef struct cf_config {
   const char *ort_lib;   /* NULL: the harness default (env HIPDNN_EP_ORT_LIB) */
   const char *ep_lib;    /* NULL: the harness default (env HIPDNN_EP_LIB) */
   int intra_threads;     /* per session; 0 = ORT default */
+  int tf32;              /* GPU: 0 strict (use_tf32=0, ONNX's tolerances); 1 the EP's
+                          * default TF32 math, judged by cf_tolerance_tf32 */
 } cf_config;
 
 /* What one case's process sends back (a fixed-size record, written whole
@@ -38,6 +40,12 @@ typedef struct cf_result {
   char device[16];       /* backend that ran it: "ref", "cuda", "cpu", ... */
   char detail[1000];     /* why, for everything but pass / not-claimed */
 } cf_result;
+
+struct hh_tensor;
+/* Reads dir/test_data_set_0/<prefix>_K.pb for K = 0, 1, ... while present
+ * (at most max). 0, or 1 with the reason in msg. */
+int cf_read_set(const char *dir, const char *prefix, struct hh_tensor *out, size_t max, size_t *n, char *msg,
+                size_t len);
 
 /* Runs the case in folder dir (model.onnx + test_data_set_0/). */
 void cf_case_run(const cf_config *cfg, const char *dir, const char *name, cf_result *r);

@@ -50,6 +50,11 @@ void cf_tolerance(const char *case_name, double *rtol, double *atol) {
     }
 }
 
+void cf_tolerance_tf32(double max_abs_expected, double *rtol, double *atol) {
+  *rtol = 1e-2;
+  *atol = 1e-7 + 1e-3 * max_abs_expected;
+}
+
 static int is_int_type(int32_t t) {
   switch (t) {
   case CF_UINT8: case CF_INT8: case CF_UINT16: case CF_INT16: case CF_INT32:

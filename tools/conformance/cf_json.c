@@ -14,7 +14,9 @@ void cf_json_str(FILE *f, const char *s) {
     case '\r': fputs("\\r", f); break;
     case '\t': fputs("\\t", f); break;
     default:
-      if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+      /* control bytes, and any byte of a non-ASCII text (error messages may
+       * quote a corrupt model's bytes), as \u00XX: the file stays valid */
+      if (*p < 0x20 || *p >= 0x7f) fprintf(f, "\\u%04x", *p);
       else fputc(*p, f);
     }
   }

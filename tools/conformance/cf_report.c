@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How a GPU run judged fp32: strict, or by the TF32 rule. */
+static const char *mode_label(const cf_run *r) {
+  if (!strcmp(r->device, "ref") || !strcmp(r->device, "cpu") || !r->device[0]) return "";
+  return r->tf32 ? " (TF32 mode, TF32 tolerances)" : " (strict: use_tf32=0)";
+}
+
 typedef struct op_row {
   const char *op;
   int cases[2], claimed[2], pass[2], fail[2];
@@ -65,9 +71,9 @@ void cf_report_text(FILE *f, const cf_run *run, int table) {
   int c[CF_N_STATUS];
   cf_run_counts(run, c);
   fprintf(f,
-          "%zu cases (backend %s on %s, ORT %s, %.1f s): not-claimed %d, ort-error %d, "
+          "%zu cases (backend %s on %s%s, ORT %s, %.1f s): not-claimed %d, ort-error %d, "
           "runner-unsupported %d, crash %d, timeout %d, fail %d, pass %d\n",
-          run->n, run->backend, run->device, run->ort_version, run->wall_s, c[CF_NOT_CLAIMED],
+          run->n, run->backend, run->device, mode_label(run), run->ort_version, run->wall_s, c[CF_NOT_CLAIMED],
           c[CF_ORT_ERROR], c[CF_UNSUPPORTED], c[CF_CRASH], c[CF_TIMEOUT], c[CF_FAIL], c[CF_PASS]);
 }
 
@@ -113,7 +119,7 @@ static const cf_case_rec *find_case(const cf_run *run, const char *name) {
 }
 
 static void label(FILE *f, const cf_run *r) {
-  fprintf(f, "%s backend, ORT %s", r->device[0] ? r->device : r->backend, r->ort_version);
+  fprintf(f, "%s backend%s, ORT %s", r->device[0] ? r->device : r->backend, mode_label(r), r->ort_version);
 }
 
 /* Cases of run r with the given status; for a second run only those whose
@@ -166,10 +172,16 @@ int cf_report_markdown(const char *path, const cf_run *const *runs, int n) {
           "optional values, string tensors, element types the harness does not hold).\n\n"
           "A claimed case that is wrong is a bug, always: the gate in `tests/conformance.cmake` "
           "fails on any fail, crash or timeout.\n\n"
+          "On a GPU the run is **strict** by default (`--tf32 0`: provider option `use_tf32=0`, "
+          "fp32 math in fp32, ONNX's tolerances). The EP's default TF32 mode (`--tf32 1`) is "
+          "reported separately and judged by a TF32 rule, |actual - expected| <= 1e-2 |expected| "
+          "+ 1e-3 max|expected| over the output: TF32 rounds matmul and convolution operands to "
+          "a 10-bit mantissa, so a sum of many terms is off by about 1e-3 of the terms' "
+          "magnitude whatever the result's (scripts/gpu-check.sh runs both).\n\n"
           "Reproduce: `make conformance-doc` runs the ref backend here and merges the GPU "
           "column from `docs/conformance-gpu.json` when that file exists. The GPU column comes "
           "from the GPU machine: `build/bin/hipdnn-ep-conformance --cases <node tests> "
-          "--backend auto --json conformance-gpu.json`, brought back as "
+          "--backend auto --tf32 0 --json conformance-gpu.json`, brought back as "
           "`docs/conformance-gpu.json`. One case: `--filter '^test_abs$' --verbose`.\n\n");
 
   fprintf(f, "## Summary\n\n| | ");

@@ -25,6 +25,7 @@ int cf_results_save(const char *path, const cf_run *run) {
   cf_json_str(f, run->device);
   fprintf(f, ", \"ort_version\": ");
   cf_json_str(f, run->ort_version);
+  fprintf(f, ", \"tf32\": %d", run->tf32);
   fprintf(f, ",\n \"cases_dir\": ");
   cf_json_str(f, run->cases_dir);
   fprintf(f, ", \"filter\": ");
@@ -77,6 +78,7 @@ int cf_results_load(const char *path, cf_run *run) {
   copy(run->cases_dir, sizeof run->cases_dir, cf_json_gets(root, "cases_dir", ""));
   copy(run->filter, sizeof run->filter, cf_json_gets(root, "filter", ""));
   run->jobs = (int)cf_json_getn(root, "jobs", 1);
+  run->tf32 = (int)cf_json_getn(root, "tf32", 0);
   run->timeout_s = cf_json_getn(root, "timeout_s", 0);
   run->wall_s = cf_json_getn(root, "wall_s", 0);
   for (size_t i = 0; i < cases->n; ++i) {

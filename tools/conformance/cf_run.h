@@ -17,6 +17,7 @@ typedef struct cf_case_rec {
 typedef struct cf_run {
   char backend[16];      /* requested: ref, auto, cpu */
   char device[16];       /* what ran: ref, cuda, hip, cpu */
+  int tf32;              /* GPU mode: 0 strict, 1 TF32 (cf_tolerance_tf32) */
   char ort_version[32];
   char cases_dir[1024];
   char filter[256];

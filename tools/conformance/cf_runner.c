@@ -117,7 +117,7 @@ static int start_child(const cf_config *cfg, const cf_runner_opts *o, cf_run *ru
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->cases_dir, run->cases[idx].name);
     cf_result r;
-    cf_case_run(cfg, dir, run->cases[idx].name, &r);
+    (o->case_fn ? o->case_fn : cf_case_run)(cfg, dir, run->cases[idx].name, &r);
     fflush(NULL);
     const unsigned char *p = (const unsigned char *)&r;
     size_t left = sizeof r;

@@ -15,6 +15,8 @@ typedef struct cf_runner_opts {
   double timeout_s;     /* per case */
   int verbose;          /* one line per case, and the children's output */
   FILE *log;            /* progress lines (fail/crash/timeout always) */
+  /* What each child does with its case folder: NULL = cf_case_run. */
+  void (*case_fn)(const cf_config *cfg, const char *dir, const char *name, cf_result *r);
 } cf_runner_opts;
 
 /* Fills run (cases in name order). Returns 0, or non-zero when the run could

@@ -505,16 +505,23 @@ fail:
 int hh_session_run(hh_ort *h, OrtSession *s, const hh_tensor *inputs, size_t n_in, hh_tensor *outputs,
                    size_t n_out) {
   const OrtApi *a = h->api;
-  static hh_io ins[HH_MAX_IO], outs[HH_MAX_IO]; /* large: keep off the stack */
+  /* per call (threads may run one session at once); large: off the stack */
+  hh_io *ins = calloc(2 * HH_MAX_IO, sizeof *ins), *outs = ins ? ins + HH_MAX_IO : NULL;
   const char *in_names[HH_MAX_IO], *out_names[HH_MAX_IO];
   OrtValue *in_vals[HH_MAX_IO] = {0}, *out_vals[HH_MAX_IO] = {0};
   size_t ni = 0, no = 0;
   int rc = 1;
   for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
-  if (hh_session_inputs(h, s, ins, HH_MAX_IO, &ni) || hh_session_outputs(h, s, outs, HH_MAX_IO, &no)) return 1;
-  if (ni != n_in) return hh_fail(h, "model has %zu inputs, %zu given", ni, n_in);
-  if (ni > HH_MAX_IO || n_out > no || n_out > HH_MAX_IO)
-    return hh_fail(h, "too many inputs/outputs (%zu in, %zu out)", ni, no);
+  if (!ins) return hh_fail(h, "out of host memory");
+  if (hh_session_inputs(h, s, ins, HH_MAX_IO, &ni) || hh_session_outputs(h, s, outs, HH_MAX_IO, &no)) {
+    free(ins);
+    return 1;
+  }
+  if (ni != n_in || ni > HH_MAX_IO || n_out > no || n_out > HH_MAX_IO) {
+    free(ins);
+    return ni != n_in ? hh_fail(h, "model has %zu inputs, %zu given", ni, n_in)
+                      : hh_fail(h, "too many inputs/outputs (%zu in, %zu out)", ni, no);
+  }
   for (size_t i = 0; i < ni; i++) {
     in_names[i] = ins[i].name;
     if (hh_tensor_to_value(h, &inputs[i], &in_vals[i])) goto done;
@@ -533,5 +540,6 @@ done:
     if (out_vals[i]) a->ReleaseValue(out_vals[i]);
   if (rc)
     for (size_t i = 0; i < n_out; i++) hh_tensor_free(&outputs[i]);
+  free(ins);
   return rc;
 }

@@ -272,6 +272,57 @@ int hh_compare(const hh_tensor *got, const hh_tensor *ref, hh_tol tol, hh_cmp *o
 /* One line: "PASS max_abs=... max_rel=..." or "FAIL ... worst [n,c,h,w] got=.. ref=..". */
 void hh_cmp_print(const hh_cmp *c, hh_tol tol, FILE *f);
 
+/* ---- concurrency (hh_stress.c) ------------------------------------------------ */
+
+#define HH_STRESS_MAX_IO 16
+
+/* One input set and the outputs it gives when run alone. */
+typedef struct hh_case {
+  hh_tensor in[HH_STRESS_MAX_IO];
+  size_t n_in;
+  hh_tensor ref[HH_STRESS_MAX_IO];
+  size_t n_out;
+  long items;   /* work units, for throughput (e.g. the batch) */
+} hh_case;
+/* Runs c alone on s and keeps its outputs as c->ref. */
+int hh_case_reference(hh_ort *h, OrtSession *s, hh_case *c);
+void hh_case_free(hh_case *c);
+
+typedef struct hh_stress_cfg {
+  int threads;
+  int iters;        /* runs per thread, each on a random case */
+  hh_tol tol;       /* a run's outputs pass when allclose to the run alone */
+  double timeout_s; /* a run longer than this is reported as a hang */
+} hh_stress_cfg;
+
+typedef struct hh_stress_result {
+  long runs, items;
+  long wrong;       /* outputs out of tolerance of the run alone */
+  long errors;      /* runs that returned an error */
+  long inexact;     /* within tolerance, but not bitwise equal */
+  int hung;
+  double seconds;
+  char first_wrong[512], first_error[512];
+} hh_stress_result;
+
+/* threads x iters runs of s over cases; each thread has its own copy of h
+ * (its own error text). Returns 1 when anything was wrong, failed or hung
+ * (a hung run's threads are abandoned: the caller should exit). */
+int hh_stress_run(hh_ort *h, OrtSession *s, const hh_case *cases, size_t ncases, const hh_stress_cfg *cfg,
+                  hh_stress_result *out);
+/* The same in two halves, so several sessions can be stressed at once. */
+typedef struct hh_stress {
+  struct stress_job *job;
+  struct stress_worker *workers;
+  int nthreads;
+  double t0;
+} hh_stress;
+int hh_stress_start(hh_ort *h, OrtSession *s, const hh_case *cases, size_t ncases, const hh_stress_cfg *cfg,
+                    hh_stress **out);
+int hh_stress_wait(hh_stress *st, double timeout_s, hh_stress_result *out);
+/* "concurrency: N threads x M runs: W wrong, E errors" and throughput. */
+void hh_stress_print(const hh_stress_result *r, int threads, FILE *f);
+
 /* ---- timing ---------------------------------------------------------------- */
 
 typedef struct hh_timing {

@@ -9,17 +9,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/hd_dtype.h"
 #include "tools/harness/harness.h"
 
 #define MAX_IO 64
+#define MAX_BATCHES 16
+/* Input sets the --threads check cycles through (each run alone first). */
+#define STRESS_CASES 16
 
 typedef struct opts {
   const char *model;   /* NULL = embedded default CNN */
   const char *backend; /* "auto" | "ref" */
   int iters;
-  int64_t batch;
+  int64_t batch;       /* the first of batches */
+  int64_t batches[MAX_BATCHES];
+  int nbatches;
+  int threads;         /* 0: no concurrency check */
   int compare;         /* compare against the CPU EP */
   const char *json;
   uint64_t seed;
@@ -28,12 +35,18 @@ typedef struct opts {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N]\n"
-          "                     [--compare cpu|none] [--json FILE] [--seed N] [--tf32 0|1]\n"
+          "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N[,N...]]\n"
+          "                     [--threads N] [--compare cpu|none] [--json FILE] [--seed N]\n"
+          "                     [--tf32 0|1]\n"
           "Runs MODEL (default: a small built-in CNN) with HipDNNExecutionProvider and\n"
           "with the CPU EP on seeded random inputs; prints node placement per EP, the\n"
-          "max abs/rel error against the CPU EP (PASS/FAIL) and latencies.\n"
-          "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so)\n");
+          "max abs/rel error against the CPU EP (PASS/FAIL) at each batch, and latencies.\n"
+          "--threads N: then runs one session from N threads, --iters runs each, over\n"
+          "%d inputs of the --batch sizes, and checks every output against the output of\n"
+          "the same input run alone: prints 'concurrency: N threads x M runs: W wrong,\n"
+          "E errors' and throughput; any wrong output or error fails (exit 1).\n"
+          "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so)\n",
+          STRESS_CASES);
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out) {
@@ -50,6 +63,8 @@ static int parse_args(int argc, char **argv, opts *o) {
   o->backend = "auto";
   o->iters = 20;
   o->batch = 1;
+  o->batches[0] = 1;
+  o->nbatches = 1;
   o->compare = 1;
   o->seed = 1234;
   o->tf32 = -1;
@@ -83,11 +98,28 @@ static int parse_args(int argc, char **argv, opts *o) {
       }
       o->iters = (int)n;
     } else if (strcmp(a, "--batch") == 0) {
-      if (parse_int(v, 1, 1 << 20, &n)) {
-        fprintf(stderr, "hipdnn-ep-run: --batch wants a positive integer, not '%s'\n", v);
+      o->nbatches = 0;
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", v);
+      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->nbatches == MAX_BATCHES || parse_int(tok, 1, 1 << 20, &n)) {
+          fprintf(stderr, "hipdnn-ep-run: --batch wants up to %d positive integers separated by commas, not '%s'\n",
+                  MAX_BATCHES, v);
+          return 1;
+        }
+        o->batches[o->nbatches++] = n;
+      }
+      if (!o->nbatches) {
+        fprintf(stderr, "hipdnn-ep-run: --batch needs a value\n");
         return 1;
       }
-      o->batch = n;
+      o->batch = o->batches[0];
+    } else if (strcmp(a, "--threads") == 0) {
+      if (parse_int(v, 1, 1024, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: --threads wants an integer from 1 to 1024, not '%s'\n", v);
+        return 1;
+      }
+      o->threads = (int)n;
     } else if (strcmp(a, "--compare") == 0) {
       if (strcmp(v, "cpu") && strcmp(v, "none")) {
         fprintf(stderr, "hipdnn-ep-run: --compare must be cpu or none, not '%s'\n", v);
@@ -243,7 +275,71 @@ typedef struct result {
   hh_tol tol;
   int compared, pass;
   hh_timing t_ep, t_cpu;
+  hh_stress_result stress;
+  int stress_ok;
 } result;
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+/* Seeded inputs at the model's shapes: a symbolic first dim is the batch,
+ * any other symbolic dim 1. */
+static int make_inputs(const hh_io *io, size_t n_in, int64_t batch, uint64_t seed, hh_tensor *ins) {
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t d[HH_MAX_RANK];
+    for (int k = 0; k < io[i].rank; k++) d[k] = io[i].dims[k] >= 0 ? io[i].dims[k] : (k == 0 ? batch : 1);
+    if (hh_tensor_alloc(&ins[i], io[i].dtype, io[i].rank, d)) {
+      fprintf(stderr, "hipdnn-ep-run: input '%s' has unsupported type %s\n", io[i].name, hd_dtype_name(io[i].dtype));
+      return 1;
+    }
+    hh_tensor_fill_random(&ins[i], seed + 7919 * (i + 1));
+  }
+  return 0;
+}
+
+/* ---- --threads ------------------------------------------------------------- */
+
+/* One session from o->threads threads over STRESS_CASES inputs (batches in
+ * turn), each output against the same input run alone, before the threads.
+ * Tolerance as a user would judge it: 1e-3 x (1 + max |output|). */
+static int run_threads(hh_ort *h, OrtSession *s, const opts *o, const hh_io *io, size_t n_in, size_t n_out,
+                       result *r) {
+  static hh_case cases[STRESS_CASES];
+  int rc = 1;
+  double top = 0;
+  if (n_in > HH_STRESS_MAX_IO || n_out > HH_STRESS_MAX_IO) {
+    fprintf(stderr, "hipdnn-ep-run: --threads takes models of at most %d inputs and outputs\n", HH_STRESS_MAX_IO);
+    return 1;
+  }
+  for (int c = 0; c < STRESS_CASES; c++) {
+    hh_case *k = &cases[c];
+    k->n_in = n_in;
+    k->n_out = n_out;
+    k->items = o->batches[c % o->nbatches];
+    if (make_inputs(io, n_in, k->items, o->seed + 1000003ull * (uint64_t)(c + 1), k->in)) goto done;
+    if (hh_case_reference(h, s, k)) {
+      fprintf(stderr, "hipdnn-ep-run: --threads: the run alone: %s\n", hh_err(h));
+      goto done;
+    }
+    for (size_t j = 0; j < n_out; j++)
+      for (size_t e = 0; e < k->ref[j].n; e++) {
+        double v = fabs(hh_tensor_get(&k->ref[j], e));
+        if (v > top) top = v;
+      }
+  }
+  hh_stress_cfg cfg = {.threads = o->threads, .iters = o->iters, .tol = {.atol = 1e-3 * (1.0 + top), .rtol = 0},
+                       .timeout_s = 600};
+  int bad = hh_stress_run(h, s, cases, STRESS_CASES, &cfg, &r->stress);
+  hh_stress_print(&r->stress, o->threads, stdout);
+  if (r->stress.hung) {
+    fflush(stdout);
+    _exit(1); /* the hung threads hold the session: nothing can be released */
+  }
+  r->stress_ok = !bad;
+  rc = 0;
+done:
+  for (int c = 0; c < STRESS_CASES; c++) hh_case_free(&cases[c]);
+  return rc;
+}
 
 static int write_json(const char *path, const opts *o, hh_ort *h, const result *r) {
   FILE *f = fopen(path, "w");
@@ -392,38 +488,35 @@ int main(int argc, char **argv) {
   printf("nodes per EP by op type:\n");
   hh_assign_print(&r.assign, stdout, "  ");
 
-  /* Inputs: shapes from the model; a symbolic first dim is --batch, any other
-   * symbolic dim is 1. */
   if (hh_session_inputs(&h, s_ep, in_io, MAX_IO, &n_in) || n_in > MAX_IO) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", n_in > MAX_IO ? "too many inputs" : hh_err(&h));
     goto done;
-  }
-  for (size_t i = 0; i < n_in; i++) {
-    int64_t d[HH_MAX_RANK];
-    for (int k = 0; k < in_io[i].rank; k++) d[k] = in_io[i].dims[k] >= 0 ? in_io[i].dims[k] : (k == 0 ? o.batch : 1);
-    if (hh_tensor_alloc(&ins[i], in_io[i].dtype, in_io[i].rank, d)) {
-      fprintf(stderr, "hipdnn-ep-run: input '%s' has unsupported type %s\n", in_io[i].name,
-              hd_dtype_name(in_io[i].dtype));
-      goto done;
-    }
-    hh_tensor_fill_random(&ins[i], o.seed + 7919 * (i + 1));
   }
   if (hh_session_outputs(&h, s_ep, r.outs, MAX_IO, &r.n_out) || r.n_out > MAX_IO) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", r.n_out > MAX_IO ? "too many outputs" : hh_err(&h));
     goto done;
   }
-  if (hh_session_run(&h, s_ep, ins, n_in, outs_ep, r.n_out)) {
-    fprintf(stderr, "hipdnn-ep-run: run with %s: %s\n", HH_EP_NAME, hh_err(&h));
-    goto done;
-  }
   if (o.compare) {
+    r.compared = 1;
+    r.pass = 1;
+  }
+  /* Each batch: the EP against the CPU EP. The first batch's inputs stay in
+   * ins[] for timing; its comparison goes to the report. */
+  for (int bi = o.nbatches - 1; bi >= 0; bi--) {
+    for (size_t i = 0; i < MAX_IO; i++) hh_tensor_free(&ins[i]), hh_tensor_free(&outs_ep[i]), hh_tensor_free(&outs_cpu[i]);
+    if (make_inputs(in_io, n_in, o.batches[bi], o.seed, ins)) goto done;
+    if (hh_session_run(&h, s_ep, ins, n_in, outs_ep, r.n_out)) {
+      fprintf(stderr, "hipdnn-ep-run: run with %s at batch %lld: %s\n", HH_EP_NAME, (long long)o.batches[bi],
+              hh_err(&h));
+      goto done;
+    }
+    if (!o.compare) continue;
     if (hh_session_run(&h, s_cpu, ins, n_in, outs_cpu, r.n_out)) {
       fprintf(stderr, "hipdnn-ep-run: run with the CPU EP: %s\n", hh_err(&h));
       goto done;
     }
-    r.compared = 1;
-    r.pass = 1;
-    printf("outputs vs CPU EP:\n");
+    if (o.nbatches > 1) printf("outputs vs CPU EP, batch %lld:\n", (long long)o.batches[bi]);
+    else printf("outputs vs CPU EP:\n");
     for (size_t i = 0; i < r.n_out; i++) {
       /* GPU fp32 math uses TF32 unless told not to: judge it by TF32 bounds. */
       r.tol = hh_tol_for(outs_cpu[i].dtype, r.target.is_gpu && o.tf32 != 0);
@@ -443,9 +536,10 @@ int main(int argc, char **argv) {
   if (o.compare)
     printf("  %-26s %9.3f %9.3f %9.3f\n", "CPUExecutionProvider", r.t_cpu.min_ms, r.t_cpu.median_ms,
            r.t_cpu.p90_ms);
+  if (o.threads && run_threads(&h, s_ep, &o, in_io, n_in, r.n_out, &r)) goto done;
   if (o.json && write_json(o.json, &o, &h, &r)) goto done;
   if (r.compared) printf("%s\n", r.pass ? "PASS" : "FAIL");
-  rc = (!r.compared || r.pass) ? 0 : 1;
+  rc = (!r.compared || r.pass) && (!o.threads || r.stress_ok) ? 0 : 1;
 
 done:
   for (size_t i = 0; i < MAX_IO; i++) {
