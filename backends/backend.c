@@ -56,7 +56,9 @@ hd_status *be_module_open(const char *name, const be_host *host, be_module **out
       dlclose(dl);
       return hd_error(HD_ERR_NOT_FOUND, "backend module %s has no %s", path, BE_OPEN_SYMBOL);
     }
-    st = open_fn(BE_API_VERSION, host, out);
+    be_host h = *host;
+    h.layout = be_layout_of_build();
+    st = open_fn(BE_API_VERSION, &h, out);
     /* The module stays loaded: its objects may outlive this call and a
      * module may keep vendor libraries open. It is never unloaded. */
   }

@@ -15,11 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
+#include <string.h>
+
 #include "common/hd_log.h"
 #include "common/hd_status.h"
 #include "ir/ir.h"
+#include "ops/ops.h"
 
-#define BE_API_VERSION 2
+#define BE_API_VERSION 3
 
 /* The symbol a loadable backend module exports:
  *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
@@ -31,10 +35,22 @@ typedef struct be_context be_context;
 typedef struct be_graph be_graph;
 typedef struct be_plan be_plan;
 
+/* The layout of what core and module share: the IR structs, the parameter
+ * union, the op registry (kinds and their order), the vtable and statuses.
+ * Two builds with different layouts would misread each other's data
+ * without a word, so a module compares the core's with its own at open and
+ * refuses a mismatch, naming both. */
+typedef struct be_layout {
+  uint64_t hash;      /* FNV-1a over sizes[] and the registry's text */
+  uint32_t op_count;
+  uint32_t sizes[9];  /* ir_value, ir_node, ir_graph, ir_tensor, ir_step, ir_plan, op_params, be_vtable, status layout */
+} be_layout;
+
 /* What the core hands a module at open. */
 typedef struct be_host {
   hd_log_sink log_sink;
   void *log_user;
+  be_layout layout;   /* the core's (filled by be_module_open) */
 } be_host;
 
 typedef struct be_device_info {
@@ -126,6 +142,33 @@ typedef struct be_vtable {
   hd_status *(*plan_run)(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
 } be_vtable;
 
+static inline uint64_t be_fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* This build's layout (each side computes its own from the same source). */
+static inline be_layout be_layout_of_build(void) {
+  be_layout l;
+  memset(&l, 0, sizeof l);
+  const uint32_t sizes[9] = {sizeof(ir_value), sizeof(ir_node), sizeof(ir_graph), sizeof(ir_tensor),
+                             sizeof(ir_step), sizeof(ir_plan), sizeof(op_params), sizeof(be_vtable),
+                             HD_STATUS_LAYOUT};
+  memcpy(l.sizes, sizes, sizeof sizes);
+  l.op_count = OP_COUNT;
+  uint64_t h = be_fnv1a(0xcbf29ce484222325ull, l.sizes, sizeof l.sizes);
+  h = be_fnv1a(h, &l.op_count, sizeof l.op_count);
+  l.hash = be_fnv1a(h, OP_REGISTRY_TEXT, sizeof OP_REGISTRY_TEXT - 1);
+  return l;
+}
+
+/* "layout 0x...: N op kinds, ir_node X bytes, op_params Y bytes". */
+static inline void be_layout_describe(const be_layout *l, char *buf, size_t n) {
+  snprintf(buf, n, "layout %016llx: %u op kinds, ir_node %u bytes, op_params %u bytes, vtable %u bytes",
+           (unsigned long long)l->hash, l->op_count, l->sizes[1], l->sizes[6], l->sizes[7]);
+}
+
 /* Every module object starts with this. */
 struct be_module {
   const be_vtable *vt;
@@ -135,6 +178,7 @@ struct be_module {
 
 /* Opens "ref" (built in) or a loadable module "cuda" / "hip" found next to
  * the core library. NOT_FOUND when the module or its runtime is missing. */
+/* host's layout is filled in here (be_layout_of_build). */
 hd_status *be_module_open(const char *name, const be_host *host, be_module **out);
 void be_module_close(be_module *m);
 const char *be_name(const be_module *m);

@@ -6,16 +6,20 @@
 
 struct hd_status {
   hd_code code;
+  int is_static; /* never freed: see oom_status */
   char msg[];
 };
 
-/* Returned when allocating an error itself fails; never freed. */
+/* Returned when allocating an error itself fails; never freed. A backend
+ * module has its own copy of this file and of this object, so statuses say
+ * themselves that they are static (the address would not tell the core). */
 static struct {
   hd_code code;
+  int is_static;
   char msg[40];
-} oom_status = {HD_ERR_OUT_OF_MEMORY, "out of host memory (creating an error)"};
+} oom_status = {HD_ERR_OUT_OF_MEMORY, 1, "out of host memory (creating an error)"};
 
-static int is_static(const hd_status *st) { return (const void *)st == (const void *)&oom_status; }
+static int is_static(const hd_status *st) { return st->is_static != 0; }
 
 hd_status *hd_verror(hd_code code, const char *fmt, va_list ap) {
   va_list ap2;
@@ -26,6 +30,7 @@ hd_status *hd_verror(hd_code code, const char *fmt, va_list ap) {
   hd_status *st = malloc(sizeof(*st) + (size_t)n + 1);
   if (!st) return (hd_status *)(void *)&oom_status;
   st->code = code == HD_OK ? HD_ERR_INTERNAL : code;
+  st->is_static = 0;
   vsnprintf(st->msg, (size_t)n + 1, fmt, ap);
   return st;
 }

@@ -18,6 +18,10 @@ typedef enum hd_code {
 
 typedef struct hd_status hd_status;
 
+/* The layout of struct hd_status (hd_status.c), part of the backend module
+ * handshake: core and modules free each other's statuses. */
+#define HD_STATUS_LAYOUT 2
+
 #if defined(__GNUC__)
 #define HD_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define HD_MUST_USE __attribute__((warn_unused_result))
@@ -32,6 +36,8 @@ hd_status *hd_verror(hd_code code, const char *fmt, va_list ap);
 hd_status *hd_status_wrap(hd_status *st, const char *fmt, ...) HD_PRINTF(2, 3);
 hd_code hd_status_code(const hd_status *st);
 const char *hd_status_msg(const hd_status *st);
+/* Frees st unless it is the static out-of-memory status (of any copy of
+ * this code: modules link their own; the flag is in the struct). */
 void hd_status_free(hd_status *st);
 
 #define HD_TRY(expr)                    \

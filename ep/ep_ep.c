@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "plan/plan.h"
 
 static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
 
@@ -38,7 +39,7 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
   if (!st && (!claim || !part || !group)) st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   for (int i = 0; i < n && !st; i++) claim[i] = (uint8_t)node_claimable(ep, &eg, i);
   int nparts = 0;
-  if (!st) st = ir_partition(eg.g, claim, part, &nparts);
+  if (!st) st = plan_partition(eg.g, claim, part, &nparts);
   OrtNodeFusionOptions fuse = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
   for (int pi = 0; pi < nparts && !st; pi++) {
     size_t k = 0;
@@ -99,7 +100,7 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
   free(in);
   free(outs);
   int nfused = 0;
-  if (!st) st = ir_fuse(eg.g, &nfused);
+  if (!st) st = plan_fuse(eg.g, &nfused);
   if (!st && nfused) HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) fused away", name, nfused);
   if (!st) st = ep_kernel_create(ep, name, &eg, out);
   ep_graph_free(&eg);

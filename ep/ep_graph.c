@@ -104,6 +104,7 @@ static hd_status *import_value(ep_graph *eg, const OrtValueInfo *vi, int with_da
   }
   int dtype = HD_DT_UNDEFINED, rank = -1;
   int64_t dims[IR_MAX_RANK] = {0};
+  const char *syms[IR_MAX_RANK] = {0};
   const OrtTypeInfo *ti = NULL;
   EP_ORT_TRY(ep_api->GetValueInfoTypeInfo(vi, &ti), name);
   const OrtTensorTypeAndShapeInfo *tsi = NULL;
@@ -119,12 +120,15 @@ static hd_status *import_value(ep_graph *eg, const OrtValueInfo *vi, int with_da
     if (!ep_api->TensorTypeAndShape_HasShape(tsi)) r = IR_MAX_RANK + 1;
     if (r <= IR_MAX_RANK) {
       EP_ORT_TRY(ep_api->GetDimensions(tsi, dims, r), name);
+      EP_ORT_TRY(ep_api->GetSymbolicDimensions(tsi, syms, r), name);
       rank = (int)r;
       for (int i = 0; i < rank; i++)
         if (dims[i] < 0) dims[i] = IR_DIM_DYNAMIC;
     }
   }
   HD_TRY(ir_graph_add_value(eg->g, name, dtype, rank, dims, idx));
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0 && syms[i] && syms[i][0]) eg->g->values[*idx].sym[i] = ir_sym_hash(syms[i]);
   bool is_const = false;
   EP_ORT_TRY(ep_api->ValueInfo_IsConstantInitializer(vi, &is_const), name);
   if (!is_const) return NULL;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ep/ep_ep.h"
+#include "plan/plan.h"
 
 /* Plans kept per partition; the least recently used goes first. */
 #define EP_MAX_PLANS 32
@@ -54,7 +55,7 @@ static ep_kernel *kernel_of(OrtNodeComputeInfo *p) { return (ep_kernel *)(void *
 static void plan_entry_free(ep_kernel *k, plan_entry *e) {
   if (!e) return;
   be_plan_free(k->ep->dev->be, e->bp); /* waits for the plan's GPU work */
-  ir_plan_free(e->plan);
+  plan_free(e->plan);
   free(e->shapes);
   free(e);
 }
@@ -82,7 +83,7 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **
   hd_status *st = e->shapes ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
     memcpy(e->shapes, shapes, sizeof(ir_shape) * (size_t)nin);
-    st = ir_plan_create(k->g, shapes, &e->plan);
+    st = plan_create(k->g, shapes, &e->plan);
   }
   if (!st) st = be_plan_compile(k->ep->dev->be, k->bg, e->plan, &e->bp);
   if (st) {
@@ -288,6 +289,11 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
     ep_kernel_destroy(&k->base);
     return st;
   }
+  /* A device backend holds its own copy of the weights now: the host copy
+   * (the size of the model) goes. The reference backend reads it. */
+  if (k->device)
+    for (int v = 0; v < k->g->nvalues; v++)
+      if (k->g->values[v].is_const) ir_value_drop_data(k->g, v);
   *out = &k->base;
   return NULL;
 }

@@ -57,18 +57,7 @@ __device__ __forceinline__ void stv<4, float>(float *p, int64_t i, const float *
   *(float4 *)(p + i) = make_float4(o[0], o[1], o[2], o[3]);
 }
 
-__device__ __forceinline__ float act(int kind, float x, float a, float b) {
-  switch (kind) {
-    case GPU_ACT_RELU: return x > 0.f ? x : 0.f;
-    case GPU_ACT_LEAKY_RELU: return x >= 0.f ? x : a * x;
-    case GPU_ACT_CLIP: return fminf(fmaxf(x, a), b);
-    case GPU_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
-    case GPU_ACT_HARD_SIGMOID: return fminf(fmaxf(a * x + b, 0.f), 1.f);
-    case GPU_ACT_HARD_SWISH: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
-    case GPU_ACT_TANH: return tanhf(x);
-    default: return x;
-  }
-}
+__device__ __forceinline__ float act(int kind, float x, float a, float b) { return op_act_apply(kind, x, a, b); }
 
 // Division of 32-bit indices below 2^31 by a divisor fixed at launch: a
 // multiply-high and a shift instead of the ~20 instructions of a runtime

@@ -164,7 +164,7 @@ int launch_pre(dw_params p, int64_t n, gpuStream_t stream) {
 
 template <typename T>
 int launch(dw_params p, int64_t n, gpuStream_t stream) {
-  return p.pre_bias || p.pre_act != GPU_ACT_NONE ? launch_pre<T, true>(p, n, stream)
+  return p.pre_bias || p.pre_act != OP_ACT_NONE ? launch_pre<T, true>(p, n, stream)
                                                  : launch_pre<T, false>(p, n, stream);
 }
 
@@ -183,7 +183,7 @@ extern "C" int gpu_conv_depthwise(const void *x, const void *w, const void *bias
   if (!gpu_conv_depthwise_fits(s)) return -1;
   dw_params p = {};
   if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
-  p.pre_act = pre ? pre->act : GPU_ACT_NONE;
+  p.pre_act = pre ? pre->act : OP_ACT_NONE;
   p.pre_bias = pre ? pre->bias : nullptr;
   p.pre_a = pre ? pre->alpha : 0.f;
   p.pre_b = pre ? pre->beta : 0.f;

@@ -1,6 +1,10 @@
-// gpu_direct: direct 2D convolution for filters of few taps (input channels
-// x kh x kw <= GPU_DIRECT_MAX_TAPS, one group), bias, residual and
-// activation fused. A block stages the weights of up to CT output channels
+// gpu_direct: direct 2D convolution, bias, residual and activation fused:
+//  - gpu_conv_direct: filters of few taps (input channels x kh x kw <=
+//    GPU_DIRECT_MAX_TAPS, one group), fast;
+//  - gpu_conv_generic: any 1D/2D convolution, groups included, one thread
+//    per output: slow, the path of last resort when the DNN library has no
+//    engine at the shape a plan meets (a node is never claimed and then
+//    failed). A block stages the weights of up to CT output channels
 // in shared memory; each thread reads its pixel's taps once and accumulates
 // CT outputs, every lane reading the same weight (a broadcast). The FLOPs of
 // such layers are few; the cost is reading the input and writing the output
@@ -66,6 +70,50 @@ __global__ void direct_kernel(direct_params p) {
   }
 }
 
+struct generic_params : gpu::conv2d_args {
+  int64_t n_out;  // n * co * oh * ow
+  int cpg, copg;  // input and output channels per group
+};
+
+template <typename T>
+__global__ void generic_kernel(generic_params p) {
+  const T *x = (const T *)p.x, *w = (const T *)p.w;
+  const int64_t plane_in = (int64_t)p.ih * p.iw;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < p.n_out; o += step) {
+    const int ox = (int)(o % p.ow);
+    int64_t r = o / p.ow;
+    const int oy = (int)(r % p.oh);
+    r /= p.oh;
+    const int co = (int)(r % p.co);
+    const int64_t img = r / p.co;
+    const int c0 = co / p.copg * p.cpg;
+    float acc = 0.f;
+    for (int ci = 0; ci < p.cpg; ++ci) {
+      const T *xp = x + (img * p.c + c0 + ci) * plane_in;
+      const int64_t wrow = ((int64_t)co * p.cpg + ci) * p.kh * p.kw;
+      for (int ky = 0; ky < p.kh; ++ky) {
+        const int iy = oy * p.sh - p.ph + ky * p.dh;
+        if (iy < 0 || iy >= p.ih) continue;
+        for (int kx = 0; kx < p.kw; ++kx) {
+          const int ix = ox * p.sw - p.pw + kx * p.dw;
+          if (ix < 0 || ix >= p.iw) continue;
+          acc += gpu::ld(xp, (int64_t)iy * p.iw + ix) * gpu::ld(w, wrow + ky * p.kw + kx);
+        }
+      }
+    }
+    float v = acc + (p.bias ? gpu::ld((const T *)p.bias, co) : 0.f);
+    if (p.res) v += gpu::ld((const T *)p.res, o);
+    gpu::st((T *)p.y, o, gpu::act(p.act, v, p.a, p.b));
+  }
+}
+
+template <typename T>
+int launch_generic(generic_params p, gpuStream_t stream) {
+  generic_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
+  return gpu::last_error();
+}
+
 template <typename T>
 int launch(direct_params p, gpuStream_t stream) {
   const unsigned tiles = (unsigned)((p.co + CT - 1) / CT);
@@ -93,4 +141,17 @@ extern "C" int gpu_conv_direct(const void *x, const void *w, const void *bias,
   p.by_ow = gpu::make_divider((unsigned)p.ow);
   p.by_oh = gpu::make_divider((unsigned)p.oh);
   GPU_DISPATCH(dtype, launch, p, (gpuStream_t)stream);
+}
+
+extern "C" int gpu_conv_generic(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                                int dtype, const gpu_conv2d_shape *s, int64_t group, int act, float alpha,
+                                float beta, void *stream) {
+  if (group < 1 || s->c % group || s->co % group) return -1;
+  generic_params p = {};
+  if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
+  p.n_out = s->n * s->co * s->oh * s->ow;
+  if (p.n_out <= 0) return 0;
+  p.cpg = (int)(s->c / group);
+  p.copg = (int)(s->co / group);
+  GPU_DISPATCH(dtype, launch_generic, p, (gpuStream_t)stream);
 }

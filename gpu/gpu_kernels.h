@@ -7,6 +7,10 @@
 
 #include <stdint.h>
 
+/* Activations are op_act_kind values (OP_ACT_*), with op_act_apply as the
+ * one definition of each: the same header host code uses. */
+#include "ops/op_act.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -14,18 +18,6 @@ extern "C" {
 /* Element types the kernels take (values of hd_dtype, repeated here so that
  * gpu/ depends on nothing above it). */
 enum { GPU_DT_F32 = 1, GPU_DT_F16 = 10, GPU_DT_BF16 = 16 };
-
-/* Activations (the order of op_act_kind; backends map explicitly). */
-enum {
-  GPU_ACT_NONE = 0,
-  GPU_ACT_RELU,
-  GPU_ACT_LEAKY_RELU,   /* alpha */
-  GPU_ACT_CLIP,         /* alpha = min, beta = max */
-  GPU_ACT_SIGMOID,
-  GPU_ACT_HARD_SIGMOID, /* alpha, beta */
-  GPU_ACT_HARD_SWISH,
-  GPU_ACT_TANH,
-};
 
 /* gpu_epilogue.cu: in place on y (dtype, n elements, NC[spatial] layout with
  * `inner` elements per channel plane and `channels` channels):
@@ -71,6 +63,13 @@ int gpu_conv_direct(const void *x, const void *w, const void *bias, const void *
                     void *stream);
 /* 1 when gpu_conv_direct takes the sizes of s (one group assumed). */
 int gpu_conv_direct_fits(const gpu_conv2d_shape *s);
+/* gpu_direct.cu: any 2D convolution with `group` groups (w [co, c/group,
+ * kh, kw]), one thread per output: the last resort when the DNN library has
+ * no engine at a plan's shape. Same epilogue as gpu_conv_direct. -1 for a
+ * dtype or size it does not take (sizes of 2^30 and more). */
+int gpu_conv_generic(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                     int dtype, const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta,
+                     void *stream);
 
 /* ---- shapes passed by value (host C fills them) ---- */
 

@@ -1,10 +1,13 @@
-/* ir: the EP's graph, vendor-free.
+/* ir: the EP's graph types, vendor-free and op-free: the bottom layer.
  *
  * An ir_graph is what ep/ imports from ORT: values (tensors) and nodes in
- * topological order. An ir_plan is that graph for one concrete set of input
- * shapes: every tensor's shape, every node's resolved parameters, and where
- * each tensor lives (graph input/output, constant, or an offset into one
- * arena planned by liveness). Backends compile an ir_plan into a program. */
+ * topological order. A node's kind and parameters belong to ops/ (op_kind,
+ * op_params); here they are an int and an opaque, aligned blob, so this
+ * layer depends on nothing above it. An ir_plan is that graph for one
+ * concrete set of input shapes: every tensor's shape, every node's resolved
+ * parameters, and where each tensor lives (graph input/output, constant, or
+ * an offset into one arena planned by liveness). plan/ builds plans;
+ * backends compile them into programs. */
 #ifndef IR_H
 #define IR_H
 
@@ -13,17 +16,31 @@
 
 #include "common/hd_dtype.h"
 #include "common/hd_status.h"
-#include "ops/op_params.h"
 
 #define IR_MAX_RANK 8
 #define IR_DIM_DYNAMIC (-1)
 #define IR_NONE (-1) /* an absent optional input */
+#define IR_OP_UNKNOWN 0 /* a node kind no op runs (kept for connectivity) */
+
+/* Storage for a node's parameters: ops/ reads and writes it as its
+ * op_params union (OP_P in ops/ops.h checks that the union fits). */
+#define IR_PARAMS_BYTES 256
+typedef union ir_params {
+  int64_t align_i;
+  double align_d;
+  void *align_p;
+  unsigned char bytes[IR_PARAMS_BYTES];
+} ir_params;
 
 typedef struct ir_value {
   char *name;
   int dtype;                   /* hd_dtype */
   int rank;                    /* -1: unknown */
   int64_t dims[IR_MAX_RANK];   /* IR_DIM_DYNAMIC where symbolic */
+  /* Per dynamic dim: a hash of its symbol ("batch", "seq"), nonzero, or 0
+   * when unnamed. Two dims with the same nonzero symbol are equal at run
+   * time (ONNX's meaning of a dim_param); two dims without are unknown. */
+  uint32_t sym[IR_MAX_RANK];
   void *data;                  /* constant initializer data (host, owned), or NULL */
   size_t nbytes;               /* of data */
   int is_const;                /* a constant initializer (data may be absent at capability time) */
@@ -34,20 +51,22 @@ typedef struct ir_value {
 } ir_value;
 
 typedef struct ir_node {
-  op_kind kind;
+  int kind;        /* op_kind (ops/ops.h), or IR_OP_UNKNOWN */
   char *name;
   char *op_type;   /* the ONNX op type, for messages and reports */
   int opset;       /* the op's since-version */
   int nin, nout;
   int *in;         /* value indices; IR_NONE for absent optional inputs */
   int *out;
-  op_params p;
+  ir_params p;     /* op_params (ops/ops.h: OP_P(node)) */
   int dead;        /* removed by a pass */
 } ir_node;
 
 typedef struct ir_graph {
   ir_value *values;
   int nvalues, cap_values;
+  int *by_name;                /* open-addressing index of values by name: index + 1, 0 empty */
+  size_t by_name_cap;          /* a power of two, > 2 * nvalues */
   ir_node *nodes;
   int nnodes, cap_nodes;
   int *inputs, ninputs;
@@ -62,7 +81,10 @@ hd_status *ir_graph_add_value(ir_graph *g, const char *name, int dtype, int rank
 int ir_graph_find_value(const ir_graph *g, const char *name);
 /* Copies nbytes of data into the value, marking it constant. */
 hd_status *ir_value_set_data(ir_graph *g, int v, const void *data, size_t nbytes);
-hd_status *ir_graph_add_node(ir_graph *g, op_kind kind, const char *name, const char *op_type,
+/* Frees the host copy of a constant's data (a device backend has its own);
+ * nbytes stays, so plans still know the constant's size. */
+void ir_value_drop_data(ir_graph *g, int v);
+hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char *op_type,
                              int opset, const int *in, int nin, const int *out, int nout,
                              int *idx);
 hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const int *outputs,
@@ -70,22 +92,15 @@ hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const in
 /* Recomputes producers, use counts and graph io indices; checks topological order. */
 hd_status *ir_graph_finalize(ir_graph *g);
 
+/* The nonzero hash of a dim symbol's name, as ir_value.sym keeps it. */
+uint32_t ir_sym_hash(const char *name);
+/* Dim i of a and dim j of b are equal whatever the run: static and equal,
+ * or the same named symbol. */
+int ir_dims_equal(const ir_value *a, int i, const ir_value *b, int j);
+
 /* Elements of a shape; -1 when a dim is unknown (negative) or the count
  * passes HD_MAX_NUMEL (hd_math.h), so no caller ever sees a wrapped size. */
 int64_t ir_numel(int rank, const int64_t *dims);
-
-/* ---- fusion (ir_fuse.c) ---- */
-
-/* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
- * activations into their producers. *nfused counts the nodes removed. */
-hd_status *ir_fuse(ir_graph *g, int *nfused);
-
-/* ---- partitioning (GetCapability) ---- */
-
-/* Groups claimable nodes into partitions ORT can fuse: no path between two
- * nodes of one partition leaves it. part[i] = partition id or IR_NONE.
- * Returns the number of partitions in *nparts. */
-hd_status *ir_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts);
 
 /* ---- plans: the graph at concrete shapes ---- */
 
@@ -110,7 +125,7 @@ typedef struct ir_tensor {
 
 typedef struct ir_step {
   int node;       /* index into the graph's nodes */
-  op_params p;    /* parameters resolved for these shapes */
+  ir_params p;    /* op_params resolved for these shapes (OP_P(step)) */
 } ir_step;
 
 typedef struct ir_plan {
@@ -128,9 +143,6 @@ typedef struct ir_shape {
   int rank;
   int64_t dims[IR_MAX_RANK];
 } ir_shape;
-
-hd_status *ir_plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out);
-void ir_plan_free(ir_plan *p);
 
 /* Where a tensor's bytes are, given the run's bindings. */
 typedef struct ir_bindings {

@@ -46,16 +46,54 @@ void ir_graph_free(ir_graph *g) {
     free(g->nodes[i].out);
   }
   free(g->values);
+  free(g->by_name);
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
   free(g);
 }
 
+static size_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return (size_t)h;
+}
+
+uint32_t ir_sym_hash(const char *name) {
+  uint32_t h = (uint32_t)name_hash(name);
+  return h ? h : 1;
+}
+
+int ir_dims_equal(const ir_value *a, int i, const ir_value *b, int j) {
+  if (a->dims[i] >= 0 || b->dims[j] >= 0) return a->dims[i] == b->dims[j];
+  return a->sym[i] != 0 && a->sym[i] == b->sym[j];
+}
+
+static void index_put(ir_graph *g, int v) {
+  size_t h = name_hash(g->values[v].name) & (g->by_name_cap - 1);
+  while (g->by_name[h]) h = (h + 1) & (g->by_name_cap - 1);
+  g->by_name[h] = v + 1;
+}
+
+/* Room in the name index for one more value. */
+static hd_status *index_grow(ir_graph *g) {
+  if (g->by_name_cap > 2 * (size_t)(g->nvalues + 1)) return NULL;
+  size_t cap = g->by_name_cap ? 2 * g->by_name_cap : 64;
+  while (cap <= 2 * (size_t)(g->nvalues + 1)) cap *= 2;
+  int *idx = calloc(cap, sizeof *idx);
+  if (!idx) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory");
+  free(g->by_name);
+  g->by_name = idx;
+  g->by_name_cap = cap;
+  for (int v = 0; v < g->nvalues; v++) index_put(g, v);
+  return NULL;
+}
+
 hd_status *ir_graph_add_value(ir_graph *g, const char *name, int dtype, int rank,
                               const int64_t *dims, int *idx) {
   if (rank > IR_MAX_RANK)
     return hd_error(HD_ERR_NOT_SUPPORTED, "value '%s': rank %d exceeds %d", name, rank, IR_MAX_RANK);
+  HD_TRY(index_grow(g));
   HD_TRY(grow((void **)&g->values, &g->cap_values, g->nvalues, sizeof(ir_value)));
   ir_value *v = &g->values[g->nvalues];
   memset(v, 0, sizeof *v);
@@ -68,13 +106,22 @@ hd_status *ir_graph_add_value(ir_graph *g, const char *name, int dtype, int rank
   v->graph_input = IR_NONE;
   v->graph_output = IR_NONE;
   *idx = g->nvalues++;
+  index_put(g, *idx);
   return NULL;
 }
 
+void ir_value_drop_data(ir_graph *g, int v) {
+  free(g->values[v].data);
+  g->values[v].data = NULL;
+}
+
 int ir_graph_find_value(const ir_graph *g, const char *name) {
-  for (int i = 0; i < g->nvalues; i++)
-    if (strcmp(g->values[i].name, name) == 0) return i;
-  return IR_NONE;
+  if (!g->by_name_cap) return IR_NONE;
+  for (size_t h = name_hash(name) & (g->by_name_cap - 1);; h = (h + 1) & (g->by_name_cap - 1)) {
+    int v = g->by_name[h] - 1;
+    if (v < 0) return IR_NONE;
+    if (strcmp(g->values[v].name, name) == 0) return v;
+  }
 }
 
 hd_status *ir_value_set_data(ir_graph *g, int v, const void *data, size_t nbytes) {
@@ -89,7 +136,7 @@ hd_status *ir_value_set_data(ir_graph *g, int v, const void *data, size_t nbytes
   return NULL;
 }
 
-hd_status *ir_graph_add_node(ir_graph *g, op_kind kind, const char *name, const char *op_type,
+hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char *op_type,
                              int opset, const int *in, int nin, const int *out, int nout,
                              int *idx) {
   HD_TRY(grow((void **)&g->nodes, &g->cap_nodes, g->nnodes, sizeof(ir_node)));
@@ -183,4 +230,16 @@ int64_t ir_numel(int rank, const int64_t *dims) {
     }
   }
   return n;
+}
+
+void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
+  const ir_tensor *t = &p->t[value];
+  switch (t->storage) {
+    case IR_ST_INPUT: return b->inputs[t->index];
+    case IR_ST_OUTPUT: return b->outputs[t->index];
+    case IR_ST_CONST: return b->consts ? b->consts[value] : p->g->values[value].data;
+    case IR_ST_ARENA: return (char *)b->arena + t->offset;
+    case IR_ST_ALIAS: return ir_tensor_addr(p, t->index, b);
+    default: return NULL;
+  }
 }

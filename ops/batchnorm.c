@@ -7,13 +7,13 @@
 
 static hd_status *bn_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   (void)g;
-  memset(&n->p.bn, 0, sizeof n->p.bn);
+  memset(&OP_P(n)->batchnorm, 0, sizeof OP_P(n)->batchnorm);
   if (n->nin != 5)
     return hd_error(HD_ERR_INVALID_ARG, "BatchNormalization needs 5 inputs, has %d", n->nin);
   for (int k = 0; k < 5; k++)
     if (n->in[k] == IR_NONE) return hd_error(HD_ERR_INVALID_ARG, "BatchNormalization input %d absent", k);
   if (!op_has_output(n, 0)) return hd_error(HD_ERR_INVALID_ARG, "BatchNormalization without output Y");
-  HD_TRY(op_attr_float(a, "epsilon", 1e-5f, &n->p.bn.epsilon));
+  HD_TRY(op_attr_float(a, "epsilon", 1e-5f, &OP_P(n)->batchnorm.epsilon));
   int64_t training = 0;
   if (n->opset >= 14) HD_TRY(op_attr_int(a, "training_mode", 0, &training));
   if (training) return hd_error(HD_ERR_NOT_SUPPORTED, "BatchNormalization in training mode");

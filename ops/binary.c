@@ -7,12 +7,12 @@
 static hd_status *binary_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   (void)g;
   (void)a;
-  memset(&n->p.binary, 0, sizeof n->p.binary);
+  memset(&OP_P(n)->binary, 0, sizeof OP_P(n)->binary);
   switch (n->kind) {
-    case OP_ADD: n->p.binary.kind = OP_BIN_ADD; break;
-    case OP_SUB: n->p.binary.kind = OP_BIN_SUB; break;
-    case OP_MUL: n->p.binary.kind = OP_BIN_MUL; break;
-    case OP_DIV: n->p.binary.kind = OP_BIN_DIV; break;
+    case OP_ADD: OP_P(n)->binary.kind = OP_BIN_ADD; break;
+    case OP_SUB: OP_P(n)->binary.kind = OP_BIN_SUB; break;
+    case OP_MUL: OP_P(n)->binary.kind = OP_BIN_MUL; break;
+    case OP_DIV: OP_P(n)->binary.kind = OP_BIN_DIV; break;
     default: return hd_error(HD_ERR_INTERNAL, "binary parse for kind %d", (int)n->kind);
   }
   if (n->nin != 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)

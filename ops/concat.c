@@ -6,7 +6,7 @@
 
 static hd_status *concat_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   (void)g;
-  memset(&n->p.concat, 0, sizeof n->p.concat);
+  memset(&OP_P(n)->concat, 0, sizeof OP_P(n)->concat);
   if (n->nin < 1 || !op_has_output(n, 0)) return hd_error(HD_ERR_INVALID_ARG, "Concat needs inputs and an output");
   for (int k = 0; k < n->nin; k++)
     if (n->in[k] == IR_NONE) return hd_error(HD_ERR_INVALID_ARG, "Concat input %d absent", k);
@@ -14,7 +14,7 @@ static hd_status *concat_parse(const ir_graph *g, ir_node *n, const op_attrs *a)
   int found = 0;
   HD_TRY(a->get_int(a->ctx, "axis", &axis, &found));
   if (!found) return hd_error(HD_ERR_INVALID_ARG, "Concat needs axis");
-  n->p.concat.axis = (int)axis;
+  OP_P(n)->concat.axis = (int)axis;
   return NULL;
 }
 
@@ -26,7 +26,7 @@ static hd_status *concat_check(const ir_graph *g, const ir_node *n) {
                                                         g->values[n->in[k]].rank);
   if (r < 1) return hd_error(HD_ERR_INVALID_ARG, "Concat of scalars");
   int ax;
-  HD_TRY(op_norm_axis(n->p.concat.axis, r, &ax, "Concat"));
+  HD_TRY(op_norm_axis(OP_P(n)->concat.axis, r, &ax, "Concat"));
   return NULL;
 }
 

@@ -7,7 +7,7 @@
 #include "ops/op_util.h"
 
 static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
-  op_conv *c = &n->p.conv;
+  op_conv *c = &OP_P(n)->conv;
   memset(c, 0, sizeof *c);
   if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
     return hd_error(HD_ERR_INVALID_ARG, "Conv needs inputs X and W");
@@ -47,7 +47,7 @@ static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
 static int is_float(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16; }
 
 static hd_status *conv_check(const ir_graph *g, const ir_node *n) {
-  const op_conv *c = &n->p.conv;
+  const op_conv *c = &OP_P(n)->conv;
   const ir_value *x = &g->values[n->in[0]], *w = &g->values[n->in[1]];
   if (!is_float(x->dtype))
     return hd_error(HD_ERR_NOT_SUPPORTED, "Conv input type %s", hd_dtype_name(x->dtype));
@@ -57,6 +57,8 @@ static hd_status *conv_check(const ir_graph *g, const ir_node *n) {
     return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with B of another type");
   if (x->rank != c->nspatial + 2 || w->rank != c->nspatial + 2)
     return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with unknown or mismatched ranks");
+  if (w->dims[1] == 0) /* no input channels: the output is the bias alone */
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with W of 0 input channels");
   if (x->dims[1] >= 0 && w->dims[1] >= 0 && w->dims[1] * c->group != x->dims[1])
     return hd_error(HD_ERR_INVALID_ARG, "Conv: W has %lld input channels x %lld groups, X has %lld",
                     (long long)w->dims[1], (long long)c->group, (long long)x->dims[1]);

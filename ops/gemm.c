@@ -8,7 +8,7 @@
 
 static hd_status *gemm_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   (void)g;
-  op_gemm *p = &n->p.gemm;
+  op_gemm *p = &OP_P(n)->gemm;
   memset(p, 0, sizeof *p);
   if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE || !op_has_output(n, 0))
     return hd_error(HD_ERR_INVALID_ARG, "%s needs inputs A and B and an output", n->op_type);
@@ -32,7 +32,7 @@ static hd_status *gemm_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
 static hd_status *gemm_check(const ir_graph *g, const ir_node *n) {
   HD_TRY(op_check_float_io(g, n, n->op_type));
   const ir_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
-  const op_gemm *p = &n->p.gemm;
+  const op_gemm *p = &OP_P(n)->gemm;
   if (!p->is_matmul) {
     if (a->rank != 2 || b->rank != 2) return hd_error(HD_ERR_INVALID_ARG, "Gemm of ranks %d and %d", a->rank, b->rank);
     int64_t ka = a->dims[p->trans_a ? 0 : 1], kb = b->dims[p->trans_b ? 1 : 0];

@@ -4,7 +4,7 @@
 
 #include "ops/ops.h"
 
-#define OP_DECL_(kind) extern const op_def op_def_##kind;
+#define OP_DECL_(kind, family) extern const op_def op_def_##kind;
 OP_LIST(OP_DECL_)
 #undef OP_DECL_
 

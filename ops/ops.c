@@ -7,17 +7,31 @@
 #include "ops/op_defs.h"
 
 static const op_def *const op_table[OP_COUNT] = {
-#define OP_DEF_(kind) [OP_##kind] = &op_def_##kind,
+#define OP_DEF_(kind, family) [OP_##kind] = &op_def_##kind,
     OP_LIST(OP_DEF_)
 #undef OP_DEF_
 };
 
+static const char *const family_names[OP_COUNT] = {
+#define OP_FAM_(kind, family) [OP_##kind] = #family,
+    OP_LIST(OP_FAM_)
+#undef OP_FAM_
+};
+
+const char *op_family_name(op_kind kind) {
+  return kind > OP_UNKNOWN && kind < OP_COUNT ? family_names[kind] : "none";
+}
+
+static const char *norm_domain(const char *d) {
+  return !d || !d[0] || strcmp(d, "ai.onnx") == 0 ? "" : d;
+}
+
 const op_def *op_find(const char *domain, const char *op_type, int since_version) {
-  if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+  const char *want = norm_domain(domain);
   for (int k = 1; k < OP_COUNT; k++) {
     const op_def *d = op_table[k];
-    if (strcmp(d->onnx_type, op_type) == 0 && since_version >= d->min_opset &&
-        since_version <= d->max_opset)
+    if (strcmp(d->onnx_type, op_type) == 0 && strcmp(norm_domain(d->domain), want) == 0 &&
+        since_version >= d->min_opset && since_version <= d->max_opset)
       return d;
   }
   return NULL;
@@ -74,7 +88,7 @@ hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t) {
       memset(&t[n->out[k]], 0, sizeof t[n->out[k]]);
       t[n->out[k]].rank = -1;
     }
-  op_params p = n->p;
+  op_params p = *OP_P(n);
   hd_status *st = def->infer(g, n, t, &p);
   if (st) {
     hd_status *ns = hd_error(HD_ERR_NOT_SUPPORTED, "fails at its input shapes: %s", hd_status_msg(st));

@@ -1,11 +1,37 @@
-/* ops: one file per op family. Each op knows how to read its ONNX
- * attributes, which inputs it can run (dtypes, ranks: vendor-free limits),
- * and how its output shapes and resolved parameters follow from concrete
- * input shapes. Backends then implement each op_kind. */
+/* ops: one family per file pair, ops/<family>.{h,c}. The header holds the
+ * family's parameters and its OP_FAMILY line (ops/op_types.h); the .c file
+ * an op_def per kind: how to read its ONNX attributes, which inputs it can
+ * run (dtypes, ranks: vendor-free limits), and how its output shapes and
+ * resolved parameters follow from concrete input shapes. The registry
+ * (op_registry.h, generated from the OP_FAMILY lines) gives the kinds and
+ * the parameter union; backends build their tables from it too
+ * (ref_family_<family>, gb_family_<family>), so adding a family touches
+ * its own files and no list anywhere. */
 #ifndef OPS_H
 #define OPS_H
 
 #include "ir/ir.h"
+#include "ops/op_registry.h" /* generated into the build tree */
+
+typedef enum op_kind {
+  OP_UNKNOWN = IR_OP_UNKNOWN, /* an ONNX node we do not run: kept for graph connectivity */
+#define OP_ENUM_(kind, family) OP_##kind,
+  OP_LIST(OP_ENUM_)
+#undef OP_ENUM_
+  OP_COUNT
+} op_kind;
+
+/* A node's or a plan step's parameters: one member per family. */
+typedef union op_params {
+#define OP_MEMBER_(family, type) type family;
+  OP_FAMILY_LIST(OP_MEMBER_)
+#undef OP_MEMBER_
+} op_params;
+
+_Static_assert(sizeof(op_params) <= sizeof(ir_params), "op_params outgrew IR_PARAMS_BYTES (ir/ir.h)");
+
+/* The parameters of a node or plan step (anything with an ir_params p). */
+#define OP_P(holder) ((op_params *)(void *)&(holder)->p)
 
 /* How an op reads its node's attributes. ep/ implements it over ORT's node
  * attributes; tests implement it over plain tables. Every getter sets
@@ -23,6 +49,7 @@ typedef struct op_attrs {
 typedef struct op_def {
   op_kind kind;
   const char *onnx_type;
+  const char *domain;     /* NULL or "" = ai.onnx; "com.microsoft", ... */
   int min_opset, max_opset;
   /* Reads attributes into n->p. NOT_SUPPORTED for attribute values we do not
    * run (the node stays with the CPU EP); INVALID_ARG for malformed ones. */
@@ -39,11 +66,13 @@ typedef struct op_def {
   int view;
 } op_def;
 
-/* The op that runs ONNX `op_type` (default domain) at schema version
- * `since_version`, or NULL. */
+/* The op that runs `op_type` of `domain` (NULL, "" and "ai.onnx" are the
+ * default domain) at schema version `since_version`, or NULL. */
 const op_def *op_find(const char *domain, const char *op_type, int since_version);
 const op_def *op_get(op_kind kind);
 const char *op_name(op_kind kind);
+/* The family an op kind belongs to ("conv", "unary", ...). */
+const char *op_family_name(op_kind kind);
 
 /* At GetCapability: when every input of n has a static shape, infers n's
  * outputs as a plan will. A node that fails at those shapes, or whose

@@ -6,7 +6,7 @@
 #include "ops/op_util.h"
 
 static hd_status *pool_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
-  op_pool *p = &n->p.pool;
+  op_pool *p = &OP_P(n)->pool;
   memset(p, 0, sizeof *p);
   if (n->nin != 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
     return hd_error(HD_ERR_INVALID_ARG, "%s needs one input and output Y", n->op_type);
@@ -69,6 +69,9 @@ static hd_status *pool_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   ir_tensor *y = &t[n->out[0]];
   int ns = p->nspatial;
   if (x->rank != ns + 2) return hd_error(HD_ERR_INVALID_ARG, "%s: input rank %d", n->op_type, x->rank);
+  /* As ONNX Runtime's pools: an empty input is legal only by its batch. */
+  if (ir_numel(x->rank, x->dims) == 0 && x->dims[0] != 0)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: only the batch dim may be 0", n->op_type);
   y->rank = x->rank;
   y->dims[0] = x->dims[0];
   y->dims[1] = x->dims[1];

@@ -6,7 +6,7 @@
 #include "ops/op_util.h"
 
 static hd_status *reduce_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
-  op_reduce *r = &n->p.reduce;
+  op_reduce *r = &OP_P(n)->reduce;
   memset(r, 0, sizeof *r);
   if (n->nin < 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
     return hd_error(HD_ERR_INVALID_ARG, "ReduceMean needs input data and an output");
@@ -40,9 +40,9 @@ static hd_status *reduce_check(const ir_graph *g, const ir_node *n) {
   if (!op_is_float(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean of type %s", hd_dtype_name(x->dtype));
   if (y->dtype != x->dtype) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean output of another type");
   if (x->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean input of unknown rank");
-  for (int i = 0; i < n->p.reduce.naxes; i++) {
+  for (int i = 0; i < OP_P(n)->reduce.naxes; i++) {
     int ax;
-    HD_TRY(op_norm_axis(n->p.reduce.axes[i], x->rank, &ax, "ReduceMean"));
+    HD_TRY(op_norm_axis(OP_P(n)->reduce.axes[i], x->rank, &ax, "ReduceMean"));
   }
   return NULL;
 }

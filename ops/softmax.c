@@ -7,7 +7,7 @@
 
 static hd_status *softmax_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   (void)g;
-  op_softmax *s = &n->p.softmax;
+  op_softmax *s = &OP_P(n)->softmax;
   memset(s, 0, sizeof *s);
   if (n->nin != 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
     return hd_error(HD_ERR_INVALID_ARG, "Softmax needs one input and one output");
@@ -22,7 +22,7 @@ static hd_status *softmax_check(const ir_graph *g, const ir_node *n) {
   HD_TRY(op_check_float_io(g, n, "Softmax"));
   int r = g->values[n->in[0]].rank, ax;
   if (r < 1) return hd_error(HD_ERR_NOT_SUPPORTED, "Softmax of a scalar");
-  return op_norm_axis(n->p.softmax.axis, r, &ax, "Softmax");
+  return op_norm_axis(OP_P(n)->softmax.axis, r, &ax, "Softmax");
 }
 
 static hd_status *softmax_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {

@@ -4,10 +4,11 @@
  * After infer, op_view.rank/dims hold the output shape. */
 #include <string.h>
 
+#include "common/hd_math.h"
 #include "ops/op_util.h"
 
 static hd_status *view_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
-  op_view *v = &n->p.view;
+  op_view *v = &OP_P(n)->view;
   memset(v, 0, sizeof *v);
   v->rank = -1; /* axes / target dims not known (yet) */
   if (n->nin < 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
@@ -67,7 +68,7 @@ static hd_status *view_check(const ir_graph *g, const ir_node *n) {
   if (!op_is_float(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", n->op_type, hd_dtype_name(x->dtype));
   if (y->dtype != x->dtype) return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of another type", n->op_type);
   if (x->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input of unknown rank", n->op_type);
-  const op_view *v = &n->p.view;
+  const op_view *v = &OP_P(n)->view;
   if (n->kind == OP_FLATTEN && (v->axis < -x->rank || v->axis > x->rank))
     return hd_error(HD_ERR_INVALID_ARG, "Flatten axis %d for rank %d", v->axis, x->rank);
   /* Squeeze without axes drops every dim of size 1: the output rank must
@@ -86,6 +87,7 @@ static hd_status *view_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   const ir_tensor *x = &t[n->in[0]];
   ir_tensor *y = &t[n->out[0]];
   int64_t total = ir_numel(x->rank, x->dims);
+  if (total < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: input of more than %lld elements", n->op_type, (long long)HD_MAX_NUMEL);
   switch (n->kind) {
     case OP_IDENTITY:
     case OP_DROPOUT:
@@ -118,10 +120,11 @@ static hd_status *view_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
           return hd_error(HD_ERR_INVALID_ARG, "Reshape: dim %lld", (long long)d);
         }
         y->dims[i] = d;
-        known *= d;
+        if (d > HD_MAX_NUMEL || !hd_mul_i64(known, d, &known) || known > HD_MAX_NUMEL)
+          known = HD_MAX_NUMEL + 1; /* too many: the element count check below refuses it */
       }
       if (infer_at >= 0) {
-        if (known == 0 || total % known != 0)
+        if (known == 0 || known > HD_MAX_NUMEL || total % known != 0)
           return hd_error(HD_ERR_INVALID_ARG, "Reshape: cannot infer -1 from %lld elements", (long long)total);
         y->dims[infer_at] = total / known;
       }

@@ -1,7 +1,14 @@
 /* Provider options: an unknown key or a bad value must fail session creation
- * with a message that names the key; good values must be accepted. */
+ * with a message that names the key; good values must be accepted; and on
+ * a GPU the options that change something must change it: gpu_mem_limit
+ * refuses what does not fit (naming the limit) and use_tf32=0 brings a
+ * large MatMul to fp32 accuracy where TF32 is visibly coarser. (On the
+ * reference backend memory is host memory and math is fp32: those two have
+ * no effect there, and the test says so.) */
+#include <math.h>
 #include <string.h>
 
+#include "common/hd_dtype.h"
 #include "tests/hh_test.h"
 
 static int failures;
@@ -33,6 +40,92 @@ static const opt_case k_cases[] = {
     {"prefer_nhwc", "0", 1},
     {"enable_cuda_graph", "0", 1},
 };
+
+/* Y = X[m,k] @ W[k,n] with W a constant. */
+static int matmul_model(hh_ort *h, int64_t m, int64_t k, int64_t n, hh_model **out) {
+  hh_model *md = hh_model_new(h);
+  int64_t xd[2] = {m, k}, wd[2] = {k, n}, yd[2] = {m, n};
+  hh_tensor w;
+  int rc = !md || hh_model_input(md, "X", HD_DT_F32, 2, xd) || hh_tensor_alloc(&w, HD_DT_F32, 2, wd);
+  if (!rc) {
+    hh_tensor_fill_random(&w, 5);
+    rc = hh_model_initializer(md, "W", &w);
+    hh_tensor_free(&w);
+  }
+  const char *ins[2] = {"X", "W"}, *outs[1] = {"Y"};
+  rc = rc || hh_model_node(md, "MatMul", "", "mm", ins, 2, outs, 1, NULL, 0) ||
+       hh_model_output(md, "Y", HD_DT_F32, 2, yd) || hh_model_finish(md, 17);
+  if (rc) {
+    hh_model_free(md);
+    return 1;
+  }
+  *out = md;
+  return 0;
+}
+
+/* Relative L2 error of the EP's Y against the CPU EP's, with these options;
+ * -1 when the run fails (message in h). */
+static double matmul_error(hh_ort *h, const hh_target *t, hh_model *m, const hh_tensor *x, const char *key,
+                           const char *val) {
+  const char *keys[1] = {key}, *vals[1] = {val};
+  hh_session_cfg ep = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = 1, .disable_cpu_fallback = 1};
+  hh_session_cfg cpu = {0};
+  OrtSession *se = NULL, *sc = NULL;
+  hh_tensor ye, yc;
+  double err = -1;
+  if (!hh_session_create(h, &ep, hh_model_ort(m), NULL, &se) && !hh_session_create(h, &cpu, hh_model_ort(m), NULL, &sc) &&
+      !hh_session_run(h, se, x, 1, &ye, 1)) {
+    if (!hh_session_run(h, sc, x, 1, &yc, 1)) {
+      double num = 0, den = 0;
+      for (size_t i = 0; i < yc.n; i++) {
+        double d = hh_tensor_get(&ye, i) - hh_tensor_get(&yc, i);
+        num += d * d;
+        den += hh_tensor_get(&yc, i) * hh_tensor_get(&yc, i);
+      }
+      err = sqrt(num / (den > 0 ? den : 1));
+      hh_tensor_free(&yc);
+    }
+    hh_tensor_free(&ye);
+  }
+  hh_session_free(h, se);
+  hh_session_free(h, sc);
+  return err;
+}
+
+/* The effects of gpu_mem_limit and use_tf32, on a GPU. */
+static void effects(hh_ort *h, const hh_target *t) {
+  if (!t->is_gpu) {
+    printf("note gpu_mem_limit and use_tf32 do nothing on the reference backend (host memory, fp32 math): "
+           "their effects are checked on a GPU\n");
+    return;
+  }
+  hh_model *m = NULL;
+  hh_tensor x;
+  int64_t xd[2] = {256, 2048};
+  if (matmul_model(h, 256, 2048, 512, &m) || hh_tensor_alloc(&x, HD_DT_F32, 2, xd)) {
+    fprintf(stderr, "FAIL: building the MatMul model: %s\n", hh_err(h));
+    failures++;
+    return;
+  }
+  hh_tensor_fill_random(&x, 6);
+  double strict = matmul_error(h, t, m, &x, "use_tf32", "0");
+  double tf32 = matmul_error(h, t, m, &x, "use_tf32", "1");
+  HT_CHECK(strict >= 0 && strict < 1e-5, "use_tf32=0: rel L2 %.3g against the CPU EP (fp32 expected)", strict);
+  HT_CHECK(tf32 >= 0 && tf32 < 1e-2 && tf32 > 10 * strict, "use_tf32=1: rel L2 %.3g vs %.3g without TF32", tf32, strict);
+  printf("%s use_tf32 changes numerics: rel L2 vs the CPU EP %.2g with use_tf32=0, %.2g with use_tf32=1\n",
+         strict >= 0 && strict < 1e-5 && tf32 > 10 * strict ? "ok  " : "FAIL", strict, tf32);
+  /* 4 MiB of weights do not fit in 1 MiB: a clear error naming the limit. */
+  double lim = matmul_error(h, t, m, &x, "gpu_mem_limit", "1048576");
+  int named = lim < 0 && strstr(hh_err(h), "gpu_mem_limit") != NULL;
+  HT_CHECK(named, "gpu_mem_limit=1MiB with 4 MiB of weights: %s", lim < 0 ? hh_err(h) : "it ran");
+  printf("%s gpu_mem_limit=1048576 refuses 4 MiB of weights: %s\n", named ? "ok  " : "FAIL",
+         lim < 0 ? hh_err(h) : "(it ran)");
+  double roomy = matmul_error(h, t, m, &x, "gpu_mem_limit", "268435456");
+  HT_CHECK(roomy >= 0, "gpu_mem_limit=256MiB: %s", hh_err(h));
+  printf("%s gpu_mem_limit=268435456 runs it (rel L2 %.2g)\n", roomy >= 0 ? "ok  " : "FAIL", roomy);
+  hh_tensor_free(&x);
+  hh_model_free(m);
+}
 
 int main(void) {
   hh_ort h;
@@ -72,6 +165,7 @@ int main(void) {
     hh_session_free(&h, s);
   }
   hh_model_free(m);
+  effects(&h, &t);
   hh_ort_close(&h);
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;

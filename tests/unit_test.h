@@ -54,6 +54,18 @@ static int ut_failures, ut_checks; /* per test program */
     hd_status_free(ut_st_);                                                                  \
   } while (0)
 
+/* |got - ref| for tolerance checks that cannot miss a NaN: a non-finite
+ * value on either side must be matched exactly on the other (NaN by NaN,
+ * an infinity by the same infinity), else *mismatch is set (and stays set).
+ * Matched non-finite pairs count as 0. */
+static inline double ut_diff(double got, double ref, int *mismatch) {
+  int gf = got == got && got - got == 0, rf = ref == ref && ref - ref == 0; /* finite? */
+  if (gf && rf) return got > ref ? got - ref : ref - got;
+  int same = (got != got && ref != ref) || got == ref; /* both NaN, or the same infinity */
+  if (!same) *mismatch = 1;
+  return 0.0;
+}
+
 static inline int ut_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, ut_checks, ut_failures);
   return ut_failures ? 1 : 0;

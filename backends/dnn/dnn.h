@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "common/hd_status.h"
-#include "ops/op_params.h"
+#include "ops/op_act.h"
 
 /* The names of the standalone pointwise, resample and reduction graphs
  * (dnn_pointwise_graph, dnn_pool_graph, dnn_reduce_graph): all optional. */

@@ -33,11 +33,11 @@ static hd_status *concat_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (!cs->width) return GB_OOM();
   cs->offset = cs->width + n->nin;
   const ir_tensor *y = gb_t(bp, n->out[0]);
-  int r = y->rank, axis = s->p.concat.axis;
+  int r = y->rank, axis = OP_P(s)->concat.axis;
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r)
     return hd_error(HD_ERR_INTERNAL, "%s: concat axis %d of rank %d", gb_backend_name,
-                    s->p.concat.axis, r);
+                    OP_P(s)->concat.axis, r);
   cs->outer = ir_numel(axis, y->dims);
   int64_t inner = ir_numel(r - axis - 1, y->dims + axis + 1);
   cs->width_total = y->dims[axis] * inner;

@@ -18,6 +18,8 @@
 #include "gpu/gpu_kernels.h"
 #include "ops/ops.h"
 
+extern const gb_family gb_family_conv; /* defined at the end of this file */
+
 /* ---- the convolution signature and its cached plans ---- */
 
 typedef struct gb_conv_key {
@@ -36,11 +38,18 @@ typedef struct gb_conv_entry {
   hd_status *err;  /* the build's failure, kept: a probe that failed fails again */
   dnn_plan plan;
   int fused;       /* bias/residual/act are inside plan; else the epilogue does them */
+  int refs;        /* plan steps running it (c->mu) */
+  uint64_t last_use;
 } gb_conv_entry;
+
+/* Entries kept per context; past it the least recently used entry no plan
+ * step holds is dropped (failures count like plans). */
+#define GB_CONV_CACHE_MAX 256
 
 struct gb_conv_cache {
   gb_conv_entry **e;
   int n, cap;
+  uint64_t tick;
 };
 
 typedef enum gb_conv_path {
@@ -48,6 +57,7 @@ typedef enum gb_conv_path {
   CONV_DEPTHWISE,   /* gpu_conv_depthwise */
   CONV_MATMUL,      /* the BLAS matmul mm, then the epilogue */
   CONV_DIRECT,      /* gpu_conv_direct */
+  CONV_GENERIC,     /* gpu_conv_generic: no library engine at this shape */
 } gb_conv_path;
 
 /* Per step: how it runs and the tensors it reads. */
@@ -333,7 +343,7 @@ static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
            hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
            (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
            (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
-           k->has_residual, gb_act_name((op_act_kind)k->act_kind));
+           k->has_residual, op_act_name((op_act_kind)k->act_kind));
 }
 
 /* The cached plan for k, built on first use. Call with c->mu held. */
@@ -346,9 +356,21 @@ static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_
   for (int i = 0; i < cc->n; ++i) {
     if (memcmp(&cc->e[i]->key, k, sizeof *k) == 0) {
       *out = cc->e[i];
+      cc->e[i]->last_use = ++cc->tick;
       if (cc->e[i]->err)
         return hd_error(hd_status_code(cc->e[i]->err), "%s", hd_status_msg(cc->e[i]->err));
       return NULL;
+    }
+  }
+  if (cc->n >= GB_CONV_CACHE_MAX) {
+    int lru = -1;
+    for (int i = 0; i < cc->n; ++i)
+      if (!cc->e[i]->refs && (lru < 0 || cc->e[i]->last_use < cc->e[lru]->last_use)) lru = i;
+    if (lru >= 0) { /* else every entry is in use: the cache grows past its bound */
+      dnn_plan_free(&cc->e[lru]->plan);
+      hd_status_free(cc->e[lru]->err);
+      free(cc->e[lru]);
+      cc->e[lru] = cc->e[--cc->n];
     }
   }
   if (cc->n == cc->cap) {
@@ -401,6 +423,7 @@ static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_
     e->err = st;
     st = hd_error(hd_status_code(e->err), "%s", hd_status_msg(e->err));
   }
+  e->last_use = ++cc->tick;
   cc->e[cc->n++] = e;
   *out = e;
   return st;
@@ -425,7 +448,7 @@ void gb_conv_cache_free(be_context *c) {
 static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *n) {
   const op_def *def = op_get(n->kind);
   if (!def || !def->infer) return hd_error(HD_ERR_INTERNAL, "cuda: no op definition for Conv");
-  const op_conv *pc = &n->p.conv;
+  const op_conv *pc = &OP_P(n)->conv;
 
   /* Probe at a representative shape: dynamic batch 1, dynamic spatial dims
    * a little larger than the kernel's span. */
@@ -461,7 +484,7 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
       tt->dims[d] = dim;
     }
   }
-  op_params p = n->p;
+  op_params p = *OP_P(n);
   p.conv.has_residual = 0; /* shaped after y below */
   if (!st) st = def->infer(g, n, t, &p);
   if (!st && pc->has_residual) {
@@ -505,11 +528,11 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   if (!cs) return GB_OOM();
   s->priv = cs;
   gb_conv_key k;
-  HD_TRY(conv_key(n, &s->p.conv, bp->p.t, &k));
+  HD_TRY(conv_key(n, &OP_P(s)->conv, bp->p.t, &k));
   cs->vx = n->in[0];
   cs->vw = n->in[1];
-  cs->vb = s->p.conv.has_bias ? n->in[2] : IR_NONE;
-  cs->vr = s->p.conv.has_residual ? n->in[3] : IR_NONE;
+  cs->vb = OP_P(s)->conv.has_bias ? n->in[2] : IR_NONE;
+  cs->vr = OP_P(s)->conv.has_residual ? n->in[3] : IR_NONE;
   cs->vy = n->out[0];
   const ir_tensor *y = &bp->p.t[cs->vy];
   cs->numel = ir_numel(y->rank, y->dims);
@@ -535,7 +558,20 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   }
   /* Tuning happens here, at real shapes, never in supports_node's probe. */
   k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
-  HD_TRY(conv_entry(c, &k, &cs->e));
+  const gb_conv_entry *e = NULL;
+  hd_status *st = conv_entry(c, &k, &e);
+  if (st && hd_status_code(st) == HD_ERR_NOT_SUPPORTED && k.nspatial == 2 && k.w[1] > 0) {
+    /* supports_node's probe found an engine at a stand-in shape; this one
+     * has none. Never fail a node after claiming it: the slow kernel. */
+    HD_LOG(HD_LOG_WARNING, "%s: no engine for this convolution at its real shape (%s); it runs on the "
+           "generic direct kernel, slowly", gb_backend_name, hd_status_msg(st));
+    hd_status_free(st);
+    cs->path = CONV_GENERIC;
+    return NULL;
+  }
+  HD_TRY(st);
+  cs->e = e;
+  ((gb_conv_entry *)e)->refs++; /* the cache keeps it while this step lives */
   *workspace = (size_t)cs->e->plan.workspace;
   return NULL;
 }
@@ -570,6 +606,12 @@ static void conv_link(be_plan *bp, gb_step *s) {
 static void conv_release(be_plan *bp, gb_step *s) {
   gb_conv_step *cs = s->priv;
   if (!cs) return;
+  if (cs->e) {
+    be_context *c = bp->bg->c;
+    pthread_mutex_lock(&c->mu);
+    ((gb_conv_entry *)cs->e)->refs--;
+    pthread_mutex_unlock(&c->mu);
+  }
   if (cs->mm) bp->bg->c->m->blas.mm_free(cs->mm);
   free(cs);
   s->priv = NULL;
@@ -588,18 +630,22 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res))
     return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
   const gb_conv_key *k = &cs->key;
-  const int act = gb_gpu_act((op_act_kind)k->act_kind);
+  const int act = (int)((op_act_kind)k->act_kind);
   switch (cs->path) {
     case CONV_DEPTHWISE: {
       gpu_dw_prologue pre = {.bias = gb_addr(bp, cs->pre_vb, b),
-                             .act = gb_gpu_act(cs->pre_act.kind),
+                             .act = (int)(cs->pre_act.kind),
                              .alpha = cs->pre_act.alpha,
                              .beta = cs->pre_act.beta};
-      int has_pre = pre.bias || pre.act != GPU_ACT_NONE;
+      int has_pre = pre.bias || pre.act != OP_ACT_NONE;
       GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
                                    k->act_beta, has_pre ? &pre : NULL, stream));
       return NULL;
     }
+    case CONV_GENERIC:
+      GB_KERNEL(gpu_conv_generic(x, w, bias, res, y, k->dtype, &cs->shape, k->x[1] / k->w[1], act, k->act_alpha,
+                                 k->act_beta, stream));
+      return NULL;
     case CONV_DIRECT:
       GB_KERNEL(gpu_conv_direct(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
                                 k->act_beta, stream));
@@ -607,7 +653,7 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
     case CONV_MATMUL:
       HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, l->workspace,
                                l->workspace_bytes, stream));
-      if (!cs->deferred && (bias || res || act != GPU_ACT_NONE))
+      if (!cs->deferred && (bias || res || act != OP_ACT_NONE))
         GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
                                     act, k->act_alpha, k->act_beta, stream));
       return NULL;
@@ -626,7 +672,7 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
       return hd_error(HD_ERR_INVALID_ARG, "tensor %d of the convolution is not 16-byte aligned", i);
   HD_TRY(dnn_plan_execute(&cs->e->plan, c->handle, ptrs, l->workspace, gb_exec_varpack(l, bp, s)));
   if (!cs->e->fused) {
-    int act = gb_gpu_act((op_act_kind)cs->e->key.act_kind);
+    int act = (int)((op_act_kind)cs->e->key.act_kind);
     GB_KERNEL(gpu_conv_epilogue(y, bias, res, cs->e->key.dtype, cs->numel, cs->channels,
                                 cs->inner, act, cs->e->key.act_alpha, cs->e->key.act_beta,
                                 stream));

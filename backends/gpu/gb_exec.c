@@ -1,27 +1,35 @@
-/* gb_exec: running a plan, safely from any number of threads.
+/* gb_exec: running a plan, safely from any number of threads, in memory
+ * bounded per partition.
  *
- * A compiled plan is read-only. Everything a run writes — the arena, the
- * workspace, the staging buffers, the captured GPU graph, the variant-pack
- * caches — belongs to an exec instance, and a run holds its instance only
- * while it enqueues. The GPU work outlives that: each instance carries an
- * event recorded after its run's last launch, and the next run to take it
- * is ordered after that work:
+ * A compiled plan is read-only. The memory a run writes — arena, workspace,
+ * graph-staging buffers — belongs to a *run instance* of the compiled graph
+ * (the partition), shared by all its plans and grown to the largest one it
+ * has run; what a plan keeps per instance — the captured GPU graph, the
+ * pointers it was captured with, the cuDNN variant-pack caches — is that
+ * plan's *slot* for the instance. A run holds its instance only while it
+ * enqueues. The GPU work outlives that: each instance carries an event
+ * recorded after its run's last launch, and the next run to take it is
+ * ordered after that work:
  *   1. an idle instance last used on this run's stream (stream order);
  *   2. else an idle one whose event has completed;
  *   3. else a new one (at most GB_MAX_EXECS; memory permitting);
  *   4. else the least recently used idle one, with this run's stream made
  *      to wait on its event (GPU-side ordering, no host block).
  * So runs on different streams never share memory, and two runs on one
- * stream share an instance in stream order.
+ * stream share an instance in stream order. A partition's device memory is
+ * at most GB_MAX_EXECS instances of its largest plan, whatever the number
+ * of cached shapes.
  *
- * Graph capture (be_options.graph_capture), per instance: its first run is
- * eager (a warm-up: variant packs, lazy library state); its second captures
- * every launch into one GPU graph, keyed to the bound input/output pointers,
- * and launches it; later runs with the same pointers only launch it. When
- * the pointers change, the instance re-captures once against its own
- * staging buffers and from then on copies inputs in and outputs out around
- * the graph. Anything that makes capture fail turns it off for the
- * instance, which then runs eagerly. */
+ * Graph capture (be_options.graph_capture), per slot: a plan's first run
+ * on an instance is eager (a warm-up: variant packs, lazy library state);
+ * its second captures every launch into one GPU graph, keyed to the bound
+ * input/output pointers, and launches it; later runs with the same
+ * pointers only launch it. When the pointers change, the slot re-captures
+ * once against the instance's staging buffers and from then on copies
+ * inputs in and outputs out around the graph. When the instance's buffers
+ * move (it grew for a larger plan), its generation changes and the slot
+ * captures again. Anything that makes capture fail turns it off for the
+ * slot, which then runs eagerly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,20 +39,14 @@
 #define GB_MAX_EXECS 8
 
 struct gb_exec {
-  void *arena;
-  void *workspace;
-  void *stage;              /* staging buffers for inputs, then outputs */
-  void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
-  void **stage_in, **stage_out;
-  dnn_varpack *vp;          /* per step */
-  int runs;                 /* eager runs so far */
-  int capture_off;          /* capture failed or is impossible: run eagerly */
-  int staged;               /* the graph reads/writes the staging buffers */
-  void *graph;              /* gpuGraphExec_t, or NULL */
-  gpuEvent_t done;          /* recorded after the last run's launches */
-  gpuStream_t stream;       /* where the last run went */
-  int used;                 /* done has been recorded */
-  int busy;                 /* a thread is enqueueing on it */
+  int id;                  /* its slot in every plan of the graph */
+  void *arena, *workspace, *stage;
+  size_t arena_cap, workspace_cap, stage_cap;
+  uint64_t gen;            /* bumped whenever a buffer moves */
+  gpuEvent_t done;         /* recorded after the last run's launches */
+  gpuStream_t stream;      /* where the last run went */
+  int used;                /* done has been recorded */
+  int busy;                /* a thread is enqueueing on it */
   uint64_t last_use;
 };
 
@@ -56,90 +58,99 @@ struct gb_exec_set {
   uint64_t tick;
 };
 
+/* What a plan keeps per instance; only the run holding the instance
+ * touches it. */
+struct gb_plan_slot {
+  void *graph;              /* gpuGraphExec_t, or NULL */
+  uint64_t gen;             /* the instance generation the graph was captured in */
+  int runs;                 /* eager runs so far */
+  int capture_off;          /* capture failed or is impossible: run eagerly */
+  int staged;               /* the graph reads/writes the staging buffers */
+  void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
+  dnn_varpack *vp;          /* per step */
+};
+
 static size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 
-static void exec_free(be_plan *bp, gb_exec *x) {
-  if (!x) return;
-  be_context *c = bp->bg->c;
+static void sync_quiet(gb_exec *x) {
   if (x->used && gpuEventSynchronize(x->done) != gpuSuccess) (void)gpuGetLastError();
+}
+
+/* ---- instances ---- */
+
+static void exec_free(be_graph *bg, gb_exec *x) {
+  if (!x) return;
+  be_context *c = bg->c;
+  sync_quiet(x);
   if (x->done && gpuEventDestroy(x->done) != gpuSuccess) (void)gpuGetLastError();
-  if (x->graph && gpuGraphExecDestroy((gpuGraphExec_t)x->graph) != gpuSuccess)
-    (void)gpuGetLastError();
-  for (int i = 0; x->vp && i < bp->nsteps; ++i) dnn_varpack_free(&c->m->vd, &x->vp[i]);
   if (x->arena) c->alloc.free(c->alloc.ctx, x->arena);
   if (x->workspace) c->alloc.free(c->alloc.ctx, x->workspace);
   if (x->stage) c->alloc.free(c->alloc.ctx, x->stage);
-  free(x->vp);
-  free(x->key_in);
   free(x);
 }
 
-static hd_status *dev_alloc(be_context *c, size_t bytes, const char *what, void **p) {
-  hd_status *st = c->alloc.alloc(c->alloc.ctx, bytes, p);
-  if (st) *p = NULL;
-  return st ? hd_status_wrap(st, "%s: %s of %zu bytes: ", gb_backend_name, what, bytes) : NULL;
-}
-
-static hd_status *exec_create(be_plan *bp, gb_exec **out) {
+static hd_status *exec_create(int id, gb_exec **out) {
   *out = NULL;
-  be_context *c = bp->bg->c;
-  const ir_graph *g = bp->bg->g;
   gb_exec *x = calloc(1, sizeof *x);
   if (!x) return GB_OOM();
-  size_t nio = (size_t)(g->ninputs + g->noutputs + 1);
-  x->key_in = calloc(2 * nio, sizeof(void *));
-  x->vp = calloc((size_t)(bp->nsteps ? bp->nsteps : 1), sizeof *x->vp);
-  if (!x->key_in || !x->vp) {
-    exec_free(bp, x);
-    return GB_OOM();
-  }
-  x->key_out = x->key_in + g->ninputs;
-  x->stage_in = x->key_in + nio;
-  x->stage_out = x->stage_in + g->ninputs;
+  x->id = id;
   hd_status *st = gb_status(gpuEventCreateWithFlags(&x->done, gpuEventDisableTiming),
                             "gpuEventCreateWithFlags", __FILE__, __LINE__);
-  if (!st && bp->p.arena_bytes) st = dev_alloc(c, bp->p.arena_bytes, "arena", &x->arena);
-  if (!st && bp->workspace_bytes) st = dev_alloc(c, bp->workspace_bytes, "workspace", &x->workspace);
-  if (!st && c->opts.graph_capture) {
-    size_t total = 0;
-    for (int i = 0; i < g->ninputs; ++i) total += align_up(bp->p.t[g->inputs[i]].nbytes);
-    for (int i = 0; i < g->noutputs; ++i) total += align_up(bp->p.t[g->outputs[i]].nbytes);
-    st = dev_alloc(c, total ? total : 256, "graph staging buffers", &x->stage);
-    char *at = x->stage;
-    for (int i = 0; !st && i < g->ninputs; ++i) {
-      x->stage_in[i] = at;
-      at += align_up(bp->p.t[g->inputs[i]].nbytes);
-    }
-    for (int i = 0; !st && i < g->noutputs; ++i) {
-      x->stage_out[i] = at;
-      at += align_up(bp->p.t[g->outputs[i]].nbytes);
-    }
-  }
   if (st) {
-    exec_free(bp, x);
+    free(x);
     return st;
   }
   *out = x;
   return NULL;
 }
 
-hd_status *gb_exec_set_create(be_plan *bp) {
+/* Makes *buf hold at least need bytes; the old buffer goes only once the
+ * GPU is done with it (the caller holds x, so no run is enqueueing on it). */
+static hd_status *ensure(be_graph *bg, gb_exec *x, void **buf, size_t *cap, size_t need, const char *what) {
+  if (need <= *cap) return NULL;
+  be_context *c = bg->c;
+  sync_quiet(x);
+  if (*buf) c->alloc.free(c->alloc.ctx, *buf);
+  *buf = NULL;
+  *cap = 0;
+  x->gen++;
+  hd_status *st = c->alloc.alloc(c->alloc.ctx, need, buf);
+  if (st) {
+    *buf = NULL;
+    return hd_status_wrap(st, "%s: %s of %zu bytes: ", gb_backend_name, what, need);
+  }
+  *cap = need;
+  return NULL;
+}
+
+/* x's buffers, large enough for plan bp (staging when graphs or this run
+ * need it). */
+static hd_status *exec_fit(be_plan *bp, gb_exec *x, int need_stage) {
+  be_graph *bg = bp->bg;
+  HD_TRY(ensure(bg, x, &x->arena, &x->arena_cap, bp->p.arena_bytes, "arena"));
+  HD_TRY(ensure(bg, x, &x->workspace, &x->workspace_cap, bp->workspace_bytes, "workspace"));
+  if (bg->c->opts.graph_capture || need_stage)
+    HD_TRY(ensure(bg, x, &x->stage, &x->stage_cap, bp->stage_bytes, "staging"));
+  return NULL;
+}
+
+hd_status *gb_exec_set_create(be_graph *bg) {
   gb_exec_set *xs = calloc(1, sizeof *xs);
   if (!xs) return GB_OOM();
   pthread_mutex_init(&xs->mu, NULL);
   pthread_cond_init(&xs->idle, NULL);
-  bp->execs = xs;
+  bg->execs = xs;
   return NULL;
 }
 
-void gb_exec_set_free(be_plan *bp) {
-  gb_exec_set *xs = bp->execs;
+void gb_exec_set_free(be_graph *bg) {
+  gb_exec_set *xs = bg->execs;
   if (!xs) return;
-  for (int i = 0; i < xs->n; ++i) exec_free(bp, xs->x[i]);
+  for (int i = 0; i < xs->n; ++i) exec_free(bg, xs->x[i]);
   pthread_cond_destroy(&xs->idle);
   pthread_mutex_destroy(&xs->mu);
   free(xs);
-  bp->execs = NULL;
+  bg->execs = NULL;
 }
 
 static int exec_finished(gb_exec *x) {
@@ -151,8 +162,8 @@ static int exec_finished(gb_exec *x) {
 }
 
 /* Takes an instance for a run on `stream` (the order in the header above). */
-static hd_status *exec_acquire(be_plan *bp, gpuStream_t stream, gb_exec **out) {
-  gb_exec_set *xs = bp->execs;
+static hd_status *exec_acquire(be_graph *bg, gpuStream_t stream, gb_exec **out) {
+  gb_exec_set *xs = bg->execs;
   hd_status *create_err = NULL;
   gb_exec *pick = NULL;
   int must_wait = 0;
@@ -164,7 +175,7 @@ static hd_status *exec_acquire(be_plan *bp, gpuStream_t stream, gb_exec **out) {
       if (!xs->x[i]->busy && exec_finished(xs->x[i])) pick = xs->x[i];
     if (!pick && xs->n < GB_MAX_EXECS && !create_err) {
       gb_exec *x = NULL;
-      create_err = exec_create(bp, &x);
+      create_err = exec_create(xs->n, &x);
       if (!create_err) pick = xs->x[xs->n++] = x;
     }
     for (int i = 0; i < xs->n && !pick; ++i) {
@@ -178,25 +189,21 @@ static hd_status *exec_acquire(be_plan *bp, gpuStream_t stream, gb_exec **out) {
   if (pick) pick->busy = 1;
   pthread_mutex_unlock(&xs->mu);
   if (!pick) return create_err;
-  if (create_err) {
-    HD_LOG(HD_LOG_VERBOSE, "%s: no new run instance (%s); sharing one", gb_backend_name,
-           hd_status_msg(create_err));
-    hd_status_free(create_err);
-  }
+  hd_status_free(create_err);
   *out = pick;
   if (must_wait && pick->used && pick->stream != stream) {
     gpuError_t e = gpuStreamWaitEvent(stream, pick->done, 0);
     if (e != gpuSuccess) { /* order it on the host instead */
       (void)gpuGetLastError();
-      if (gpuEventSynchronize(pick->done) != gpuSuccess) (void)gpuGetLastError();
+      sync_quiet(pick);
     }
   }
   return NULL;
 }
 
 /* Marks the end of this run's launches on the instance and gives it back. */
-static void exec_release(be_plan *bp, gb_exec *x, gpuStream_t stream) {
-  gb_exec_set *xs = bp->execs;
+static void exec_release(be_graph *bg, gb_exec *x, gpuStream_t stream) {
+  gb_exec_set *xs = bg->execs;
   if (gpuEventRecord(x->done, stream) == gpuSuccess) {
     x->used = 1;
     x->stream = stream;
@@ -208,13 +215,68 @@ static void exec_release(be_plan *bp, gb_exec *x, gpuStream_t stream) {
   pthread_mutex_lock(&xs->mu);
   x->busy = 0;
   x->last_use = ++xs->tick;
-  pthread_cond_signal(&xs->idle);
+  pthread_cond_broadcast(&xs->idle);
   pthread_mutex_unlock(&xs->mu);
 }
 
-dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s) {
-  return &l->x->vp[s - bp->steps];
+/* ---- plan slots ---- */
+
+static void slot_clear(be_plan *bp, gb_plan_slot *sl) {
+  if (sl->graph && gpuGraphExecDestroy((gpuGraphExec_t)sl->graph) != gpuSuccess) (void)gpuGetLastError();
+  sl->graph = NULL;
+  sl->runs = sl->capture_off = sl->staged = 0;
+  for (int i = 0; sl->vp && i < bp->nsteps; ++i) dnn_varpack_free(&bp->bg->c->m->vd, &sl->vp[i]);
 }
+
+hd_status *gb_plan_slots_create(be_plan *bp) {
+  const ir_graph *g = bp->bg->g;
+  bp->slots = calloc(GB_MAX_EXECS, sizeof *bp->slots);
+  if (!bp->slots) return GB_OOM();
+  size_t nio = (size_t)(g->ninputs + g->noutputs + 1);
+  for (int i = 0; i < GB_MAX_EXECS; ++i) {
+    gb_plan_slot *sl = &bp->slots[i];
+    sl->key_in = calloc(nio, sizeof(void *));
+    sl->vp = calloc((size_t)(bp->nsteps ? bp->nsteps : 1), sizeof *sl->vp);
+    if (!sl->key_in || !sl->vp) return GB_OOM(); /* gb_plan_slots_free cleans up */
+    sl->key_out = sl->key_in + g->ninputs;
+  }
+  size_t total = 0;
+  for (int i = 0; i < g->ninputs; ++i) total += align_up(bp->p.t[g->inputs[i]].nbytes);
+  for (int i = 0; i < g->noutputs; ++i) total += align_up(bp->p.t[g->outputs[i]].nbytes);
+  bp->stage_bytes = total ? total : 256;
+  return NULL;
+}
+
+void gb_plan_slots_free(be_plan *bp) {
+  if (!bp->slots) return;
+  gb_exec_set *xs = bp->bg->execs;
+  /* A graph of this plan may still run on an instance: wait for the
+   * instances it ran on (no run of this plan is enqueueing: it is being
+   * freed; runs of other plans may hold an instance for a moment). */
+  if (xs) {
+    pthread_mutex_lock(&xs->mu);
+    for (int i = 0; i < xs->n; ++i) {
+      if (!bp->slots[i].graph) continue;
+      while (xs->x[i]->busy) pthread_cond_wait(&xs->idle, &xs->mu);
+      sync_quiet(xs->x[i]);
+    }
+    pthread_mutex_unlock(&xs->mu);
+  }
+  for (int i = 0; i < GB_MAX_EXECS; ++i) {
+    gb_plan_slot *sl = &bp->slots[i];
+    slot_clear(bp, sl);
+    free(sl->vp);
+    free(sl->key_in);
+  }
+  free(bp->slots);
+  bp->slots = NULL;
+}
+
+dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s) {
+  return &l->slot->vp[s - bp->steps];
+}
+
+/* ---- runs ---- */
 
 hd_status *gb_run_steps(be_plan *bp, const gb_launch *l) {
   be_context *c = bp->bg->c;
@@ -234,7 +296,7 @@ static gb_launch launch_of(be_plan *bp, gb_exec *x, void *const *inputs, void *c
                  .stream = stream,
                  .workspace = x->workspace,
                  .workspace_bytes = bp->workspace_bytes,
-                 .x = x};
+                 .slot = &bp->slots[x->id]};
   return l;
 }
 
@@ -246,17 +308,18 @@ static hd_status *run_eager(be_plan *bp, gb_exec *x, void *const *inputs, void *
   pthread_mutex_lock(&c->mu);
   hd_status *st = gb_run_steps(bp, &l);
   pthread_mutex_unlock(&c->mu);
-  x->runs++;
+  l.slot->runs++;
   return st;
 }
 
-/* Captures the plan bound to inputs/outputs into x->graph (instantiated, or
- * updated in place when one exists). NULL on success; on failure a status
- * saying why (the caller turns capture off and runs eagerly). */
+/* Captures the plan bound to inputs/outputs into the slot's graph
+ * (instantiated, or updated in place when one exists). NULL on success; on
+ * failure a status saying why (the caller runs eagerly from then on). */
 static hd_status *capture(be_plan *bp, gb_exec *x, void *const *inputs, void *const *outputs,
                           gpuStream_t stream) {
   be_context *c = bp->bg->c;
   gb_launch l = launch_of(bp, x, inputs, outputs, stream);
+  gb_plan_slot *sl = l.slot;
   pthread_mutex_lock(&c->mu);
   gpuError_t e = gpuStreamBeginCapture(stream, gpuStreamCaptureModeThreadLocal);
   hd_status *st = e == gpuSuccess ? gb_run_steps(bp, &l)
@@ -269,20 +332,20 @@ static hd_status *capture(be_plan *bp, gb_exec *x, void *const *inputs, void *co
     (void)gpuGetLastError();
     return st ? st : gb_status(e != gpuSuccess ? e : gpuErrorNotReady, "gpuStreamEndCapture", __FILE__, __LINE__);
   }
-  if (x->graph) {
-    if (gpuGraphExecUpdate((gpuGraphExec_t)x->graph, graph) == gpuSuccess) {
+  if (sl->graph) {
+    if (gpuGraphExecUpdate((gpuGraphExec_t)sl->graph, graph) == gpuSuccess) {
       (void)gpuGraphDestroy(graph);
       return NULL;
     }
     (void)gpuGetLastError();
-    (void)gpuGraphExecDestroy((gpuGraphExec_t)x->graph);
-    x->graph = NULL;
+    (void)gpuGraphExecDestroy((gpuGraphExec_t)sl->graph);
+    sl->graph = NULL;
   }
   gpuGraphExec_t exec = NULL;
   e = gpuGraphInstantiate(&exec, graph);
   (void)gpuGraphDestroy(graph);
   if (e != gpuSuccess) return gb_status(e, "gpuGraphInstantiate", __FILE__, __LINE__);
-  x->graph = exec;
+  sl->graph = exec;
   return NULL;
 }
 
@@ -290,6 +353,20 @@ static int same_ptrs(void *const *a, void *const *b, int n) {
   for (int i = 0; i < n; ++i)
     if (a[i] != b[i]) return 0;
   return 1;
+}
+
+/* The instance's staging buffers for plan bp: inputs, then outputs. */
+static void stage_ptrs(const be_plan *bp, const gb_exec *x, void **in, void **out) {
+  const ir_graph *g = bp->bg->g;
+  char *at = x->stage;
+  for (int i = 0; i < g->ninputs; ++i) {
+    in[i] = at;
+    at += align_up(bp->p.t[g->inputs[i]].nbytes);
+  }
+  for (int i = 0; i < g->noutputs; ++i) {
+    out[i] = at;
+    at += align_up(bp->p.t[g->outputs[i]].nbytes);
+  }
 }
 
 static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, const int *vals,
@@ -302,17 +379,22 @@ static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, 
   return NULL;
 }
 
-/* A run through the instance's captured graph; *done = 0 when the caller
- * must run eagerly instead. */
+/* A run through the slot's captured graph; *done = 0 when the caller must
+ * run eagerly instead. */
 static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *const *outputs,
                             gpuStream_t stream, int *done) {
   const ir_graph *g = bp->bg->g;
+  gb_plan_slot *sl = &bp->slots[x->id];
   *done = 0;
   int ni = g->ninputs, no = g->noutputs;
-  int same = same_ptrs(x->key_in, inputs, ni) && same_ptrs(x->key_out, outputs, no);
-  if (x->runs < 1) { /* the warm-up run is eager; remember its pointers */
-    memcpy(x->key_in, inputs, sizeof(void *) * (size_t)ni);
-    memcpy(x->key_out, outputs, sizeof(void *) * (size_t)no);
+  if (sl->gen != x->gen) { /* the instance's buffers moved: start over */
+    slot_clear(bp, sl);
+    sl->gen = x->gen;
+  }
+  int same = same_ptrs(sl->key_in, inputs, ni) && same_ptrs(sl->key_out, outputs, no);
+  if (sl->runs < 1) { /* the warm-up run is eager; remember its pointers */
+    memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
+    memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
     return NULL;
   }
   gpuStreamCaptureStatus cs = gpuStreamCaptureStatusNone;
@@ -321,42 +403,76 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
     (void)gpuGetLastError();
     return NULL; /* the legacy stream, or the caller is capturing us: eager */
   }
-  if (!x->graph || (!x->staged && !same)) {
+  void **stage_in = calloc((size_t)(ni + no + 1), sizeof(void *));
+  if (!stage_in) return GB_OOM();
+  void **stage_out = stage_in + ni;
+  stage_ptrs(bp, x, stage_in, stage_out);
+  hd_status *st = NULL;
+  if (!sl->graph || (!sl->staged && !same)) {
     /* First capture: keyed to the caller's pointers when they held still
      * since the warm-up; otherwise (and after any change) to the staging
      * buffers, for good. */
-    int stage = x->graph != NULL || !same;
-    hd_status *st = capture(bp, x, stage ? x->stage_in : inputs, stage ? x->stage_out : outputs, stream);
+    int stage = sl->graph != NULL || !same;
+    st = capture(bp, x, stage ? stage_in : inputs, stage ? stage_out : outputs, stream);
     if (st) {
       HD_LOG(HD_LOG_WARNING, "%s: graph capture off for this plan instance, runs stay eager: %s",
              gb_backend_name, hd_status_msg(st));
       hd_status_free(st);
-      x->capture_off = 1;
+      sl->capture_off = 1;
+      free(stage_in);
       return NULL;
     }
-    x->staged = stage;
+    sl->staged = stage;
     if (!stage) {
-      memcpy(x->key_in, inputs, sizeof(void *) * (size_t)ni);
-      memcpy(x->key_out, outputs, sizeof(void *) * (size_t)no);
+      memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
+      memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
     }
   }
-  if (x->staged) HD_TRY(copy_io(x->stage_in, inputs, &bp->p, g->inputs, ni, stream));
-  GB_CHECK(gpuGraphLaunch((gpuGraphExec_t)x->graph, stream));
-  if (x->staged) HD_TRY(copy_io(outputs, x->stage_out, &bp->p, g->outputs, no, stream));
-  *done = 1;
-  return NULL;
+  if (sl->staged) st = copy_io(stage_in, inputs, &bp->p, g->inputs, ni, stream);
+  if (!st) st = gb_status(gpuGraphLaunch((gpuGraphExec_t)sl->graph, stream), "gpuGraphLaunch", __FILE__, __LINE__);
+  if (!st && sl->staged) st = copy_io(outputs, stage_out, &bp->p, g->outputs, no, stream);
+  free(stage_in);
+  *done = !st;
+  return st;
+}
+
+/* A pointer the DNN library's plans may not take (they ask for 16 bytes). */
+static int misaligned(void *const *ptrs, int n) {
+  for (int i = 0; i < n; ++i)
+    if ((uintptr_t)ptrs[i] % 16) return 1;
+  return 0;
 }
 
 hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
   be_context *c = bp->bg->c;
+  const ir_graph *g = bp->bg->g;
   gpuStream_t s = (gpuStream_t)stream;
   HD_TRY(gb_status(gpuSetDevice(c->ordinal), "gpuSetDevice", __FILE__, __LINE__));
+  /* Misaligned tensors (an IOBinding into the middle of a buffer) run
+   * through the instance's aligned staging buffers rather than fail. */
+  int restage = misaligned(inputs, g->ninputs) || misaligned(outputs, g->noutputs);
+  void **staged = restage ? calloc((size_t)(g->ninputs + g->noutputs + 1), sizeof(void *)) : NULL;
+  if (restage && !staged) return GB_OOM();
   gb_exec *x = NULL;
-  HD_TRY(exec_acquire(bp, s, &x));
+  hd_status *st = exec_acquire(bp->bg, s, &x);
+  if (st) {
+    free(staged);
+    return st;
+  }
   int done = 0;
-  hd_status *st = NULL;
-  if (c->opts.graph_capture && x->stage && !x->capture_off) st = run_graph(bp, x, inputs, outputs, s, &done);
-  if (!st && !done) st = run_eager(bp, x, inputs, outputs, s);
-  exec_release(bp, x, s);
+  st = exec_fit(bp, x, restage);
+  void *const *in = inputs, *const *out = outputs;
+  if (!st && restage) {
+    stage_ptrs(bp, x, staged, staged + g->ninputs);
+    in = staged;
+    out = staged + g->ninputs;
+    st = copy_io(staged, inputs, &bp->p, g->inputs, g->ninputs, s);
+  }
+  gb_plan_slot *sl = &bp->slots[x->id];
+  if (!st && c->opts.graph_capture && !sl->capture_off) st = run_graph(bp, x, in, out, s, &done);
+  if (!st && !done) st = run_eager(bp, x, in, out, s);
+  if (!st && restage) st = copy_io(outputs, out, &bp->p, g->outputs, g->noutputs, s);
+  exec_release(bp->bg, x, s);
+  free(staged);
   return st;
 }

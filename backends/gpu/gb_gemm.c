@@ -24,14 +24,14 @@ static hd_status *gemm_support(be_context *c, const ir_graph *g, const ir_node *
   (void)c;
   if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s needs A and B", gb_backend_name, n->op_type);
-  HD_TRY(gb_check_float_io(g, n, n->p.gemm.has_c ? 3 : 2));
+  HD_TRY(gb_check_float_io(g, n, OP_P(n)->gemm.has_c ? 3 : 2));
   for (int i = 0; i < 2; ++i) {
     int r = g->values[n->in[i]].rank;
     if (r >= 0 && (r < 1 || r > 2 + GPU_GEMM_MAX_BATCH_DIMS))
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s operand of rank %d", gb_backend_name,
                       n->op_type, r);
   }
-  if (n->p.gemm.has_c) {
+  if (OP_P(n)->gemm.has_c) {
     int v = n->nin > 2 ? n->in[2] : IR_NONE;
     if (v == IR_NONE)
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s C flagged but absent", gb_backend_name,
@@ -47,7 +47,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
   *ws = 0;
   be_context *c = bp->bg->c;
   const ir_node *n = s->n;
-  const op_gemm *p = &s->p.gemm;
+  const op_gemm *p = &OP_P(s)->gemm;
   gb_gemm_step *gs = calloc(1, sizeof *gs);
   if (!gs) return GB_OOM();
   s->priv = gs;
@@ -125,7 +125,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
                     (long long)(d->batch * m * nn));
   d->alpha = p->alpha;
   d->beta = p->has_c ? p->beta : 0.f;
-  d->act = gb_gpu_act(p->act.kind);
+  d->act = (int)(p->act.kind);
   d->act_alpha = p->act.alpha;
   d->act_beta = p->act.beta;
   if (p->has_c) {
@@ -194,7 +194,7 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                            l->workspace_bytes, stream));
   if (gs->need_epilogue) {
     const void *cc = gs->fused_bias ? NULL : C;
-    int act = gs->fused_relu ? GPU_ACT_NONE : d->act;
+    int act = gs->fused_relu ? OP_ACT_NONE : d->act;
     GB_KERNEL(gpu_gemm_epilogue(Y, cc, gs->dtype, d->batch * d->m, d->m, d->n, d->c_rs, d->c_cs,
                                 d->beta, act, d->act_alpha, d->act_beta, stream));
   }

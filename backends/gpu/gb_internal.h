@@ -21,6 +21,7 @@
 #include "backends/backend.h"
 #include "backends/dnn/dnn.h"
 #include "gpu/gpu_vendor.h"
+#include "ops/ops.h"
 
 /* ---- an optional vendor BLAS (cuBLASLt; hipBLASLt later) ---- */
 
@@ -95,6 +96,9 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out);
 void gb_plan_free(be_plan *bp);
 
 typedef struct gb_conv_cache gb_conv_cache; /* gb_conv.c */
+typedef struct gb_exec gb_exec;             /* gb_exec.c */
+typedef struct gb_exec_set gb_exec_set;
+typedef struct gb_plan_slot gb_plan_slot;
 
 struct be_context {
   gb_module *m;
@@ -110,12 +114,11 @@ struct be_context {
 struct be_graph {
   be_context *c;
   const ir_graph *g;
-  void **consts;  /* per value: device copy of constant data, or NULL */
+  void **consts;       /* per value: device copy of constant data, or NULL */
+  gb_exec_set *execs;  /* the run instances all plans of this graph share (gb_exec.c) */
 };
 
 typedef struct gb_family gb_family;
-typedef struct gb_exec gb_exec;
-typedef struct gb_exec_set gb_exec_set;
 
 /* One step of a plan: a node at this plan's shapes; priv is the family's. */
 typedef struct gb_step {
@@ -126,15 +129,18 @@ typedef struct gb_step {
 } gb_step;
 
 /* A plan: a graph at one set of input shapes, compiled. Read-only once
- * gb_plan_compile returns, so any number of runs may use it at once;
- * everything a run writes is in a gb_exec (gb_exec.c). */
+ * gb_plan_compile returns, so any number of runs may use it at once: the
+ * memory a run writes is a run instance of the graph (gb_exec), and what a
+ * plan keeps per instance (its captured GPU graph, variant packs) is in
+ * that instance's slot, touched only by the run holding the instance. */
 struct be_plan {
   be_graph *bg;
   ir_plan p;     /* a copy whose t[] this plan owns (steps not kept) */
   gb_step *steps;
   int nsteps;
   size_t workspace_bytes; /* the most any step asks for */
-  gb_exec_set *execs;     /* gb_exec.c */
+  size_t stage_bytes;     /* graph-capture staging of its inputs and outputs */
+  gb_plan_slot *slots;    /* one per run instance (gb_exec.c) */
 };
 
 /* What a run hands each step: where the tensors are, the stream, and the
@@ -144,7 +150,7 @@ typedef struct gb_launch {
   gpuStream_t stream;
   void *workspace;
   size_t workspace_bytes;
-  gb_exec *x;
+  gb_plan_slot *slot;
 } gb_launch;
 
 /* An op family: support check (shapes may be dynamic; decisive), compile at
@@ -161,25 +167,24 @@ struct gb_family {
   void (*release)(be_plan *bp, gb_step *s);
 };
 
-extern const gb_family gb_family_conv;      /* gb_conv.c */
-extern const gb_family gb_family_unary;     /* gb_pointwise.c */
-extern const gb_family gb_family_binary;
-extern const gb_family gb_family_batchnorm;
-extern const gb_family gb_family_copy;      /* a view that is a partition output */
-extern const gb_family gb_family_pool;      /* gb_pool.c */
-extern const gb_family gb_family_gemm;      /* gb_gemm.c */
-extern const gb_family gb_family_softmax;   /* gb_softmax.c */
-extern const gb_family gb_family_reduce;    /* gb_reduce.c */
-extern const gb_family gb_family_concat;    /* gb_concat.c */
+/* The families: gb_family_<family> for each OP_FAMILY (ops/op_registry.h),
+ * defined in the gb_*.c files and found by gb_program.c's table. */
+extern const gb_family gb_family_view; /* a view that is a partition output: a copy */
+/* The family of ops the GPU backend leaves to the CPU EP. */
+#define GB_NOT_ON_GPU(family) {.name = #family " (not on the GPU)"}
 
 void gb_conv_cache_free(be_context *c);
 
 /* ---- runs (gb_exec.c) ---- */
 
-/* The plan's exec instances: created empty by gb_plan_compile, filled on
- * demand by runs; gb_exec_set_free waits for their GPU work first. */
-hd_status *gb_exec_set_create(be_plan *bp);
-void gb_exec_set_free(be_plan *bp);
+/* A graph's run instances: none at first, made by runs as they need them
+ * (at most GB_MAX_EXECS), each grown to the largest plan it ran;
+ * gb_exec_set_free waits for their GPU work first. */
+hd_status *gb_exec_set_create(be_graph *bg);
+void gb_exec_set_free(be_graph *bg);
+/* A plan's slots, one per instance; freeing waits for the plan's GPU work. */
+hd_status *gb_plan_slots_create(be_plan *bp);
+void gb_plan_slots_free(be_plan *bp);
 hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
 /* Every step of bp, launched in order (c->mu held: the DNN handle). */
 hd_status *gb_run_steps(be_plan *bp, const gb_launch *l);
@@ -191,8 +196,6 @@ dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_ste
 #define GB_OOM() hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__)
 
 int gb_dtype_ok(int dtype);            /* f32, f16, bf16 */
-int gb_gpu_act(op_act_kind k);         /* op_act_kind -> GPU_ACT_* */
-const char *gb_act_name(op_act_kind k);
 /* The plan tensor of value v, and its address under bindings b. */
 const ir_tensor *gb_t(const be_plan *bp, int v);
 void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);

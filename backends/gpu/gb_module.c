@@ -228,7 +228,19 @@ hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host, be_modul
   if (api_version != BE_API_VERSION)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s backend module speaks API version %d, the core %d",
                     gb_backend_name, BE_API_VERSION, api_version);
-  if (host && host->log_sink) hd_log_set_sink(host->log_sink, host->log_user);
+  /* Before anything else (a GPU included): a module of another build would
+   * misread the core's graphs. */
+  be_layout mine = be_layout_of_build();
+  if (!host || host->layout.hash != mine.hash) {
+    char a[256], b[256] = "none given";
+    be_layout_describe(&mine, a, sizeof a);
+    if (host) be_layout_describe(&host->layout, b, sizeof b);
+    return hd_error(HD_ERR_NOT_SUPPORTED,
+                    "%s backend module is from another build than the core: module %s; core %s. Install the "
+                    "EP library and its modules from one build",
+                    gb_backend_name, a, b);
+  }
+  if (host->log_sink) hd_log_set_sink(host->log_sink, host->log_user);
 
   /* GPUs first: on a machine without any, the DNN library is never loaded. */
   int ndev = 0;

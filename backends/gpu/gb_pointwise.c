@@ -36,9 +36,9 @@ static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
-  const op_act *a = &s->p.unary.act;
+  const op_act *a = &OP_P(s)->unary.act;
   GB_KERNEL(gpu_unary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b), gb_t(bp, n->in[0])->dtype,
-                      numel_of(bp, n->out[0]), gb_gpu_act(a->kind), a->alpha, a->beta, stream));
+                      numel_of(bp, n->out[0]), (int)(a->kind), a->alpha, a->beta, stream));
   return NULL;
 }
 
@@ -125,7 +125,7 @@ static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
-  const op_binary *pb = &s->p.binary;
+  const op_binary *pb = &OP_P(s)->binary;
   int op = pb->kind == OP_BIN_ADD   ? GPU_BIN_ADD
            : pb->kind == OP_BIN_SUB ? GPU_BIN_SUB
            : pb->kind == OP_BIN_MUL ? GPU_BIN_MUL
@@ -133,7 +133,7 @@ static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   if (numel_of(bp, n->out[0]) == 0) return NULL;
   GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b),
                        gb_addr(bp, n->out[0], b), gb_t(bp, n->out[0])->dtype, op,
-                       (const gpu_bcast *)s->priv, gb_gpu_act(pb->act.kind), pb->act.alpha,
+                       (const gpu_bcast *)s->priv, (int)(pb->act.kind), pb->act.alpha,
                        pb->act.beta, stream));
   return NULL;
 }
@@ -172,7 +172,7 @@ static hd_status *bn_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   GB_KERNEL(gpu_batchnorm(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b),
                           gb_addr(bp, n->in[1], b), gb_addr(bp, n->in[2], b),
                           gb_addr(bp, n->in[3], b), gb_addr(bp, n->in[4], b), x->dtype,
-                          s->p.bn.epsilon, total, ch, inner, stream));
+                          OP_P(s)->batchnorm.epsilon, total, ch, inner, stream));
   return NULL;
 }
 
@@ -209,8 +209,8 @@ static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   return NULL;
 }
 
-const gb_family gb_family_copy = {
-    .name = "copy",
+const gb_family gb_family_view = {
+    .name = "view",
     .support = copy_support,
     .compile = unary_compile,
     .run = copy_run,

@@ -30,9 +30,9 @@ static hd_status *pool_support(be_context *c, const ir_graph *g, const ir_node *
   if (r >= 0 && (r < 3 || r > 5))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d (1-3 spatial dims)", gb_backend_name,
                     n->op_type, r);
-  if (!n->p.pool.global && (n->p.pool.nspatial < 1 || n->p.pool.nspatial > 3))
+  if (!OP_P(n)->pool.global && (OP_P(n)->pool.nspatial < 1 || OP_P(n)->pool.nspatial > 3))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with %d spatial dims", gb_backend_name,
-                    n->op_type, n->p.pool.nspatial);
+                    n->op_type, OP_P(n)->pool.nspatial);
   return NULL;
 }
 
@@ -94,7 +94,7 @@ static hd_status *pool_compile(be_plan *bp, gb_step *s, size_t *ws) {
   gb_pool_step *ps = calloc(1, sizeof *ps);
   if (!ps) return GB_OOM();
   s->priv = ps;
-  const op_pool *p = &s->p.pool;
+  const op_pool *p = &OP_P(s)->pool;
   const ir_tensor *x = gb_t(bp, s->n->in[0]), *y = gb_t(bp, s->n->out[0]);
   int ns = x->rank - 2;
   if (ns < 1 || ns > 3 || y->rank != x->rank)

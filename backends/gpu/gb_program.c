@@ -17,44 +17,27 @@
 
 /* ---- the op table ---- */
 
+/* Every family's runner, gb_family_<family> in a gb_*.c file: a family
+ * without one fails to link, naming the symbol. A family the GPU does not
+ * run defines one with no support function (GB_NOT_ON_GPU): supports_node
+ * refuses its ops, so they stay with ONNX Runtime's CPU EP. */
+#define GB_FAMILY_DECL_(family, type) extern const gb_family gb_family_##family;
+OP_FAMILY_LIST(GB_FAMILY_DECL_)
+#undef GB_FAMILY_DECL_
+
 static const gb_family *const gb_ops[OP_COUNT] = {
-    [OP_CONV] = &gb_family_conv,
-    [OP_BATCHNORM] = &gb_family_batchnorm,
-    [OP_RELU] = &gb_family_unary,
-    [OP_LEAKY_RELU] = &gb_family_unary,
-    [OP_CLIP] = &gb_family_unary,
-    [OP_SIGMOID] = &gb_family_unary,
-    [OP_HARD_SIGMOID] = &gb_family_unary,
-    [OP_HARD_SWISH] = &gb_family_unary,
-    [OP_TANH] = &gb_family_unary,
-    [OP_ADD] = &gb_family_binary,
-    [OP_SUB] = &gb_family_binary,
-    [OP_MUL] = &gb_family_binary,
-    [OP_DIV] = &gb_family_binary,
-    [OP_MAX_POOL] = &gb_family_pool,
-    [OP_AVERAGE_POOL] = &gb_family_pool,
-    [OP_GLOBAL_AVERAGE_POOL] = &gb_family_pool,
-    [OP_GLOBAL_MAX_POOL] = &gb_family_pool,
-    [OP_FLATTEN] = &gb_family_copy,
-    [OP_RESHAPE] = &gb_family_copy,
-    [OP_SQUEEZE] = &gb_family_copy,
-    [OP_UNSQUEEZE] = &gb_family_copy,
-    [OP_IDENTITY] = &gb_family_copy,
-    [OP_DROPOUT] = &gb_family_copy,
-    [OP_CONCAT] = &gb_family_concat,
-    [OP_GEMM] = &gb_family_gemm,
-    [OP_MATMUL] = &gb_family_gemm,
-    [OP_SOFTMAX] = &gb_family_softmax,
-    [OP_REDUCE_MEAN] = &gb_family_reduce,
+#define GB_OP_(kind, family) [OP_##kind] = &gb_family_##family,
+    OP_LIST(GB_OP_)
+#undef GB_OP_
 };
 
 /* The family that runs op kind k, or NULL. A view op (op_def.view) runs
- * only as the copy family: plans alias it everywhere else. */
-static const gb_family *family_of(op_kind k) {
+ * only as a copy: plans alias it everywhere else. */
+static const gb_family *family_of(int k) {
   if (k <= OP_UNKNOWN || k >= OP_COUNT) return NULL;
-  const op_def *d = op_get(k);
-  if (d && d->view) return &gb_family_copy;
-  return gb_ops[k];
+  const op_def *d = op_get((op_kind)k);
+  if (d && d->view) return &gb_family_view;
+  return gb_ops[k] && gb_ops[k]->support ? gb_ops[k] : NULL;
 }
 
 /* ---- helpers ---- */
@@ -67,25 +50,6 @@ hd_status *gb_kernel_status(int rc, const char *kernel, const char *file, int li
 }
 
 int gb_dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16; }
-
-int gb_gpu_act(op_act_kind k) {
-  switch (k) {
-    case OP_ACT_RELU: return GPU_ACT_RELU;
-    case OP_ACT_LEAKY_RELU: return GPU_ACT_LEAKY_RELU;
-    case OP_ACT_CLIP: return GPU_ACT_CLIP;
-    case OP_ACT_SIGMOID: return GPU_ACT_SIGMOID;
-    case OP_ACT_HARD_SIGMOID: return GPU_ACT_HARD_SIGMOID;
-    case OP_ACT_HARD_SWISH: return GPU_ACT_HARD_SWISH;
-    case OP_ACT_TANH: return GPU_ACT_TANH;
-    default: return GPU_ACT_NONE;
-  }
-}
-
-const char *gb_act_name(op_act_kind k) {
-  static const char *const names[] = {"none", "Relu", "LeakyRelu", "Clip",
-                                      "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
-  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
 
 const ir_tensor *gb_t(const be_plan *bp, int v) { return &bp->p.t[v]; }
 
@@ -255,6 +219,7 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
                    "gpuMemcpy(weights)", __FILE__, __LINE__);
   }
   free(used);
+  if (!st) st = gb_exec_set_create(bg);
   if (st) {
     gb_graph_free(bg);
     return st;
@@ -265,6 +230,7 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
 
 void gb_graph_free(be_graph *bg) {
   if (!bg) return;
+  gb_exec_set_free(bg); /* waits for the graph's GPU work */
   for (int v = 0; v < bg->g->nvalues; ++v)
     if (bg->consts[v]) bg->c->alloc.free(bg->c->alloc.ctx, bg->consts[v]);
   free(bg->consts);
@@ -299,7 +265,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     const ir_node *n = &g->nodes[s->node];
     gb_step *cs = &bp->steps[bp->nsteps];
     cs->n = n;
-    cs->p = s->p;
+    cs->p = *OP_P(s);
     cs->f = family_of(n->kind);
     if (!cs->f) {
       st = hd_error(HD_ERR_NOT_SUPPORTED, "%s backend does not run %s", gb_backend_name,
@@ -320,7 +286,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
   pthread_mutex_unlock(&c->mu);
   bp->workspace_bytes = ws;
-  if (!st) st = gb_exec_set_create(bp);
+  if (!st) st = gb_plan_slots_create(bp);
   if (st) {
     gb_plan_free(bp);
     return st;
@@ -331,7 +297,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
 
 void gb_plan_free(be_plan *bp) {
   if (!bp) return;
-  gb_exec_set_free(bp); /* waits for the plan's GPU work */
+  gb_plan_slots_free(bp); /* waits for the plan's GPU work */
   for (int i = 0; i < bp->nsteps; ++i)
     if (bp->steps[i].f->release) bp->steps[i].f->release(bp, &bp->steps[i]);
   free(bp->p.t);

@@ -30,7 +30,7 @@ static hd_status *reduce_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (!d) return GB_OOM();
   s->priv = d;
   const ir_tensor *x = gb_t(bp, s->n->in[0]);
-  const op_reduce *p = &s->p.reduce;
+  const op_reduce *p = &OP_P(s)->reduce;
   int r = x->rank;
   if (r > GPU_MAX_DIMS)
     return hd_error(HD_ERR_INTERNAL, "%s: reduce of rank %d", gb_backend_name, r);
@@ -63,7 +63,11 @@ static hd_status *reduce_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
   const ir_tensor *x = gb_t(bp, s->n->in[0]);
-  if (ir_numel(x->rank, x->dims) == 0) return NULL;
+  if (ir_numel(x->rank, x->dims) == 0) { /* an empty reduction gives 0, as ONNX Runtime's kernel does */
+    const ir_tensor *y = gb_t(bp, s->n->out[0]);
+    GB_CHECK(gpuMemsetAsync(gb_addr(bp, s->n->out[0], b), 0, y->nbytes, stream));
+    return NULL;
+  }
   GB_KERNEL(gpu_reduce_mean(gb_addr(bp, s->n->in[0], b), gb_addr(bp, s->n->out[0], b), x->dtype,
                             (const gpu_reduce_desc *)s->priv, stream));
   return NULL;

@@ -22,7 +22,7 @@ static hd_status *softmax_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (!ss) return GB_OOM();
   s->priv = ss;
   const ir_tensor *x = gb_t(bp, s->n->in[0]);
-  int r = x->rank, axis = s->p.softmax.axis;
+  int r = x->rank, axis = OP_P(s)->softmax.axis;
   if (axis < 0) axis += r;
   if (r == 0) {
     ss->outer = ss->len = ss->inner = 1;
@@ -30,9 +30,9 @@ static hd_status *softmax_compile(be_plan *bp, gb_step *s, size_t *ws) {
   }
   if (axis < 0 || axis >= r)
     return hd_error(HD_ERR_INTERNAL, "%s: softmax axis %d of rank %d", gb_backend_name,
-                    s->p.softmax.axis, r);
+                    OP_P(s)->softmax.axis, r);
   ss->outer = ir_numel(axis, x->dims);
-  if (s->p.softmax.legacy_2d) {
+  if (OP_P(s)->softmax.legacy_2d) {
     ss->len = ir_numel(r - axis, x->dims + axis);
     ss->inner = 1;
   } else {

@@ -5,6 +5,7 @@
 #define REF_H
 
 #include "backends/backend.h"
+#include "ops/ops.h"
 
 /* Scratch for converting half-precision operands to fp32, sized per plan. */
 typedef struct ref_scratch {
@@ -16,22 +17,13 @@ typedef struct ref_scratch {
 typedef hd_status *(*ref_op_fn)(const ir_plan *p, const ir_step *s, const ir_bindings *b,
                                 ref_scratch *scratch);
 
-/* fp32 scratch floats op step s needs (0 when it works in place). */
-size_t ref_conv_scratch(const ir_plan *p, const ir_step *s);
-hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-
-/* The other op families, one file each (ref_<family>.c). */
-hd_status *ref_unary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-/* A view kind's step (its output is a partition output): copies the bytes. */
-hd_status *ref_view_copy(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_concat(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-hd_status *ref_softmax(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
-size_t ref_reduce_scratch(const ir_plan *p, const ir_step *s);
-hd_status *ref_reduce_mean(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch);
+/* An op family's reference implementation: ref_family_<family> in
+ * ref_<family>.c, for each OP_FAMILY (ops/op_registry.h). scratch: the
+ * fp32 scratch floats step s needs (NULL: none). */
+typedef struct ref_family {
+  ref_op_fn run;
+  size_t (*scratch)(const ir_plan *p, const ir_step *s);
+} ref_family;
 
 /* Element strides of t's dims aligned right to rank r; 0 where t has size 1
  * or no dim (numpy broadcasting). */

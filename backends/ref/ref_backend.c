@@ -15,59 +15,39 @@ struct be_context {
   be_options opts;
 };
 
-struct be_graph {
-  const ir_graph *g; /* owned by the caller, outlives this */
-};
-
-/* What one run writes: runs on several threads at once each take their own
- * (kept on the plan's free list between runs). */
+/* What one run writes: runs on several threads at once each take their own,
+ * kept on the graph's free list between runs (shared by all its plans,
+ * grown to the largest plan run with them). */
 typedef struct ref_exec {
   void *arena;
+  size_t arena_cap;
   ref_scratch scratch;
   struct ref_exec *next;
 } ref_exec;
 
-struct be_plan {
-  const ir_plan *p; /* owned by the caller, outlives this */
-  size_t scratch_floats;
+struct be_graph {
+  const ir_graph *g; /* owned by the caller, outlives this */
   pthread_mutex_t mu;
-  ref_exec *idle;   /* free list */
+  ref_exec *idle;    /* free list */
 };
 
-/* Per op kind: its implementation and scratch need. Kinds without an entry
- * are not supported by ref. */
-static const struct {
-  ref_op_fn run;
-  size_t (*scratch)(const ir_plan *p, const ir_step *s);
-} ref_ops[OP_COUNT] = {
-    [OP_CONV] = {ref_conv, ref_conv_scratch},
-    [OP_RELU] = {ref_unary, NULL},
-    [OP_LEAKY_RELU] = {ref_unary, NULL},
-    [OP_CLIP] = {ref_unary, NULL},
-    [OP_SIGMOID] = {ref_unary, NULL},
-    [OP_HARD_SIGMOID] = {ref_unary, NULL},
-    [OP_HARD_SWISH] = {ref_unary, NULL},
-    [OP_TANH] = {ref_unary, NULL},
-    [OP_ADD] = {ref_binary, NULL},
-    [OP_SUB] = {ref_binary, NULL},
-    [OP_MUL] = {ref_binary, NULL},
-    [OP_DIV] = {ref_binary, NULL},
-    [OP_BATCHNORM] = {ref_batchnorm, NULL},
-    [OP_MAX_POOL] = {ref_pool, NULL},
-    [OP_AVERAGE_POOL] = {ref_pool, NULL},
-    [OP_GLOBAL_AVERAGE_POOL] = {ref_pool, NULL},
-    [OP_GLOBAL_MAX_POOL] = {ref_pool, NULL},
-    [OP_FLATTEN] = {ref_view_copy, NULL},
-    [OP_RESHAPE] = {ref_view_copy, NULL},
-    [OP_SQUEEZE] = {ref_view_copy, NULL},
-    [OP_UNSQUEEZE] = {ref_view_copy, NULL},
-    [OP_IDENTITY] = {ref_view_copy, NULL},
-    [OP_DROPOUT] = {ref_view_copy, NULL},
-    [OP_CONCAT] = {ref_concat, NULL},
-    [OP_GEMM] = {ref_gemm, NULL},
-    [OP_MATMUL] = {ref_gemm, NULL},
-    [OP_SOFTMAX] = {ref_softmax, NULL},
-    [OP_REDUCE_MEAN] = {ref_reduce_mean, ref_reduce_scratch},
+struct be_plan {
+  be_graph *bg;
+  const ir_plan *p; /* owned by the caller, outlives this */
+  size_t scratch_floats;
+};
+
+/* Every family's implementation, ref_family_<family> in ref_<family>.c.
+ * The reference backend runs every op there is (it is the oracle): a family
+ * without one fails to link, naming the symbol. */
+#define REF_FAMILY_DECL_(family, type) extern const ref_family ref_family_##family;
+OP_FAMILY_LIST(REF_FAMILY_DECL_)
+#undef REF_FAMILY_DECL_
+
+static const ref_family *const ref_ops[OP_COUNT] = {
+#define REF_OP_(kind, family) [OP_##kind] = &ref_family_##family,
+    OP_LIST(REF_OP_)
+#undef REF_OP_
 };
 
 float ref_load(int dtype, const void *base, size_t i) {
@@ -121,14 +101,13 @@ static void ref_context_destroy(be_context *c) { free(c); }
 
 static hd_status *ref_supports_node(be_context *c, const ir_graph *g, int node) {
   (void)c;
-  op_kind k = g->nodes[node].kind;
-  if (k <= OP_UNKNOWN || k >= OP_COUNT || !ref_ops[k].run)
+  int k = g->nodes[node].kind;
+  if (k <= OP_UNKNOWN || k >= OP_COUNT || !ref_ops[k])
     return hd_error(HD_ERR_NOT_SUPPORTED, "ref backend does not run %s", g->nodes[node].op_type);
   return NULL;
 }
 
 static hd_status *ref_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
-  (void)c;
   for (int i = 0; i < g->nnodes; i++) {
     if (g->nodes[i].dead) continue;
     HD_TRY(ref_supports_node(c, g, i));
@@ -136,24 +115,8 @@ static hd_status *ref_graph_compile(be_context *c, const ir_graph *g, be_graph *
   be_graph *bg;
   HD_ALLOC_OR_RETURN(bg, 1);
   bg->g = g;
+  pthread_mutex_init(&bg->mu, NULL);
   *out = bg;
-  return NULL;
-}
-
-static void ref_graph_free(be_graph *bg) { free(bg); }
-
-static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
-  (void)bg;
-  be_plan *bp;
-  HD_ALLOC_OR_RETURN(bp, 1);
-  bp->p = p;
-  for (int i = 0; i < p->nsteps; i++) {
-    op_kind k = p->g->nodes[p->steps[i].node].kind;
-    size_t need = ref_ops[k].scratch ? ref_ops[k].scratch(p, &p->steps[i]) : 0;
-    if (need > bp->scratch_floats) bp->scratch_floats = need;
-  }
-  pthread_mutex_init(&bp->mu, NULL);
-  *out = bp;
   return NULL;
 }
 
@@ -164,34 +127,56 @@ static void exec_free(ref_exec *x) {
   free(x);
 }
 
-static void ref_plan_free(be_plan *bp) {
-  if (!bp) return;
-  while (bp->idle) {
-    ref_exec *x = bp->idle;
-    bp->idle = x->next;
+static void ref_graph_free(be_graph *bg) {
+  if (!bg) return;
+  while (bg->idle) {
+    ref_exec *x = bg->idle;
+    bg->idle = x->next;
     exec_free(x);
   }
-  pthread_mutex_destroy(&bp->mu);
-  free(bp);
+  pthread_mutex_destroy(&bg->mu);
+  free(bg);
+}
+
+static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
+  be_plan *bp;
+  HD_ALLOC_OR_RETURN(bp, 1);
+  bp->bg = bg;
+  bp->p = p;
+  for (int i = 0; i < p->nsteps; i++) {
+    int k = p->g->nodes[p->steps[i].node].kind;
+    size_t need = ref_ops[k]->scratch ? ref_ops[k]->scratch(p, &p->steps[i]) : 0;
+    if (need > bp->scratch_floats) bp->scratch_floats = need;
+  }
+  *out = bp;
+  return NULL;
+}
+
+static void ref_plan_free(be_plan *bp) { free(bp); }
+
+/* Grows *buf to at least need bytes (contents not kept). */
+static int grow(void **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return 1;
+  free(*buf);
+  *buf = malloc(need);
+  *cap = *buf ? need : 0;
+  return *buf != NULL;
 }
 
 static hd_status *exec_take(be_plan *bp, ref_exec **out) {
-  pthread_mutex_lock(&bp->mu);
-  ref_exec *x = bp->idle;
-  if (x) bp->idle = x->next;
-  pthread_mutex_unlock(&bp->mu);
-  if (!x) {
-    const ir_plan *p = bp->p;
-    x = calloc(1, sizeof *x);
-    if (x) {
-      x->arena = p->arena_bytes ? malloc(p->arena_bytes) : NULL;
-      x->scratch.floats = bp->scratch_floats;
-      x->scratch.buf = bp->scratch_floats ? malloc(bp->scratch_floats * sizeof(float)) : NULL;
-    }
-    if (!x || (p->arena_bytes && !x->arena) || (bp->scratch_floats && !x->scratch.buf)) {
-      exec_free(x);
-      return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", p->arena_bytes);
-    }
+  be_graph *bg = bp->bg;
+  pthread_mutex_lock(&bg->mu);
+  ref_exec *x = bg->idle;
+  if (x) bg->idle = x->next;
+  pthread_mutex_unlock(&bg->mu);
+  if (!x && !(x = calloc(1, sizeof *x))) return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory");
+  size_t fcap = x->scratch.floats * sizeof(float);
+  int ok = grow(&x->arena, &x->arena_cap, bp->p->arena_bytes) &&
+           grow((void **)&x->scratch.buf, &fcap, bp->scratch_floats * sizeof(float));
+  x->scratch.floats = fcap / sizeof(float);
+  if (!ok) {
+    exec_free(x);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", bp->p->arena_bytes);
   }
   *out = x;
   return NULL;
@@ -206,13 +191,13 @@ static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *ou
   hd_status *st = NULL;
   for (int i = 0; i < p->nsteps && !st; i++) {
     const ir_node *n = &p->g->nodes[p->steps[i].node];
-    st = ref_ops[n->kind].run(p, &p->steps[i], &b, &x->scratch);
+    st = ref_ops[n->kind]->run(p, &p->steps[i], &b, &x->scratch);
     if (st) st = hd_status_wrap(st, "ref: node '%s' (%s): ", n->name, n->op_type);
   }
-  pthread_mutex_lock(&bp->mu);
-  x->next = bp->idle;
-  bp->idle = x;
-  pthread_mutex_unlock(&bp->mu);
+  pthread_mutex_lock(&bp->bg->mu);
+  x->next = bp->bg->idle;
+  bp->bg->idle = x;
+  pthread_mutex_unlock(&bp->bg->mu);
   return st;
 }
 

@@ -3,7 +3,7 @@
 
 #include "backends/ref/ref.h"
 
-hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *xt = &p->t[n->in[0]];
@@ -19,7 +19,7 @@ hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *
   for (int64_t c = 0; c < C; c++) {
     double scale = ref_load(pdt[0], prm[0], (size_t)c), bias = ref_load(pdt[1], prm[1], (size_t)c);
     double mean = ref_load(pdt[2], prm[2], (size_t)c), var = ref_load(pdt[3], prm[3], (size_t)c);
-    double mul = scale / sqrt(var + (double)s->p.bn.epsilon);
+    double mul = scale / sqrt(var + (double)OP_P(s)->batchnorm.epsilon);
     for (int64_t nb = 0; nb < N; nb++) {
       size_t base = (size_t)((nb * C + c) * inner);
       for (int64_t i = 0; i < inner; i++) {
@@ -30,3 +30,5 @@ hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bindings *
   }
   return NULL;
 }
+
+const ref_family ref_family_batchnorm = {.run = ref_batchnorm};

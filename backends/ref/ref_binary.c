@@ -16,7 +16,7 @@ void ref_bcast_strides(const ir_tensor *t, int r, int64_t *st) {
   }
 }
 
-hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *at = &p->t[n->in[0]], *bt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
@@ -34,13 +34,13 @@ hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, 
       ib += idx[d] * sb[d];
     }
     float u = ref_load(at->dtype, a, (size_t)ia), v = ref_load(bt->dtype, bb, (size_t)ib), o = 0.0f;
-    switch (s->p.binary.kind) {
+    switch (OP_P(s)->binary.kind) {
       case OP_BIN_ADD: o = u + v; break;
       case OP_BIN_SUB: o = u - v; break;
       case OP_BIN_MUL: o = u * v; break;
       case OP_BIN_DIV: o = u / v; break;
     }
-    ref_store(yt->dtype, y, i, ref_apply_act(&s->p.binary.act, o));
+    ref_store(yt->dtype, y, i, ref_apply_act(&OP_P(s)->binary.act, o));
     for (int d = r - 1; d >= 0; d--) { /* the next output coordinate */
       if (++idx[d] < yt->dims[d]) break;
       idx[d] = 0;
@@ -48,3 +48,5 @@ hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, 
   }
   return NULL;
 }
+
+const ref_family ref_family_binary = {.run = ref_binary};

@@ -3,11 +3,11 @@
 
 #include "backends/ref/ref.h"
 
-hd_status *ref_concat(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_concat(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *yt = &p->t[n->out[0]];
-  int ax = s->p.concat.axis;
+  int ax = OP_P(s)->concat.axis;
   char *y = ir_tensor_addr(p, n->out[0], b);
   size_t esz = hd_dtype_size(yt->dtype);
   int64_t outer = ir_numel(ax, yt->dims);
@@ -22,3 +22,5 @@ hd_status *ref_concat(const ir_plan *p, const ir_step *s, const ir_bindings *b, 
   }
   return NULL;
 }
+
+const ref_family ref_family_concat = {.run = ref_concat};

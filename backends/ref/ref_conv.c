@@ -4,25 +4,7 @@
 
 #include "backends/ref/ref.h"
 
-float ref_apply_act(const op_act *a, float x) {
-  switch (a->kind) {
-    case OP_ACT_NONE: return x;
-    case OP_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case OP_ACT_LEAKY_RELU: return x >= 0.0f ? x : a->alpha * x;
-    case OP_ACT_CLIP: return x < a->alpha ? a->alpha : (x > a->beta ? a->beta : x);
-    case OP_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case OP_ACT_HARD_SIGMOID: {
-      float y = a->alpha * x + a->beta;
-      return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
-    }
-    case OP_ACT_HARD_SWISH: {
-      float y = x / 6.0f + 0.5f;
-      return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
-    }
-    case OP_ACT_TANH: return tanhf(x);
-  }
-  return x;
-}
+float ref_apply_act(const op_act *a, float x) { return op_act_apply(a->kind, x, a->alpha, a->beta); }
 
 /* Spatial geometry padded to 3 dims. */
 typedef struct geom3 {
@@ -59,7 +41,7 @@ static void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t
  * for one output channel's plane. */
 static size_t acc_offset(size_t xn, size_t wn) { return (xn + wn + 1) & ~(size_t)1; }
 
-size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
+static size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *x = &p->t[n->in[0]], *w = &p->t[n->in[1]], *y = &p->t[n->out[0]];
   size_t xn = x->dtype == HD_DT_F32 ? 0 : (size_t)ir_numel(x->rank, x->dims);
@@ -70,9 +52,9 @@ size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
 
 /* Loop order: for each output channel, each (input channel, kernel tap)
  * adds w * x to a whole output plane, a contiguous row at a time. */
-hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   const ir_node *n = &p->g->nodes[s->node];
-  const op_conv *c = &s->p.conv;
+  const op_conv *c = &OP_P(s)->conv;
   const ir_tensor *xt = &p->t[n->in[0]], *wt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
   int dt = xt->dtype;
   size_t xn = dt == HD_DT_F32 ? 0 : (size_t)ir_numel(xt->rank, xt->dims);
@@ -125,3 +107,5 @@ hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, re
     }
   return NULL;
 }
+
+const ref_family ref_family_conv = {.run = ref_conv, .scratch = ref_conv_scratch};

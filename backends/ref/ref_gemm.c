@@ -13,10 +13,10 @@ static void batch_strides(const ir_tensor *t, int nb, int64_t mat, int64_t *st) 
   for (int i = 0; i < nb; i++) st[i] *= mat;
 }
 
-hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
-  const op_gemm *g = &s->p.gemm;
+  const op_gemm *g = &OP_P(s)->gemm;
   const ir_tensor *at = &p->t[n->in[0]], *bt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
   const ir_tensor *ct = g->has_c ? &p->t[n->in[2]] : NULL;
   const void *A = ir_tensor_addr(p, n->in[0], b), *B = ir_tensor_addr(p, n->in[1], b);
@@ -81,3 +81,5 @@ hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings *b, re
   }
   return NULL;
 }
+
+const ref_family ref_family_gemm = {.run = ref_gemm};

@@ -45,10 +45,10 @@ static void taps(const pgeom *g, int i, int64_t o, int64_t *lo, int64_t *hi, int
   }
 }
 
-hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
-  const op_pool *pp = &s->p.pool;
+  const op_pool *pp = &OP_P(s)->pool;
   const ir_tensor *xt = &p->t[n->in[0]], *yt = &p->t[n->out[0]];
   const void *x = ir_tensor_addr(p, n->in[0], b);
   void *y = ir_tensor_addr(p, n->out[0], b);
@@ -98,3 +98,5 @@ hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings *b, re
   }
   return NULL;
 }
+
+const ref_family ref_family_pool = {.run = ref_pool};

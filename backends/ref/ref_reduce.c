@@ -4,16 +4,16 @@
 
 #include "backends/ref/ref.h"
 
-size_t ref_reduce_scratch(const ir_plan *p, const ir_step *s) {
+static size_t ref_reduce_scratch(const ir_plan *p, const ir_step *s) {
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *yt = &p->t[n->out[0]];
   /* A double per output element, as two floats. */
   return 2 * (size_t)ir_numel(yt->rank, yt->dims);
 }
 
-hd_status *ref_reduce_mean(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_reduce_mean(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   const ir_node *n = &p->g->nodes[s->node];
-  const op_reduce *r = &s->p.reduce;
+  const op_reduce *r = &OP_P(s)->reduce;
   const ir_tensor *xt = &p->t[n->in[0]], *yt = &p->t[n->out[0]];
   const void *x = ir_tensor_addr(p, n->in[0], b);
   void *y = ir_tensor_addr(p, n->out[0], b);
@@ -43,6 +43,9 @@ hd_status *ref_reduce_mean(const ir_plan *p, const ir_step *s, const ir_bindings
       idx[d] = 0;
     }
   }
-  for (size_t i = 0; i < ny; i++) ref_store(yt->dtype, y, i, (float)(acc[i] / (double)count));
+  /* An empty reduction gives 0, as ONNX Runtime's kernel does. */
+  for (size_t i = 0; i < ny; i++) ref_store(yt->dtype, y, i, count ? (float)(acc[i] / (double)count) : 0.0f);
   return NULL;
 }
+
+const ref_family ref_family_reduce = {.run = ref_reduce_mean, .scratch = ref_reduce_scratch};

@@ -5,15 +5,15 @@
 
 #include "backends/ref/ref.h"
 
-hd_status *ref_softmax(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_softmax(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *xt = &p->t[n->in[0]];
   const void *x = ir_tensor_addr(p, n->in[0], b);
   void *y = ir_tensor_addr(p, n->out[0], b);
-  int dt = xt->dtype, ax = s->p.softmax.axis;
+  int dt = xt->dtype, ax = OP_P(s)->softmax.axis;
   int64_t outer = ir_numel(ax, xt->dims), len, inner;
-  if (s->p.softmax.legacy_2d) {
+  if (OP_P(s)->softmax.legacy_2d) {
     len = ir_numel(xt->rank - ax, xt->dims + ax);
     inner = 1;
   } else {
@@ -36,3 +36,5 @@ hd_status *ref_softmax(const ir_plan *p, const ir_step *s, const ir_bindings *b,
     }
   return NULL;
 }
+
+const ref_family ref_family_softmax = {.run = ref_softmax};

@@ -5,7 +5,7 @@
 
 #include "backends/ref/ref.h"
 
-hd_status *ref_view_copy(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+static hd_status *ref_view_copy(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const void *x = ir_tensor_addr(p, n->in[0], b);
@@ -14,3 +14,5 @@ hd_status *ref_view_copy(const ir_plan *p, const ir_step *s, const ir_bindings *
   if (bytes && x != y) memmove(y, x, bytes);
   return NULL;
 }
+
+const ref_family ref_family_view = {.run = ref_view_copy};

@@ -7,8 +7,8 @@
 #include "ops/op_util.h"
 
 static hd_status *unary_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
-  op_act *act = &n->p.unary.act;
-  memset(&n->p.unary, 0, sizeof n->p.unary);
+  op_act *act = &OP_P(n)->unary.act;
+  memset(&OP_P(n)->unary, 0, sizeof OP_P(n)->unary);
   switch (n->kind) {
     case OP_RELU: act->kind = OP_ACT_RELU; break;
     case OP_SIGMOID: act->kind = OP_ACT_SIGMOID; break;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir.h"
+#include "plan/plan.h"
 
 typedef uint64_t word;
 #define WBITS 64
@@ -68,7 +68,7 @@ static int reach(part_state *s, const word *from, int p, int nparts) {
   return 0;
 }
 
-hd_status *ir_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts) {
+hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts) {
   int n = g->nnodes;
   int max_parts = 0;
   for (int i = 0; i < n; i++) max_parts += claimable[i] && !g->nodes[i].dead ? 1 : 0;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/hd_math.h"
-#include "ir/ir.h"
+#include "plan/plan.h"
 #include "ops/ops.h"
 
 /* Live arena blocks, kept sorted by offset. */
@@ -125,7 +125,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
     ir_step *s = &p->steps[p->nsteps];
     s->node = n;
     s->p = node->p;
-    st = def->infer(g, node, t, &s->p);
+    st = def->infer(g, node, t, OP_P(s));
     if (st) {
       st = hd_status_wrap(st, "node '%s' (%s): ", node->name, node->op_type);
       break;
@@ -160,9 +160,21 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
     o->storage = IR_ST_OUTPUT;
     o->index = i;
   }
+  /* Empty tensors are legal: a step all of whose outputs are empty has
+   * nothing to compute and nothing to write, so no backend ever runs a
+   * kernel over an empty output. (A step with a non-empty output from an
+   * empty input is its op's business: ReduceMean over an empty axis gives
+   * 0, as ONNX Runtime's kernel does.) */
   for (int s = 0; s < p->nsteps && !st; s++) {
     const ir_node *node = &g->nodes[p->steps[s].node];
-    if (!op_get(node->kind)->view || t[node->out[0]].storage != IR_ST_NONE) continue;
+    int empty = 1;
+    for (int k = 0; k < node->nout && empty; k++)
+      if (node->out[k] != IR_NONE && t[node->out[k]].nbytes > 0) empty = 0;
+    if (empty) elided[s] = 1;
+  }
+  for (int s = 0; s < p->nsteps && !st; s++) {
+    const ir_node *node = &g->nodes[p->steps[s].node];
+    if (elided[s] || !op_get(node->kind)->view || t[node->out[0]].storage != IR_ST_NONE) continue;
     int root = node->in[0];
     while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
     t[node->out[0]].storage = IR_ST_ALIAS;
@@ -214,7 +226,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
   return st;
 }
 
-hd_status *ir_plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out) {
+hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out) {
   *out = NULL;
   ir_plan *p;
   HD_ALLOC_OR_RETURN(p, 1);
@@ -222,33 +234,21 @@ hd_status *ir_plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **o
   p->t = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(ir_tensor));
   p->steps = calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof(ir_step));
   if (!p->t || !p->steps) {
-    ir_plan_free(p);
+    plan_free(p);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
   }
   hd_status *st = plan_build(g, inputs, p);
   if (st) {
-    ir_plan_free(p);
+    plan_free(p);
     return st;
   }
   *out = p;
   return NULL;
 }
 
-void ir_plan_free(ir_plan *p) {
+void plan_free(ir_plan *p) {
   if (!p) return;
   free(p->t);
   free(p->steps);
   free(p);
-}
-
-void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
-  const ir_tensor *t = &p->t[value];
-  switch (t->storage) {
-    case IR_ST_INPUT: return b->inputs[t->index];
-    case IR_ST_OUTPUT: return b->outputs[t->index];
-    case IR_ST_CONST: return b->consts ? b->consts[value] : p->g->values[value].data;
-    case IR_ST_ARENA: return (char *)b->arena + t->offset;
-    case IR_ST_ALIAS: return ir_tensor_addr(p, t->index, b);
-    default: return NULL;
-  }
 }

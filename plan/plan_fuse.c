@@ -1,4 +1,4 @@
-/* ir_fuse: the fusion passes, vendor-free.
+/* plan_fuse: the fusion passes, vendor-free.
  *
  * Each pass matches a producer -> consumer pair where the intermediate value
  * has one use and is not a partition output, folds the consumer into the
@@ -14,12 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir.h"
+#include "plan/plan.h"
 #include "ops/ops.h"
 
-static int is_type(const ir_node *n, const char *op_type) {
-  return !n->dead && n->kind != OP_UNKNOWN && strcmp(n->op_type, op_type) == 0;
-}
+static int is_kind(const ir_node *n, op_kind k) { return !n->dead && n->kind == (int)k; }
 
 /* The node producing v if v feeds only one node input and leaves no partition. */
 static ir_node *sole_producer(ir_graph *g, int v) {
@@ -72,13 +70,13 @@ static void store_f(int dtype, void *p, size_t i, double v) {
  *    s = scale / sqrt(var + eps), per output channel, computed in double. */
 static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
   ir_node *bn = &g->nodes[bi];
-  if (!is_type(bn, "BatchNormalization") || bn->nin < 5 || bn->nout != 1) return NULL;
+  if (!is_kind(bn, OP_BATCHNORM) || bn->nin < 5 || bn->nout != 1) return NULL;
   ir_node *conv = sole_producer(g, bn->in[0]);
-  if (!conv || conv->kind != OP_CONV || conv->p.conv.act.kind != OP_ACT_NONE || conv->p.conv.has_residual)
+  if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
     return NULL;
   int dt = g->values[conv->in[1]].dtype;
   if (!is_const_f(g, conv->in[1], dt)) return NULL;
-  if (conv->p.conv.has_bias && !is_const_f(g, conv->in[2], dt)) return NULL;
+  if (OP_P(conv)->conv.has_bias && !is_const_f(g, conv->in[2], dt)) return NULL;
   for (int k = 1; k < 5; k++)
     if (!is_const_f(g, bn->in[k], dt)) return NULL;
   const ir_value *w = &g->values[conv->in[1]];
@@ -95,8 +93,8 @@ static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
   }
   const void *scale = g->values[bn->in[1]].data, *beta = g->values[bn->in[2]].data;
   const void *mean = g->values[bn->in[3]].data, *var = g->values[bn->in[4]].data;
-  const void *bias = conv->p.conv.has_bias ? g->values[conv->in[2]].data : NULL;
-  double eps = bn->p.bn.epsilon;
+  const void *bias = OP_P(conv)->conv.has_bias ? g->values[conv->in[2]].data : NULL;
+  double eps = OP_P(bn)->batchnorm.epsilon;
   for (int64_t c = 0; c < m; c++) {
     double s = load_f(dt, scale, (size_t)c) / sqrt(load_f(dt, var, (size_t)c) + eps);
     for (size_t i = 0; i < per; i++)
@@ -123,38 +121,34 @@ static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
   }
   conv->in[1] = wv;
   conv->in[2] = bv;
-  conv->p.conv.has_bias = 1;
+  OP_P(conv)->conv.has_bias = 1;
   fuse_into(conv, bn);
   *changed = 1;
   return NULL;
 }
 
-static int same_static_shape(const ir_value *a, const ir_value *b) {
+/* The shapes are equal at every run: each dim static and equal, or the
+ * same named symbol (an Add of two unknown dims might broadcast, which a
+ * fused residual does not do). */
+static int same_shape(const ir_value *a, const ir_value *b) {
   if (a->rank < 0 || a->rank != b->rank || a->dtype != b->dtype) return 0;
-  for (int i = 0; i < a->rank; i++) {
-    /* a dynamic dim matches only a dynamic dim in the batch position: other
-     * mismatches would be broadcasts, which the residual does not do */
-    if (a->dims[i] < 0 || b->dims[i] < 0) {
-      if (!(i == 0 && a->dims[i] < 0 && b->dims[i] < 0)) return 0;
-    } else if (a->dims[i] != b->dims[i]) {
-      return 0;
-    }
-  }
+  for (int i = 0; i < a->rank; i++)
+    if (!ir_dims_equal(a, i, b, i)) return 0;
   return 1;
 }
 
 /* 2. Conv -> Add(other): other becomes Conv's residual input. */
 static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
   ir_node *add = &g->nodes[ai];
-  if (!is_type(add, "Add") || add->nin != 2 || add->p.binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
   for (int side = 0; side < 2; side++) {
     ir_node *conv = sole_producer(g, add->in[side]);
     int other = add->in[1 - side];
-    if (!conv || conv->kind != OP_CONV || conv->p.conv.act.kind != OP_ACT_NONE || conv->p.conv.has_residual)
+    if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
       continue;
     if (other == add->in[side]) continue;
-    if (!same_static_shape(&g->values[add->in[side]], &g->values[other]) ||
-        !same_static_shape(&g->values[add->out[0]], &g->values[other]))
+    if (!same_shape(&g->values[add->in[side]], &g->values[other]) ||
+        !same_shape(&g->values[add->out[0]], &g->values[other]))
       continue;
     int *in = realloc(conv->in, sizeof(int) * 4);
     if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_residual: out of host memory");
@@ -162,7 +156,7 @@ static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
     if (conv->nin < 3) conv->in[2] = IR_NONE;
     conv->in[3] = other;
     conv->nin = 4;
-    conv->p.conv.has_residual = 1;
+    OP_P(conv)->conv.has_residual = 1;
     fuse_into(conv, add);
     *changed = 1;
     return NULL;
@@ -173,11 +167,11 @@ static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
 /* 3. MatMul(A, B) -> Add(const bias of [N] or [1, N]): Gemm-style C. */
 static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
   ir_node *add = &g->nodes[ai];
-  if (!is_type(add, "Add") || add->nin != 2 || add->p.binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
   for (int side = 0; side < 2; side++) {
     ir_node *mm = sole_producer(g, add->in[side]);
     int bias = add->in[1 - side];
-    if (!mm || !is_type(mm, "MatMul") || mm->p.gemm.has_c || mm->p.gemm.act.kind != OP_ACT_NONE) continue;
+    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
     const ir_value *y = &g->values[add->in[side]], *b = &g->values[bias];
     if (!b->is_const || b->dtype != y->dtype || y->rank != 2 || y->dims[1] < 0) continue;
     int64_t n = y->dims[1];
@@ -188,8 +182,8 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
     mm->in = in;
     mm->in[2] = bias;
     mm->nin = 3;
-    mm->p.gemm.has_c = 1;
-    mm->p.gemm.beta = 1.0f;
+    OP_P(mm)->gemm.has_c = 1;
+    OP_P(mm)->gemm.beta = 1.0f;
     fuse_into(mm, add);
     *changed = 1;
     return NULL;
@@ -198,25 +192,25 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
 }
 
 /* 4. producer -> activation: the producer's act. */
-static const char *const activations[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
+static int in_family(const ir_node *n, const char *family) {
+  return !n->dead && n->kind != OP_UNKNOWN && strcmp(op_family_name((op_kind)n->kind), family) == 0;
+}
 
 static op_act *act_slot(ir_node *p) {
-  if (p->kind == OP_CONV) return &p->p.conv.act;
-  if (is_type(p, "Gemm") || is_type(p, "MatMul")) return &p->p.gemm.act;
-  if (is_type(p, "Add") || is_type(p, "Sub") || is_type(p, "Mul") || is_type(p, "Div")) return &p->p.binary.act;
+  if (in_family(p, "conv")) return &OP_P(p)->conv.act;
+  if (in_family(p, "gemm")) return &OP_P(p)->gemm.act;
+  if (in_family(p, "binary")) return &OP_P(p)->binary.act;
   return NULL;
 }
 
 static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
   ir_node *a = &g->nodes[ni];
-  int is_act = 0;
-  for (size_t k = 0; k < sizeof activations / sizeof activations[0]; k++) is_act |= is_type(a, activations[k]);
-  if (!is_act || a->nout != 1) return NULL;
+  if (!in_family(a, "unary") || a->nout != 1) return NULL;
   ir_node *p = sole_producer(g, a->in[0]);
   op_act *slot = p ? act_slot(p) : NULL;
   if (!slot || slot->kind != OP_ACT_NONE) return NULL;
   if (g->values[a->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
-  *slot = a->p.unary.act;
+  *slot = OP_P(a)->unary.act;
   fuse_into(p, a);
   *changed = 1;
   return NULL;
@@ -224,7 +218,7 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
 
 typedef hd_status *(*fuse_pass)(ir_graph *g, int node, int *changed);
 
-hd_status *ir_fuse(ir_graph *g, int *nfused) {
+hd_status *plan_fuse(ir_graph *g, int *nfused) {
   static const fuse_pass passes[] = {fold_batchnorm, fuse_residual, fuse_matmul_bias, fuse_activation};
   *nfused = 0;
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {

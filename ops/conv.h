@@ -1,0 +1,25 @@
+/* Conv: parameters (ops/conv.c reads and resolves them). */
+#ifndef OPS_CONV_H
+#define OPS_CONV_H
+
+#include "ops/op_types.h"
+
+OP_FAMILY(conv, op_conv, CONV)
+
+/* Inputs: X, W, [B], [residual added before act]. After planning the pads
+ * are resolved for the concrete input shape and auto_pad is NOTSET. */
+typedef struct op_conv {
+  int nspatial;                   /* 1, 2 or 3 */
+  int64_t kernel[OP_MAX_SPATIAL]; /* from W's shape when not given */
+  int64_t strides[OP_MAX_SPATIAL];
+  int64_t dilations[OP_MAX_SPATIAL];
+  int64_t pads_begin[OP_MAX_SPATIAL];
+  int64_t pads_end[OP_MAX_SPATIAL];
+  op_auto_pad auto_pad;
+  int64_t group;
+  int has_bias;     /* input 2 present */
+  int has_residual; /* input 3 present: y = act(conv + bias + residual) */
+  op_act act;
+} op_conv;
+
+#endif

@@ -1,0 +1,66 @@
+/* op_act: the activations an op can carry fused (Relu after a Conv, ...),
+ * defined once for host code, the reference backend and the GPU kernels.
+ * Plain C, also compiled as CUDA/HIP (gpu/ includes it). */
+#ifndef OP_ACT_H
+#define OP_ACT_H
+
+/* X(KIND, "OnnxName"): alpha/beta as the ONNX op's attributes (LeakyRelu
+ * alpha; Clip min = alpha, max = beta; HardSigmoid alpha, beta). */
+#define OP_ACT_LIST(X)              \
+  X(RELU, "Relu")                   \
+  X(LEAKY_RELU, "LeakyRelu")        \
+  X(CLIP, "Clip")                   \
+  X(SIGMOID, "Sigmoid")             \
+  X(HARD_SIGMOID, "HardSigmoid")    \
+  X(HARD_SWISH, "HardSwish")        \
+  X(TANH, "Tanh")
+
+typedef enum op_act_kind {
+  OP_ACT_NONE = 0,
+#define OP_ACT_ENUM_(k, name) OP_ACT_##k,
+  OP_ACT_LIST(OP_ACT_ENUM_)
+#undef OP_ACT_ENUM_
+  OP_ACT_COUNT
+} op_act_kind;
+
+typedef struct op_act {
+  op_act_kind kind;
+  float alpha, beta;
+} op_act;
+
+/* "Relu", ... ("none" for OP_ACT_NONE), for messages. */
+static inline const char *op_act_name(int kind) {
+  static const char *const names[] = {"none",
+#define OP_ACT_NAME_(k, name) name,
+                                      OP_ACT_LIST(OP_ACT_NAME_)
+#undef OP_ACT_NAME_
+  };
+  return kind >= 0 && kind < OP_ACT_COUNT ? names[kind] : "?";
+}
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define OP_ACT_FN __host__ __device__ static inline
+#else
+#include <math.h>
+#define OP_ACT_FN static inline
+#endif
+
+/* lo <= x <= hi by comparisons, so a NaN stays NaN (as numpy and ONNX
+ * Runtime's kernels clamp; fminf/fmaxf would replace it). */
+OP_ACT_FN float op_act_clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+/* The activation of x, in fp32: the one definition both backends use. */
+OP_ACT_FN float op_act_apply(int kind, float x, float a, float b) {
+  switch (kind) {
+    case OP_ACT_RELU: return x < 0.f ? 0.f : x;
+    case OP_ACT_LEAKY_RELU: return x < 0.f ? a * x : x;
+    case OP_ACT_CLIP: return op_act_clamp(x, a, b);
+    case OP_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
+    case OP_ACT_HARD_SIGMOID: return op_act_clamp(a * x + b, 0.f, 1.f);
+    case OP_ACT_HARD_SWISH: return x * op_act_clamp(x / 6.f + 0.5f, 0.f, 1.f);
+    case OP_ACT_TANH: return tanhf(x);
+    default: return x;
+  }
+}
+
+#endif

@@ -1,0 +1,16 @@
+/* Elementwise activations as ops: parameters (ops/unary.c). */
+#ifndef OPS_UNARY_H
+#define OPS_UNARY_H
+
+#include "ops/op_types.h"
+
+OP_FAMILY(unary, op_unary, RELU, LEAKY_RELU, CLIP, SIGMOID, HARD_SIGMOID, HARD_SWISH, TANH)
+
+/* One family: the kind is act (ops/op_act.h), also the form fusion folds
+ * into the producing op. Clip's min/max come from attributes (opset < 11)
+ * or constant inputs (opset >= 11). */
+typedef struct op_unary {
+  op_act act;
+} op_unary;
+
+#endif

@@ -1,0 +1,68 @@
+/* plan: the passes over an imported graph and the plans built from it,
+ * above ops/ (they call each op's infer and read its parameters):
+ *   plan_partition.c  GetCapability: claimable nodes -> fusable partitions
+ *   plan_fuse.c       fusions (BatchNorm folding, bias/activation/residual)
+ *   plan_build.c      a graph at concrete input shapes: shapes, resolved
+ *                     parameters, views, and one liveness-planned arena
+ *   plan_match.c      multi-node patterns, for fusions that span more than
+ *                     a producer and its consumer */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* Groups claimable nodes into partitions ORT can fuse: no path between two
+ * nodes of one partition leaves it. part[i] = partition id or IR_NONE.
+ * Returns the number of partitions in *nparts. */
+hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts);
+
+/* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
+ * activations into their producers. *nfused counts the nodes removed. */
+hd_status *plan_fuse(ir_graph *g, int *nfused);
+
+/* ---- patterns (plan_match.c) ---- */
+
+#define PM_MAX_NODES 16
+#define PM_MAX_CAPTURES 8
+#define PM_ANY_KIND (-1)          /* a pattern node of any op kind */
+#define PM_ANY (-1)               /* an input that may be anything */
+#define PM_CAPTURE(k) (-2 - (k))  /* an input bound to capture slot k */
+
+/* One node of a pattern. in[j]: the index of the pattern node producing
+ * input j (earlier in the array), PM_CAPTURE(k) or PM_ANY. */
+typedef struct pm_node {
+  int kind;         /* op_kind, or PM_ANY_KIND */
+  int nin;          /* inputs checked (the graph node may have more) */
+  int in[4];
+  int commutative;  /* inputs 0 and 1 may match swapped */
+  /* Optional: 1 when graph node n (of the right kind) fits, e.g. an
+   * attribute value or a constant's value. */
+  int (*pred)(const ir_graph *g, const ir_node *n, void *user);
+} pm_node;
+
+/* Nodes in topological order; the last is the root. */
+typedef struct pm_pattern {
+  const char *name;
+  const pm_node *nodes;
+  int nnodes;
+  int ncaptures;
+} pm_pattern;
+
+typedef struct pm_match {
+  int node[PM_MAX_NODES];        /* the graph node each pattern node matched */
+  int capture[PM_MAX_CAPTURES];  /* the graph value each slot bound */
+} pm_match;
+
+/* 1 when pattern p matches with its root at graph node `root`; every
+ * matched node but the root is used only inside the match (so a fusion may
+ * remove it). user goes to the predicates. The first consistent binding
+ * is taken (commutative nodes try their inputs both ways). */
+int plan_match(const ir_graph *g, const pm_pattern *p, int root, void *user, pm_match *m);
+
+/* The graph at these input shapes (in graph-input order). */
+hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out);
+void plan_free(ir_plan *p);
+
+#endif

@@ -1,0 +1,100 @@
+/* test_gpu_kernels: kernels of gpu/ that no ONNX model reaches on demand,
+ * called directly against plain CPU loops: gpu_conv_generic (the last-resort
+ * convolution when the DNN library has no engine at a plan's shape), over
+ * groups, strides, dilations, pads, bias, residual and an activation.
+ * Without a GPU it prints "SKIP: <reason>" and exits 77. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu_kernels.h"
+#include "gpu/gpu_vendor.h"
+
+typedef struct conv_case {
+  const char *name;
+  int64_t n, c, co, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, group;
+  int bias, res, act;
+} conv_case;
+
+static const conv_case cases[] = {
+    {"plain 3x3", 2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, OP_ACT_NONE},
+    {"stride 2, bias, relu", 1, 8, 6, 13, 10, 3, 2, 2, 2, 1, 0, 1, 1, 1, 1, 0, OP_ACT_RELU},
+    {"groups 4, dilation 2", 2, 8, 12, 12, 12, 3, 3, 1, 1, 2, 2, 2, 2, 4, 1, 1, OP_ACT_NONE},
+    {"depthwise-like, clip", 1, 6, 6, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, 6, 1, 0, OP_ACT_CLIP},
+    {"1d lifted, stride 3", 3, 4, 5, 1, 40, 1, 7, 1, 3, 0, 3, 1, 1, 1, 0, 1, OP_ACT_TANH},
+};
+
+static float frand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (float)((*s >> 8) % 2001) / 1000.0f - 1.0f;
+}
+
+static int run(const conv_case *cc) {
+  gpu_conv2d_shape s = {.n = cc->n, .c = cc->c, .co = cc->co, .ih = cc->ih, .iw = cc->iw, .kh = cc->kh,
+                        .kw = cc->kw, .sh = cc->sh, .sw = cc->sw, .ph = cc->ph, .pw = cc->pw, .dh = cc->dh,
+                        .dw = cc->dw};
+  s.oh = (cc->ih + 2 * cc->ph - ((cc->kh - 1) * cc->dh + 1)) / cc->sh + 1;
+  s.ow = (cc->iw + 2 * cc->pw - ((cc->kw - 1) * cc->dw + 1)) / cc->sw + 1;
+  size_t nx = (size_t)(s.n * s.c * s.ih * s.iw), nw = (size_t)(s.co * (s.c / cc->group) * s.kh * s.kw);
+  size_t ny = (size_t)(s.n * s.co * s.oh * s.ow);
+  float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)s.co * 4), *r = malloc(ny * 4);
+  float *y = malloc(ny * 4), *ref = malloc(ny * 4);
+  unsigned seed = 7;
+  for (size_t i = 0; i < nx; i++) x[i] = frand(&seed);
+  for (size_t i = 0; i < nw; i++) w[i] = frand(&seed);
+  for (int64_t i = 0; i < s.co; i++) b[i] = frand(&seed);
+  for (size_t i = 0; i < ny; i++) r[i] = frand(&seed);
+  int64_t cpg = s.c / cc->group, copg = s.co / cc->group;
+  for (int64_t img = 0; img < s.n; img++)
+    for (int64_t co = 0; co < s.co; co++)
+      for (int64_t oy = 0; oy < s.oh; oy++)
+        for (int64_t ox = 0; ox < s.ow; ox++) {
+          double acc = 0;
+          for (int64_t ci = 0; ci < cpg; ci++)
+            for (int64_t ky = 0; ky < s.kh; ky++)
+              for (int64_t kx = 0; kx < s.kw; kx++) {
+                int64_t iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
+                if (iy < 0 || iy >= s.ih || ix < 0 || ix >= s.iw) continue;
+                int64_t c = co / copg * cpg + ci;
+                acc += (double)x[((img * s.c + c) * s.ih + iy) * s.iw + ix] *
+                       w[((co * cpg + ci) * s.kh + ky) * s.kw + kx];
+              }
+          size_t o = (size_t)(((img * s.co + co) * s.oh + oy) * s.ow + ox);
+          float v = (float)acc + (cc->bias ? b[co] : 0.f) + (cc->res ? r[o] : 0.f);
+          ref[o] = op_act_apply(cc->act, v, -0.5f, 0.5f);
+        }
+  void *dx, *dw, *db, *dr, *dy;
+  int bad = gpuMalloc(&dx, nx * 4) || gpuMalloc(&dw, nw * 4) || gpuMalloc(&db, (size_t)s.co * 4) ||
+            gpuMalloc(&dr, ny * 4) || gpuMalloc(&dy, ny * 4);
+  bad = bad || gpuMemcpy(dx, x, nx * 4, gpuMemcpyHostToDevice) || gpuMemcpy(dw, w, nw * 4, gpuMemcpyHostToDevice) ||
+        gpuMemcpy(db, b, (size_t)s.co * 4, gpuMemcpyHostToDevice) || gpuMemcpy(dr, r, ny * 4, gpuMemcpyHostToDevice);
+  int rc = bad ? -2 : gpu_conv_generic(dx, dw, cc->bias ? db : NULL, cc->res ? dr : NULL, dy, GPU_DT_F32, &s,
+                                       cc->group, cc->act, -0.5f, 0.5f, NULL);
+  if (!rc) rc = gpuMemcpy(y, dy, ny * 4, gpuMemcpyDeviceToHost);
+  double worst = 0;
+  size_t nonfinite = 0;
+  for (size_t i = 0; i < ny && !rc; i++) {
+    if (!isfinite(y[i])) nonfinite++;
+    else worst = fmax(worst, fabs((double)y[i] - ref[i]));
+  }
+  int ok = !rc && !nonfinite && worst < 1e-4;
+  printf("%-4s gpu_conv_generic %-24s [%lld,%lld,%lld,%lld] -> %lld: max abs %.2g%s\n", ok ? "ok" : "FAIL", cc->name,
+         (long long)s.n, (long long)s.c, (long long)s.ih, (long long)s.iw, (long long)s.co, worst,
+         rc ? " (launch failed)" : nonfinite ? " (non-finite outputs)" : "");
+  gpuFree(dx), gpuFree(dw), gpuFree(db), gpuFree(dr), gpuFree(dy);
+  free(x), free(w), free(b), free(r), free(y), free(ref);
+  return ok;
+}
+
+int main(void) {
+  int ndev = 0;
+  if (gpuGetDeviceCount(&ndev) != gpuSuccess || ndev == 0) {
+    printf("SKIP: no GPU (%s)\n", gpuGetErrorString(gpuGetLastError()));
+    return 77;
+  }
+  int fails = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fails += !run(&cases[i]);
+  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0]);
+  return fails ? 1 : 0;
+}
