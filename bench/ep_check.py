@@ -370,10 +370,11 @@ def cmd_oom(a):
         got = sess.run(None, {inp: small})[0]
         c = hdep.compare(got, cpu.run(None, {inp: small})[0])
         row["small_after"] = c
-        ok &= c["pass"]
+        row["providers_after"] = sess.get_providers()
+        ok &= c["pass"] and hdep.EP_NAME in row["providers_after"]
         res["rounds"].append(row)
         log(f"round {r}: batch {a.big} -> {row['big'][:300]}")
-        log(f"round {r}: batch 1 afterwards: {hdep.compare_str(c)}")
+        log(f"round {r}: batch 1 afterwards: {hdep.compare_str(c)} on {row['providers_after']}")
     res["pass"] = ok
     log(("PASS" if ok else "FAIL") + f": gpu_mem_limit={a.limit_mb} MiB, batch {a.big} refused with the limit named, "
         "batch 1 right afterwards")

@@ -138,7 +138,13 @@ def ep_session(ort, model, dev, provider_options=None, opt_level="all"):
     opts = env_provider_options()
     opts.update(provider_options or {})
     so.add_provider_for_devices([dev], opts)
-    return ort.InferenceSession(model, sess_options=so)
+    sess = ort.InferenceSession(model, sess_options=so)
+    # The Python binding re-creates a session on the CPU EP alone when a run
+    # fails with an EP error, and runs there: an error of ours would pass as
+    # a (slow) success. Keep errors errors.
+    if hasattr(sess, "disable_fallback"):
+        sess.disable_fallback()
+    return sess
 
 
 def cpu_session(ort, model, opt_level="all", threads=0):
