@@ -332,6 +332,27 @@ int hd_pool_use(hd_pool *p, void *ptr, void *stream) {
   return rc;
 }
 
+void hd_pool_forget_stream(hd_pool *p, void *stream) {
+  if (!stream || !p->streams) return;
+  pthread_mutex_lock(&p->mu);
+  for (int i = 0; i < p->n; i++) {
+    block *b = &p->blocks[i];
+    int w = 0;
+    for (int u = 0; u < b->nuse; u++) {
+      if (b->use[u].stream != stream) {
+        block_use keep = b->use[u];
+        b->use[u] = b->use[w]; /* swap: the dropped use's event stays for reuse */
+        b->use[w++] = keep;
+      } else {
+        b->use[u].pending = 0;
+        b->use[u].stream = NULL;
+      }
+    }
+    b->nuse = w;
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
 void hd_pool_free(hd_pool *p, void *ptr) {
   if (!ptr) return;
   pthread_mutex_lock(&p->mu);

@@ -22,6 +22,9 @@
 
 typedef struct hd_pool hd_pool;
 
+/* free must not return while queued work may still use the block (cudaFree
+ * and hipFree synchronize): a block whose event could not be recorded is
+ * given back that way. */
 typedef struct hd_pool_source {
   void *ctx;
   hd_status *(*alloc)(void *ctx, size_t bytes, void **p);
@@ -60,8 +63,12 @@ hd_status *hd_pool_alloc(hd_pool *p, size_t bytes, void **out);
 hd_status *hd_pool_alloc_on(hd_pool *p, size_t bytes, void *stream, void **out);
 /* Records that live block ptr (the pointer an alloc returned) is used on
  * stream: its free will wait for that stream's work. 0 if ptr is not a
- * live block of this pool, else 1. */
+ * live block of this pool; 1 recorded (or known); 2 the block tracks its
+ * most streams already: the caller must order the use itself (sync). */
 int hd_pool_use(hd_pool *p, void *ptr, void *stream);
+/* Forgets stream, which the caller has synced and is about to destroy: no
+ * event is ever recorded on it again. */
+void hd_pool_forget_stream(hd_pool *p, void *stream);
 void hd_pool_free(hd_pool *p, void *ptr);
 void hd_pool_shrink(hd_pool *p);
 void hd_pool_get_stats(hd_pool *p, hd_pool_stats *out);

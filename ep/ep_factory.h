@@ -66,6 +66,9 @@ void ep_allocator_free(ep_allocator *a, void *p);
  * free then waits for that work). 0: not ours; 1: recorded; 2: the block
  * has too many streams already: the caller must sync the stream. */
 int ep_device_mark_use(ep_device *dev, void *ptr, void *stream);
+/* Before a synced stream is destroyed: blocks that remember it (a tensor
+ * that outlives its session) must not record events on it later. */
+void ep_device_forget_stream(ep_device *dev, void *stream);
 hd_status *ep_transfer_create(ep_factory *f, OrtDataTransferImpl **out);
 /* ORT's Release of the transfer is a no-op: the factory owns it. */
 void ep_transfer_destroy(OrtDataTransferImpl *t);

@@ -176,6 +176,12 @@ int ep_device_mark_use(ep_device *dev, void *ptr, void *stream) {
   return rc;
 }
 
+void ep_device_forget_stream(ep_device *dev, void *stream) {
+  pthread_mutex_lock(&dev->pools_mu);
+  for (shared_pool *sp = dev->pools; sp; sp = sp->next) hd_pool_forget_stream(sp->pool, stream);
+  pthread_mutex_unlock(&dev->pools_mu);
+}
+
 OrtAllocator *ep_allocator_ort(ep_allocator *a) { return &a->base; }
 
 void ep_allocator_destroy(OrtAllocator *oa) {
@@ -253,13 +259,16 @@ static OrtStatus *ORT_API_CALL t_copy(OrtDataTransferImpl *t, const OrtValue **s
         (os = ep_api->GetTensorSizeInBytes(src[i], &bytes)))
       return os;
     void *stream = streams && streams[i] ? ep_api->SyncStream_GetHandle(streams[i]) : NULL;
-    if (stream) { /* the copy runs later: blocks freed before it ends wait for it */
-      ep_device_mark_use(d, dp, stream);
-      ep_device_mark_use(d, (void *)sp, stream);
+    /* The copy runs later: blocks freed before it ends wait for it. A block
+     * that already tracks its most streams (2) cannot: finish the copy here. */
+    int untracked = 0;
+    if (stream) {
+      untracked |= ep_device_mark_use(d, dp, stream) == 2;
+      untracked |= ep_device_mark_use(d, (void *)sp, stream) == 2;
     }
     hd_status *st = be_copy(d->be, d->ordinal, dp, sp, bytes, kind, stream);
     /* Without a stream the copy must be complete on return. */
-    if (!st && !stream) st = be_stream_sync(d->be, d->ordinal, NULL);
+    if (!st && (!stream || untracked)) st = be_stream_sync(d->be, d->ordinal, stream);
     if (st) return ep_status_to_ort(hd_status_wrap(st, "copying %zu bytes: ", bytes));
   }
   return NULL;

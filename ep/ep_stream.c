@@ -47,6 +47,7 @@ static OrtStatus *ORT_API_CALL n_wait_on_host(OrtSyncNotificationImpl *p) {
 static void ORT_API_CALL s_release(OrtSyncStreamImpl *p) {
   ep_stream *s = stream_of(p);
   hd_status_free(be_stream_sync(s->dev->be, s->dev->ordinal, s->stream));
+  ep_device_forget_stream(s->dev, s->stream);
   be_stream_destroy(s->dev->be, s->dev->ordinal, s->stream);
   free(s);
 }

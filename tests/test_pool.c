@@ -35,12 +35,13 @@ static void fake_free(void *ctx, void *p) {
  * work queued and of work finished; an event remembers the queued count of
  * its stream at record time and is done once the finished count reaches it.
  * The test finishes work by hand, so "still running" is under its control. */
-#define NSTREAMS 4
+#define NSTREAMS 5
 typedef struct fake_gpu {
   long queued[NSTREAMS + 1], finished[NSTREAMS + 1];
   int events_live;
   int host_waits, gpu_waits;
   long waited_for[NSTREAMS + 1]; /* per stream: work it waits on (gpu waits) */
+  int destroyed[NSTREAMS + 1];   /* recording on a destroyed stream is a bug */
 } fake_gpu;
 static fake_gpu gpu;
 
@@ -67,6 +68,7 @@ static hd_status *ev_record(void *ctx, void *ev, void *stream) {
   (void)ctx;
   fake_event *e = ev;
   e->stream = sid(stream);
+  UT_CHECK(!gpu.destroyed[e->stream]);
   e->at = gpu.queued[e->stream];
   return NULL;
 }
@@ -166,6 +168,23 @@ static void test_streams(void) {
   int hw = gpu.host_waits;
   hd_pool_shrink(lim);
   UT_CHECK(gpu.host_waits > hw && gpu.finished[2] == gpu.queued[2]);
+
+  /* A block tracks at most 4 streams; a fifth use asks the caller to sync. */
+  void *m = NULL;
+  UT_OK(hd_pool_alloc_on(pool, 4096, S(1), &m));
+  for (int s = 2; s <= 4; s++) UT_CHECK(hd_pool_use(pool, m, S(s)) == 1);
+  UT_CHECK(hd_pool_use(pool, m, S(3)) == 1); /* known already */
+  UT_CHECK(hd_pool_use(pool, m, S(5)) == 2);
+  /* A stream destroyed while a block remembers it (a tensor that outlives
+   * its session): once forgotten, the free records nothing on it. */
+  launch(4);
+  finish_all(4); /* the owner syncs before destroying */
+  hd_pool_forget_stream(pool, S(4));
+  gpu.destroyed[4] = 1;
+  UT_CHECK(hd_pool_use(pool, m, S(5)) == 1); /* its slot is free again */
+  hd_pool_free(pool, m);
+  for (int s = 1; s <= NSTREAMS; s++) finish_all(s);
+  gpu.destroyed[4] = 0;
 
   size_t leaked = 1;
   hd_pool_destroy(lim, &leaked);
