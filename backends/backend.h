@@ -216,5 +216,9 @@ hd_status *be_plan_run(be_module *m, be_plan *bp, void *const *inputs, void *con
 
 /* The built-in reference backend (backends/ref). */
 hd_status *ref_backend_open(const be_host *host, be_module **out);
+/* One step of a plan on the host, in plain C (the reference kernels): how
+ * plans compute the values known at plan time (plan_eval's run_step; ctx
+ * unused). Any backend's plans use it: the values are host data. */
+hd_status *ref_step_run(void *ctx, const ir_plan *p, const ir_step *s, const ir_bindings *b);
 
 #endif

@@ -11,13 +11,22 @@ static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
 
 static const char *ORT_API_CALL e_get_name(const OrtEp *p) { (void)p; return EP_NAME; }
 
-/* Whether node i of an imported graph is ours: our op runs it and so does
- * the backend. The reason goes to the log either way. */
-static int node_claimable(ep_ep *ep, ep_graph *eg, int i) {
+/* Node i of an imported graph: 0 not ours, 1 the backend runs it, 2 only
+ * the planner can (its outputs are known at plan time, computed on the host:
+ * shape arithmetic the device does not run). ops_ok: our op parsed and
+ * checked it, and its value inputs are known (op_mark_host_known). The
+ * reason goes to the log either way. */
+static int node_claimable(ep_ep *ep, ep_graph *eg, int i, int ops_ok) {
   const ir_node *n = &eg->g->nodes[i];
   hd_status *why = eg->why[i];
   eg->why[i] = NULL;
+  if (!why && !ops_ok) why = hd_error(HD_ERR_NOT_SUPPORTED, "an input whose values it reads is not known at plan time");
   if (!why) why = be_supports_node(ep->dev->be, ep->ctx, eg->g, i);
+  if (why && ops_ok && op_node_host_known(eg->g, n)) {
+    HD_LOG(HD_LOG_VERBOSE, "claiming %s '%s' for plan time only: %s", n->op_type, n->name, hd_status_msg(why));
+    hd_status_free(why);
+    return 2;
+  }
   if (why) {
     HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': %s", n->op_type, n->name, hd_status_msg(why));
     hd_status_free(why);
@@ -33,13 +42,24 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
   if (st) return ep_status_to_ort(hd_status_wrap(st, "GetCapability: "));
   st = ir_graph_finalize(eg.g);
   int n = eg.g->nnodes;
-  uint8_t *claim = calloc((size_t)n + 1, 1);
+  uint8_t *claim = calloc((size_t)n + 1, 1), *fold_only = calloc((size_t)n + 1, 1);
   int *part = calloc((size_t)n + 1, sizeof(int));
   const OrtNode **group = calloc((size_t)n + 1, sizeof *group);
-  if (!st && (!claim || !part || !group)) st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
-  for (int i = 0; i < n && !st; i++) claim[i] = (uint8_t)node_claimable(ep, &eg, i);
+  if (!st && (!claim || !fold_only || !part || !group)) st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  for (int i = 0; i < n && !st; i++) claim[i] = !eg.why[i];
+  if (!st) op_mark_host_known(eg.g, claim);
+  for (int i = 0; i < n && !st; i++) {
+    int c = node_claimable(ep, &eg, i, claim[i]);
+    claim[i] = c != 0;
+    fold_only[i] = c == 2;
+  }
+  if (!st) op_fold_closure(eg.g, claim, fold_only);
   int nparts = 0;
-  if (!st) st = plan_partition(eg.g, claim, part, &nparts);
+  if (!st) st = plan_partition(eg.g, claim, fold_only, part, &nparts);
+  for (int i = 0; i < n && !st; i++)
+    if (claim[i] && part[i] == IR_NONE)
+      HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': values it reads at plan time come from outside its partition",
+             eg.g->nodes[i].op_type, eg.g->nodes[i].name);
   OrtNodeFusionOptions fuse = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
   for (int pi = 0; pi < nparts && !st; pi++) {
     size_t k = 0;
@@ -55,6 +75,7 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
   }
   if (!st) HD_LOG(HD_LOG_INFO, "GetCapability: %d node(s), %d partition(s)", n, nparts);
   free(claim);
+  free(fold_only);
   free(part);
   free(group);
   ep_graph_free(&eg);

@@ -88,6 +88,32 @@ static hd_status *attr_string(void *ctx, const char *name, char *buf, size_t cap
   return NULL;
 }
 
+static hd_status *attr_tensor(void *ctx, const char *name, int *dtype, int64_t *numel, void *buf, size_t cap,
+                              int *found) {
+  const OrtOpAttr *attr;
+  HD_TRY(find_attr(ctx, name, ORT_OP_ATTR_TENSOR, &attr));
+  *found = attr != NULL;
+  if (!attr) return NULL;
+  OrtValue *v = NULL;
+  EP_ORT_TRY(ep_api->OpAttr_GetTensorAttributeAsOrtValue(attr, &v), name);
+  OrtTensorTypeAndShapeInfo *info = NULL;
+  ONNXTensorElementDataType et = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t count = 0, bytes = 0;
+  const void *data = NULL;
+  hd_status *st = ep_from_ort(ep_api->GetTensorTypeAndShape(v, &info), name);
+  if (!st) st = ep_from_ort(ep_api->GetTensorElementType(info, &et), name);
+  if (!st) st = ep_from_ort(ep_api->GetTensorShapeElementCount(info, &count), name);
+  if (!st) st = ep_from_ort(ep_api->GetTensorSizeInBytes(v, &bytes), name);
+  if (!st && bytes > cap) st = hd_error(HD_ERR_NOT_SUPPORTED, "attribute '%s' holds %zu bytes", name, bytes);
+  if (!st && bytes) st = ep_from_ort(ep_api->GetTensorData(v, &data), name);
+  if (!st && bytes) memcpy(buf, data, bytes);
+  *dtype = (int)et;
+  *numel = (int64_t)count;
+  if (info) ep_api->ReleaseTensorTypeAndShapeInfo(info);
+  ep_api->ReleaseValue(v);
+  return st;
+}
+
 /* ---- values ---- */
 
 /* Finds or adds the value a value info names, with its type and shape. */
@@ -191,7 +217,7 @@ static hd_status *import_node(ep_graph *eg, const OrtNode *node, int with_data) 
                             domain && domain[0] ? "." : "", type, since);
     return NULL;
   }
-  op_attrs attrs = {(void *)node, attr_int, attr_float, attr_ints, attr_floats, attr_string};
+  op_attrs attrs = {(void *)node, attr_int, attr_float, attr_ints, attr_floats, attr_string, attr_tensor};
   hd_status *why = def->parse(eg->g, n, &attrs);
   if (!why) why = def->check(eg->g, n);
   eg->why[idx] = why;

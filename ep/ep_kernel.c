@@ -38,6 +38,7 @@ typedef struct ep_kernel {
   int nplans;
   uint64_t tick;
   int warned_host;
+  uint8_t *must_fold; /* per node: computed at plan time only (plan_eval.must_fold) */
 } ep_kernel;
 
 /* What one Compute call reads and binds; owned by the calling thread. */
@@ -83,7 +84,8 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **
   hd_status *st = e->shapes ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
     memcpy(e->shapes, shapes, sizeof(ir_shape) * (size_t)nin);
-    st = plan_create(k->g, shapes, &e->plan);
+    const plan_eval host = {NULL, ref_step_run, k->must_fold};
+    st = plan_create(k->g, shapes, &host, &e->plan);
   }
   if (!st) st = be_plan_compile(k->ep->dev->be, k->bg, e->plan, &e->bp);
   if (st) {
@@ -218,6 +220,13 @@ static hd_status *run(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   hd_status *st = bind_outputs(k, ctx, rs, e->plan);
   if (!st && k->device) mark_uses(k, rs);
   if (!st) st = be_plan_run(be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream);
+  /* Outputs known at plan time (a shape, a constant mask) are plan data. */
+  for (int j = 0; j < k->g->noutputs && !st; j++) {
+    const ir_tensor *t = &e->plan->t[k->g->outputs[j]];
+    if (t->storage == IR_ST_FOLDED)
+      st = be_copy(be, k->ep->dev->ordinal, rs->out_ptrs[j], t->host, t->nbytes,
+                   k->device ? BE_COPY_HOST_TO_DEVICE : BE_COPY_DEVICE_TO_DEVICE, rs->stream);
+  }
   for (int j = 0; j < k->g->noutputs && !st; j++) {
     if (!rs->out_host[j]) continue;
     st = be_copy(be, k->ep->dev->ordinal, rs->out_host[j], rs->out_ptrs[j], e->plan->t[k->g->outputs[j]].nbytes,
@@ -270,6 +279,40 @@ static void ORT_API_CALL k_release_state(OrtNodeComputeInfo *p, void *state) {
   (void)state; /* the state is the kernel itself */
 }
 
+/* The nodes the planner must compute (no device runs them, or their values
+ * are read on the host), and the constants kept on the host: those such
+ * nodes read, and small ones (shapes, axes, scalars the planner may fold).
+ * A device backend holds its own copy of the weights: the host copy of the
+ * rest (the size of the model) goes. The reference backend reads them all. */
+/* Constants up to this size keep their host copy: the planner may fold the
+ * small computations on them. */
+#define EP_KEEP_CONST_BYTES ((size_t)64 << 10)
+
+static hd_status *find_folds(ep_kernel *k) {
+  ir_graph *g = k->g;
+  k->must_fold = calloc((size_t)g->nnodes + 1, 1);
+  if (!k->must_fold) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  if (!k->device) return NULL;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].dead) continue;
+    hd_status *why = be_supports_node(k->ep->dev->be, k->ep->ctx, g, i);
+    k->must_fold[i] = why != NULL;
+    hd_status_free(why);
+  }
+  op_fold_closure(g, NULL, k->must_fold);
+  uint8_t *keep = calloc((size_t)g->nvalues + 1, 1);
+  if (!keep) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int j = 0; j < n->nin && !n->dead; j++)
+      if (op_input_on_host(n, j, k->must_fold[i])) keep[n->in[j]] = 1;
+  }
+  for (int v = 0; v < g->nvalues; v++)
+    if (g->values[v].is_const && !keep[v] && g->values[v].nbytes > EP_KEEP_CONST_BYTES) ir_value_drop_data(g, v);
+  free(keep);
+  return NULL;
+}
+
 hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeComputeInfo **out) {
   ep_kernel *k;
   HD_ALLOC_OR_RETURN(k, 1);
@@ -289,11 +332,11 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
     ep_kernel_destroy(&k->base);
     return st;
   }
-  /* A device backend holds its own copy of the weights now: the host copy
-   * (the size of the model) goes. The reference backend reads it. */
-  if (k->device)
-    for (int v = 0; v < k->g->nvalues; v++)
-      if (k->g->values[v].is_const) ir_value_drop_data(k->g, v);
+  st = find_folds(k);
+  if (st) {
+    ep_kernel_destroy(&k->base);
+    return st;
+  }
   *out = &k->base;
   return NULL;
 }
@@ -305,6 +348,7 @@ void ep_kernel_destroy(OrtNodeComputeInfo *p) {
   be_graph_free(k->ep->dev->be, k->bg);
   ir_graph_free(k->g);
   pthread_mutex_destroy(&k->mu);
+  free(k->must_fold);
   free(k->name);
   free(k);
 }

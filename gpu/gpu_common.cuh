@@ -137,6 +137,22 @@ __device__ __forceinline__ float shfl_xor32(float v, int off) {
 #endif
 }
 
+// The max (is_max) or sum of v over a block of 256 threads (8 groups of
+// 32), returned to every thread; sh holds 8 floats. Every thread calls it.
+__device__ __forceinline__ float block_reduce(float v, bool is_max, float *sh) {
+  for (int off = 16; off > 0; off /= 2) {
+    float o = shfl_xor32(v, off);
+    v = is_max ? fmaxf(v, o) : v + o;
+  }
+  int g = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();
+  if (lane == 0) sh[g] = v;
+  __syncthreads();
+  float r = sh[0];
+  for (int i = 1; i < 8; ++i) r = is_max ? fmaxf(r, sh[i]) : r + sh[i];
+  return r;
+}
+
 inline int last_error() { return (int)gpuGetLastError(); }
 
 }  // namespace gpu

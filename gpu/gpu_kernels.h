@@ -17,7 +17,17 @@ extern "C" {
 
 /* Element types the kernels take (values of hd_dtype, repeated here so that
  * gpu/ depends on nothing above it). */
-enum { GPU_DT_F32 = 1, GPU_DT_F16 = 10, GPU_DT_BF16 = 16 };
+enum {
+  GPU_DT_F32 = 1,
+  GPU_DT_U8 = 2,
+  GPU_DT_I8 = 3,
+  GPU_DT_I32 = 6,
+  GPU_DT_I64 = 7,
+  GPU_DT_BOOL = 9,
+  GPU_DT_F16 = 10,
+  GPU_DT_F64 = 11,
+  GPU_DT_BF16 = 16
+};
 
 /* gpu_epilogue.cu: in place on y (dtype, n elements, NC[spatial] layout with
  * `inner` elements per channel plane and `channels` channels):
@@ -84,7 +94,7 @@ typedef struct gpu_bcast {
   int64_t sb[GPU_MAX_DIMS];
 } gpu_bcast;
 
-enum { GPU_BIN_ADD = 0, GPU_BIN_SUB, GPU_BIN_MUL, GPU_BIN_DIV };
+enum { GPU_BIN_ADD = 0, GPU_BIN_SUB, GPU_BIN_MUL, GPU_BIN_DIV, GPU_BIN_POW, GPU_BIN_MIN, GPU_BIN_MAX, GPU_BIN_MEAN };
 
 /* gpu_pointwise.cu: y = act(x), n elements (x == y allowed). */
 int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, float alpha, float beta,
@@ -160,6 +170,89 @@ int gpu_gemm(const void *a, const void *b, const void *c, void *y, int dtype,
 int gpu_gemm_epilogue(void *y, const void *c, int dtype, int64_t rows, int64_t m, int64_t n,
                       int64_t c_rs, int64_t c_cs, float beta, int act, float alpha,
                       float act_beta, void *stream);
+
+/* gpu_cast.cu: n elements of type src to type dst (GPU_DT_*; the
+ * reference backend's conversion rules). gpu_cast_takes: 1 for the types
+ * it converts. */
+int gpu_cast_takes(int dtype);
+int gpu_cast(const void *x, int src, void *y, int dst, int64_t n, void *stream);
+
+/* gpu_logic.cu: y (bool bytes) = a op b with broadcasting over bc, a and b
+ * of dtype (floats, int8/uint8/int32/int64, bool); b NULL for the unary
+ * ops (Not, IsNaN, IsInf with detect_neg / detect_pos), bc then the flat
+ * shape of a. The op numbers are ops/logic.h's op_logic_kind. */
+enum {
+  GPU_LOGIC_EQ = 0,
+  GPU_LOGIC_LT,
+  GPU_LOGIC_LE,
+  GPU_LOGIC_GT,
+  GPU_LOGIC_GE,
+  GPU_LOGIC_AND,
+  GPU_LOGIC_OR,
+  GPU_LOGIC_XOR,
+  GPU_LOGIC_NOT,
+  GPU_LOGIC_ISNAN,
+  GPU_LOGIC_ISINF
+};
+int gpu_logic(const void *a, const void *b, void *y, int dtype, int op, const gpu_bcast *bc, int detect_neg,
+              int detect_pos, void *stream);
+
+/* gpu_select.cu: y = cond ? x : z (cond bool bytes), all broadcast over
+ * w's dims with per-operand element strides (0 where broadcast); Trilu:
+ * n elements of matrices rows x cols, kept where col - row >= k (upper) or
+ * <= k (lower), else zero. Elements of esize bytes (1, 2, 4, 8). */
+typedef struct gpu_where_desc {
+  int rank;
+  int64_t dims[GPU_MAX_DIMS];
+  int64_t sc[GPU_MAX_DIMS], sx[GPU_MAX_DIMS], sz[GPU_MAX_DIMS];
+} gpu_where_desc;
+int gpu_where(const void *cond, const void *x, const void *z, void *y, int64_t esize, const gpu_where_desc *w, void *stream);
+int gpu_trilu(const void *x, void *y, int64_t esize, int64_t n, int64_t rows, int64_t cols, int64_t k, int upper,
+              void *stream);
+
+/* gpu_norm.cu: per row r of rows x cols (dtype):
+ *   s = x + skip[i % skip_n] + sbias[c];  mean = rms ? 0 : avg(s);
+ *   inv = 1 / sqrt(avg((s - mean)^2) + eps);  y = (s - mean) * inv * scale[c] + bias[c]
+ * skip, sbias, bias, sum (s, dtype), mean and inv (fp32, one per row) may
+ * be NULL. fp32 statistics. */
+#define GPU_NORM_CACHE_COLS 8192
+typedef struct gpu_norm_desc {
+  int64_t rows, cols, skip_n;
+  float eps;
+  int rms;
+  const void *skip, *sbias, *scale, *bias;
+  void *sum, *mean, *inv;
+} gpu_norm_desc;
+int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
+
+/* gpu_copy.cu: y[i] = x[offset + sum_d c'_d * stride[d]] over y's dims,
+ * c'_d the coordinate of i in dim d, taken modulo mod[d] where that is
+ * nonzero; elements of esize bytes (1, 2, 4, 8). Strides may be 0 or
+ * negative. (ops/copy.h's op_strided, for the GPU.) */
+typedef struct gpu_strided {
+  int rank;
+  int64_t dims[GPU_MAX_DIMS];
+  int64_t stride[GPU_MAX_DIMS];
+  int64_t mod[GPU_MAX_DIMS];
+  int64_t offset;
+} gpu_strided;
+int gpu_strided_copy(const void *x, void *y, int64_t esize, const gpu_strided *m, void *stream);
+
+/* gpu_gather.cu: y[o, j, :] = x[o, idx[j], :] over rows of row_bytes
+ * (outer x axis_dim rows in, outer x nidx out); idx int64 (idx64) or int32,
+ * negative from the back; an index out of range gives a zero row. */
+int gpu_gather(const void *x, const void *idx, int idx64, void *y, int64_t outer, int64_t axis_dim, int64_t nidx,
+               int64_t row_bytes, void *stream);
+/* GatherElements: y[c] = x[c with c[axis] = idx[c]], y and idx of dims,
+ * x of element strides xstride; elements of esize bytes (1, 2, 4, 8). */
+typedef struct gpu_gather_el {
+  int rank, axis;
+  int64_t total, axis_dim;
+  int64_t dims[GPU_MAX_DIMS];
+  int64_t xstride[GPU_MAX_DIMS];
+} gpu_gather_el;
+int gpu_gather_elements(const void *x, const void *idx, int idx64, void *y, int64_t esize, const gpu_gather_el *g,
+                        void *stream);
 
 #ifdef __cplusplus
 }

@@ -26,7 +26,11 @@ __device__ __forceinline__ float bin(int op, float a, float b) {
     case GPU_BIN_ADD: return a + b;
     case GPU_BIN_SUB: return a - b;
     case GPU_BIN_MUL: return a * b;
-    default: return a / b;
+    case GPU_BIN_DIV: return a / b;
+    case GPU_BIN_POW: return powf(a, b);
+    case GPU_BIN_MIN: return a != a || b != b ? a + b : (a < b ? a : b);  // NaN propagates
+    case GPU_BIN_MAX: return a != a || b != b ? a + b : (a > b ? a : b);
+    default: return (a + b) * 0.5f;
   }
 }
 

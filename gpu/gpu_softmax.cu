@@ -27,21 +27,6 @@ __global__ void softmax_rows_warp(const T *x, T *y, int64_t rows, int64_t len) {
   for (int64_t j = lane; j < len; j += 32) st(yp, j, expf(ld(xp, j) - m) * inv);
 }
 
-// blockDim.x == 256: 8 groups of 32.
-__device__ float block_reduce(float v, bool is_max, float *sh) {
-  for (int off = 16; off > 0; off /= 2) {
-    float o = gpu::shfl_xor32(v, off);
-    v = is_max ? fmaxf(v, o) : v + o;
-  }
-  int g = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) sh[g] = v;
-  __syncthreads();
-  float r = sh[0];
-  for (int i = 1; i < 8; ++i) r = is_max ? fmaxf(r, sh[i]) : r + sh[i];
-  return r;
-}
-
 template <typename T>
 __global__ void softmax_rows_block(const T *x, T *y, int64_t len) {
   __shared__ float sh[8];
@@ -49,10 +34,10 @@ __global__ void softmax_rows_block(const T *x, T *y, int64_t len) {
   T *yp = y + (int64_t)blockIdx.x * len;
   float m = -FLT_MAX;
   for (int64_t j = threadIdx.x; j < len; j += blockDim.x) m = fmaxf(m, ld(xp, j));
-  m = block_reduce(m, true, sh);
+  m = gpu::block_reduce(m, true, sh);
   float sum = 0.f;
   for (int64_t j = threadIdx.x; j < len; j += blockDim.x) sum += expf(ld(xp, j) - m);
-  sum = block_reduce(sum, false, sh);
+  sum = gpu::block_reduce(sum, false, sh);
   float inv = 1.f / sum;
   for (int64_t j = threadIdx.x; j < len; j += blockDim.x) st(yp, j, expf(ld(xp, j) - m) * inv);
 }

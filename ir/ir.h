@@ -44,6 +44,10 @@ typedef struct ir_value {
   void *data;                  /* constant initializer data (host, owned), or NULL */
   size_t nbytes;               /* of data */
   int is_const;                /* a constant initializer (data may be absent at capability time) */
+  /* Known on the host when a plan is built: a constant, the output of a
+   * shape-only op (Shape), or of an op whose inputs are all host-known.
+   * Such values are computed at plan time, never on a device. */
+  int host_known;
   int producer;                /* node index, or IR_NONE */
   int nuses;                   /* consuming node inputs */
   int graph_input;             /* index in graph inputs, or IR_NONE */
@@ -111,6 +115,8 @@ typedef enum ir_storage {
   IR_ST_CONST,    /* constant data of the graph value */
   IR_ST_ARENA,    /* arena + offset */
   IR_ST_ALIAS,    /* same bytes as value `index` (shape-only ops) */
+  IR_ST_FOLDED,   /* computed at plan time: host bytes at host; a device
+                   * backend keeps a copy of the plan's folded block */
 } ir_storage;
 
 typedef struct ir_tensor {
@@ -120,7 +126,8 @@ typedef struct ir_tensor {
   size_t nbytes;
   ir_storage storage;
   int index;
-  size_t offset;
+  size_t offset;       /* in the arena, or (folded) in the plan's folded block */
+  const void *host;    /* host bytes when known at plan time (constants, folded), else NULL */
 } ir_tensor;
 
 typedef struct ir_step {
@@ -134,6 +141,8 @@ typedef struct ir_plan {
   ir_step *steps;
   int nsteps;
   size_t arena_bytes;
+  void *folded;     /* the values computed at plan time, one block (host) */
+  size_t folded_bytes;
 } ir_plan;
 
 #define IR_ARENA_ALIGN 256
@@ -150,6 +159,7 @@ typedef struct ir_bindings {
   void *const *outputs;
   void *const *consts; /* per value index: the backend's copy of constant data */
   void *arena;
+  void *folded;        /* the backend's copy of the plan's folded block (NULL: the host's) */
 } ir_bindings;
 
 void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b);

@@ -240,6 +240,7 @@ void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
     case IR_ST_CONST: return b->consts ? b->consts[value] : p->g->values[value].data;
     case IR_ST_ARENA: return (char *)b->arena + t->offset;
     case IR_ST_ALIAS: return ir_tensor_addr(p, t->index, b);
+    case IR_ST_FOLDED: return b->folded ? (char *)b->folded + t->offset : (void *)t->host;
     default: return NULL;
   }
 }

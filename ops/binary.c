@@ -1,4 +1,6 @@
-/* Add, Sub, Mul, Div (opset 7+: numpy broadcasting) on fp32 and fp16. An
+/* Add, Sub, Mul, Div, Pow (7+: numpy broadcasting) and two-input Min, Max,
+ * Sum, Mean (8+) on fp32 and fp16, and on int32/int64 for all but Pow and
+ * Mean (integer Div truncates toward zero; a zero divisor is an error). An
  * activation may be fused after it by the ir passes (op_binary.act). */
 #include <string.h>
 
@@ -9,19 +11,29 @@ static hd_status *binary_parse(const ir_graph *g, ir_node *n, const op_attrs *a)
   (void)a;
   memset(&OP_P(n)->binary, 0, sizeof OP_P(n)->binary);
   switch (n->kind) {
-    case OP_ADD: OP_P(n)->binary.kind = OP_BIN_ADD; break;
+    case OP_ADD: case OP_SUM: OP_P(n)->binary.kind = OP_BIN_ADD; break;
     case OP_SUB: OP_P(n)->binary.kind = OP_BIN_SUB; break;
     case OP_MUL: OP_P(n)->binary.kind = OP_BIN_MUL; break;
     case OP_DIV: OP_P(n)->binary.kind = OP_BIN_DIV; break;
+    case OP_POW: OP_P(n)->binary.kind = OP_BIN_POW; break;
+    case OP_MIN: OP_P(n)->binary.kind = OP_BIN_MIN; break;
+    case OP_MAX: OP_P(n)->binary.kind = OP_BIN_MAX; break;
+    case OP_MEAN: OP_P(n)->binary.kind = OP_BIN_MEAN; break;
     default: return hd_error(HD_ERR_INTERNAL, "binary parse for kind %d", (int)n->kind);
   }
   if (n->nin != 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
-    return hd_error(HD_ERR_INVALID_ARG, "%s needs two inputs", n->op_type);
+    return hd_error(n->nin == 2 || n->kind < OP_MIN ? HD_ERR_INVALID_ARG : HD_ERR_NOT_SUPPORTED, "%s of %d inputs",
+                    n->op_type, n->nin);
   return NULL;
 }
 
+static int int_type(int dt) { return dt == HD_DT_I32 || dt == HD_DT_I64; }
+
 static hd_status *binary_check(const ir_graph *g, const ir_node *n) {
-  HD_TRY(op_check_float_io(g, n, n->op_type));
+  int dt = g->values[n->in[0]].dtype;
+  op_binary_kind k = OP_P(n)->binary.kind;
+  if (int_type(dt) && k != OP_BIN_POW && k != OP_BIN_MEAN) HD_TRY(op_check_data_io(g, n, n->op_type));
+  else HD_TRY(op_check_float_io(g, n, n->op_type));
   const ir_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
   int r = a->rank > b->rank ? a->rank : b->rank;
   for (int i = 0; i < r; i++) {
@@ -41,20 +53,26 @@ static hd_status *binary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return op_broadcast(a->rank, a->dims, b->rank, b->dims, &y->rank, y->dims);
 }
 
-#define BINARY_DEF(KIND, TYPE)   \
-  const op_def op_def_##KIND = { \
-      .kind = OP_##KIND,         \
-      .onnx_type = TYPE,         \
-      .min_opset = 7,            \
-      .max_opset = 14,           \
-      .parse = binary_parse,     \
-      .check = binary_check,     \
-      .infer = binary_infer,     \
+#define BINARY_DEF(KIND, TYPE, MIN, MAX) \
+  const op_def op_def_##KIND = {         \
+      .kind = OP_##KIND,                 \
+      .onnx_type = TYPE,                 \
+      .min_opset = MIN,                  \
+      .max_opset = MAX,                  \
+      .parse = binary_parse,             \
+      .check = binary_check,             \
+      .infer = binary_infer,             \
   };
 
-/* 7: numpy broadcasting replaced the broadcast/axis attributes; 13 and 14
- * only added types. */
-BINARY_DEF(ADD, "Add")
-BINARY_DEF(SUB, "Sub")
-BINARY_DEF(MUL, "Mul")
-BINARY_DEF(DIV, "Div")
+/* 7: numpy broadcasting replaced the broadcast/axis attributes; later
+ * versions only added types (Pow 12/13/15: exponent types, which we take
+ * equal to the base's). Min/Max/Sum/Mean 8: broadcasting. */
+BINARY_DEF(ADD, "Add", 7, 14)
+BINARY_DEF(SUB, "Sub", 7, 14)
+BINARY_DEF(MUL, "Mul", 7, 14)
+BINARY_DEF(DIV, "Div", 7, 14)
+BINARY_DEF(POW, "Pow", 7, 15)
+BINARY_DEF(MIN, "Min", 8, 13)
+BINARY_DEF(MAX, "Max", 8, 13)
+BINARY_DEF(SUM, "Sum", 8, 13)
+BINARY_DEF(MEAN, "Mean", 8, 13)

@@ -1,4 +1,4 @@
-/* Concat (opsets 4-13) of fp32/fp16 tensors along one axis (negative from
+/* Concat (opsets 4-13) of tensors of any numeric type or bool along one axis (negative from
  * opset 11). */
 #include <string.h>
 
@@ -19,7 +19,7 @@ static hd_status *concat_parse(const ir_graph *g, ir_node *n, const op_attrs *a)
 }
 
 static hd_status *concat_check(const ir_graph *g, const ir_node *n) {
-  HD_TRY(op_check_float_io(g, n, "Concat"));
+  HD_TRY(op_check_data_io(g, n, "Concat"));
   int r = g->values[n->in[0]].rank;
   for (int k = 1; k < n->nin; k++)
     if (g->values[n->in[k]].rank != r) return hd_error(HD_ERR_INVALID_ARG, "Concat inputs of ranks %d and %d", r,

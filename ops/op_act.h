@@ -5,7 +5,8 @@
 #define OP_ACT_H
 
 /* X(KIND, "OnnxName"): alpha/beta as the ONNX op's attributes (LeakyRelu
- * alpha; Clip min = alpha, max = beta; HardSigmoid alpha, beta). */
+ * alpha; Clip min = alpha, max = beta; HardSigmoid alpha, beta; Elu
+ * alpha). Gelu is Gelu-20 with approximate "none", GeluTanh with "tanh". */
 #define OP_ACT_LIST(X)              \
   X(RELU, "Relu")                   \
   X(LEAKY_RELU, "LeakyRelu")        \
@@ -13,7 +14,24 @@
   X(SIGMOID, "Sigmoid")             \
   X(HARD_SIGMOID, "HardSigmoid")    \
   X(HARD_SWISH, "HardSwish")        \
-  X(TANH, "Tanh")
+  X(TANH, "Tanh")                   \
+  X(ERF, "Erf")                     \
+  X(GELU, "Gelu")                   \
+  X(GELU_TANH, "GeluTanh")          \
+  X(SQRT, "Sqrt")                   \
+  X(RECIPROCAL, "Reciprocal")       \
+  X(EXP, "Exp")                     \
+  X(LOG, "Log")                     \
+  X(NEG, "Neg")                     \
+  X(ABS, "Abs")                     \
+  X(SIN, "Sin")                     \
+  X(COS, "Cos")                     \
+  X(FLOOR, "Floor")                 \
+  X(CEIL, "Ceil")                   \
+  X(ROUND, "Round")                 \
+  X(SIGN, "Sign")                   \
+  X(SOFTPLUS, "Softplus")           \
+  X(ELU, "Elu")
 
 typedef enum op_act_kind {
   OP_ACT_NONE = 0,
@@ -40,18 +58,47 @@ static inline const char *op_act_name(int kind) {
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define OP_ACT_FN __host__ __device__ static inline
+#define OP_ACT_FN_OUTLINED __host__ __device__ static __noinline__
 #else
 #include <math.h>
 #define OP_ACT_FN static inline
+#define OP_ACT_FN_OUTLINED static
 #endif
 
 /* lo <= x <= hi by comparisons, so a NaN stays NaN (as numpy and ONNX
  * Runtime's kernels clamp; fminf/fmaxf would replace it). */
 OP_ACT_FN float op_act_clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
+/* The unary math kinds (after TANH): out of line, so that kernels which
+ * unroll the activations fusion gives them (the first seven) stay small. */
+OP_ACT_FN_OUTLINED float op_act_math(int kind, float x, float a) {
+  switch (kind) {
+    case OP_ACT_ERF: return erff(x);
+    case OP_ACT_GELU: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case OP_ACT_GELU_TANH: return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case OP_ACT_SQRT: return sqrtf(x);
+    case OP_ACT_RECIPROCAL: return 1.f / x;
+    case OP_ACT_EXP: return expf(x);
+    case OP_ACT_LOG: return logf(x);
+    case OP_ACT_NEG: return -x;
+    case OP_ACT_ABS: return fabsf(x);
+    case OP_ACT_SIN: return sinf(x);
+    case OP_ACT_COS: return cosf(x);
+    case OP_ACT_FLOOR: return floorf(x);
+    case OP_ACT_CEIL: return ceilf(x);
+    case OP_ACT_ROUND: return rintf(x); /* halves to even, as ONNX says */
+    case OP_ACT_SIGN: return x > 0.f ? 1.f : (x < 0.f ? -1.f : x); /* 0 and NaN stay */
+    /* log(1 + exp(x)) without overflow */
+    case OP_ACT_SOFTPLUS: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+    case OP_ACT_ELU: return x < 0.f ? a * (expf(x) - 1.f) : x;
+    default: return x;
+  }
+}
+
 /* The activation of x, in fp32: the one definition both backends use. */
 OP_ACT_FN float op_act_apply(int kind, float x, float a, float b) {
   switch (kind) {
+    case OP_ACT_NONE: return x;
     case OP_ACT_RELU: return x < 0.f ? 0.f : x;
     case OP_ACT_LEAKY_RELU: return x < 0.f ? a * x : x;
     case OP_ACT_CLIP: return op_act_clamp(x, a, b);
@@ -59,7 +106,7 @@ OP_ACT_FN float op_act_apply(int kind, float x, float a, float b) {
     case OP_ACT_HARD_SIGMOID: return op_act_clamp(a * x + b, 0.f, 1.f);
     case OP_ACT_HARD_SWISH: return x * op_act_clamp(x / 6.f + 0.5f, 0.f, 1.f);
     case OP_ACT_TANH: return tanhf(x);
-    default: return x;
+    default: return op_act_math(kind, x, a);
   }
 }
 

@@ -6,6 +6,16 @@
 
 int op_is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16; }
 
+int op_is_data(int dtype) { return dtype != HD_DT_STRING && hd_dtype_size(dtype) > 0; }
+
+int op_is_int(int dtype) {
+  switch (dtype) {
+    case HD_DT_U8: case HD_DT_I8: case HD_DT_U16: case HD_DT_I16:
+    case HD_DT_I32: case HD_DT_I64: case HD_DT_U32: case HD_DT_U64: return 1;
+    default: return 0;
+  }
+}
+
 int op_input(const ir_node *n, int k) { return k < n->nin ? n->in[k] : IR_NONE; }
 
 int op_has_output(const ir_node *n, int k) { return k < n->nout && n->out[k] != IR_NONE; }
@@ -25,6 +35,22 @@ hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *wh
   }
   if (g->values[n->out[0]].dtype != dt)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of type %s", what, hd_dtype_name(g->values[n->out[0]].dtype));
+  return NULL;
+}
+
+hd_status *op_check_data_io(const ir_graph *g, const ir_node *n, const char *what) {
+  if (n->nin < 1 || n->in[0] == IR_NONE || n->nout < 1 || n->out[0] == IR_NONE)
+    return hd_error(HD_ERR_INVALID_ARG, "%s needs an input and an output", what);
+  int dt = g->values[n->in[0]].dtype;
+  if (!op_is_data(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", what, hd_dtype_name(dt));
+  for (int k = 0; k < n->nin; k++) {
+    if (n->in[k] == IR_NONE) continue;
+    const ir_value *v = &g->values[n->in[k]];
+    if (v->dtype != dt) return hd_error(HD_ERR_INVALID_ARG, "%s with inputs of types %s and %s", what, hd_dtype_name(dt), hd_dtype_name(v->dtype));
+    if (v->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input %d of unknown rank", what, k);
+  }
+  if (g->values[n->out[0]].dtype != dt)
+    return hd_error(HD_ERR_INVALID_ARG, "%s output of type %s", what, hd_dtype_name(g->values[n->out[0]].dtype));
   return NULL;
 }
 
@@ -54,6 +80,28 @@ hd_status *op_const_ints(const ir_graph *g, int v, int64_t *out, int max, op_con
   }
   ci->have = 1;
   ci->n = (int)cnt;
+  return NULL;
+}
+
+hd_status *op_value_ints(const ir_graph *g, const ir_tensor *t, int v, int64_t *out, int max, int *n) {
+  const ir_tensor *x = &t[v];
+  const char *name = g->values[v].name;
+  *n = 0;
+  if (x->dtype != HD_DT_I64 && x->dtype != HD_DT_I32)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' has type %s", name, hd_dtype_name(x->dtype));
+  int64_t cnt = ir_numel(x->rank, x->dims);
+  if (cnt < 0 || cnt > max) return hd_error(HD_ERR_NOT_SUPPORTED, "'%s' has %lld values (at most %d)", name, (long long)cnt, max);
+  if (cnt && !x->host) return hd_error(HD_ERR_NOT_SUPPORTED, "the values of '%s' are not known when the plan is built", name);
+  for (int64_t i = 0; i < cnt; i++) {
+    if (x->dtype == HD_DT_I64) {
+      memcpy(&out[i], (const char *)x->host + i * 8, 8);
+    } else {
+      int32_t y;
+      memcpy(&y, (const char *)x->host + i * 4, 4);
+      out[i] = y;
+    }
+  }
+  *n = (int)cnt;
   return NULL;
 }
 

@@ -7,6 +7,11 @@
 
 /* The dtypes our ops claim: fp32 and fp16. */
 int op_is_float(int dtype);
+/* Types whose bytes ops may move as they are (views, gathers, copies):
+ * every numeric type and bool; not strings. */
+int op_is_data(int dtype);
+/* Integer types (signed and unsigned, 8 to 64 bits). */
+int op_is_int(int dtype);
 
 /* Input k of n, or IR_NONE when absent (also when k >= nin). */
 int op_input(const ir_node *n, int k);
@@ -18,6 +23,10 @@ int op_has_output(const ir_node *n, int k);
  * (fp32 or fp16) and a known rank. */
 hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *what);
 
+/* Like op_check_float_io for ops that move bytes as they are: every
+ * present input and output 0 of one op_is_data dtype, ranks known. */
+hd_status *op_check_data_io(const ir_graph *g, const ir_node *n, const char *what);
+
 /* A constant input's contents. GetCapability imports constants without
  * their data (ep_graph_import with_data 0), so *have is 0 there: callers
  * accept the node and read the values again when Compile imports them. */
@@ -27,6 +36,10 @@ typedef struct op_const_info {
 } op_const_info;
 /* int64 or int32 constant of at most max elements. */
 hd_status *op_const_ints(const ir_graph *g, int v, int64_t *out, int max, op_const_info *ci);
+/* At infer: the values of input v (int32 or int64, at most max of them)
+ * from t[v].host, where plans keep what is known on the host (constants,
+ * values computed at plan time). NOT_SUPPORTED when they are not known. */
+hd_status *op_value_ints(const ir_graph *g, const ir_tensor *t, int v, int64_t *out, int max, int *n);
 /* fp32 or fp16 scalar (1 element) constant. */
 hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *ci);
 

@@ -70,8 +70,13 @@ static int static_shape(const ir_value *v) {
 hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t) {
   const op_def *def = op_get(n->kind);
   if (!def) return NULL;
-  for (int k = 0; k < n->nin; k++)
-    if (n->in[k] != IR_NONE && !static_shape(&g->values[n->in[k]])) return NULL;
+  for (int k = 0; k < n->nin; k++) {
+    if (n->in[k] == IR_NONE) continue;
+    const ir_value *val = &g->values[n->in[k]];
+    if (!static_shape(val)) return NULL;
+    /* values computed from others (a shape) are known only in a plan */
+    if (op_input_on_host(n, k, 0) && !(val->is_const && (val->data || val->nbytes == 0))) return NULL;
+  }
   for (int k = 0; k < n->nin; k++) {
     int v = n->in[k];
     if (v == IR_NONE) continue;
@@ -82,6 +87,8 @@ hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t) {
     memcpy(t[v].dims, val->dims, sizeof val->dims);
     t[v].storage = val->is_const ? IR_ST_CONST : IR_ST_INPUT;
     t[v].index = v;
+    t[v].host = val->is_const ? val->data : NULL;
+    t[v].nbytes = val->is_const ? val->nbytes : 0;
   }
   for (int k = 0; k < n->nout; k++)
     if (n->out[k] != IR_NONE) {
@@ -104,4 +111,50 @@ hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t) {
       return hd_error(HD_ERR_NOT_SUPPORTED, "output %d has more than %lld elements", k, (long long)HD_MAX_NUMEL);
   }
   return NULL;
+}
+
+int op_input_on_host(const ir_node *n, int k, int fold) {
+  const op_def *d = op_get((op_kind)n->kind);
+  if (!d || k >= n->nin || n->in[k] == IR_NONE) return 0;
+  if (k < 32 && (d->value_inputs >> k) & 1u) return 1;
+  return fold && !d->shape_only;
+}
+
+void op_fold_closure(const ir_graph *g, const uint8_t *claimed, uint8_t *fold) {
+  for (int i = g->nnodes - 1; i >= 0; i--) { /* consumers come after producers */
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || (claimed && !claimed[i])) continue;
+    for (int k = 0; k < n->nin; k++) {
+      if (!op_input_on_host(n, k, fold[i])) continue;
+      int p = g->values[n->in[k]].producer;
+      if (p != IR_NONE && (!claimed || claimed[p])) fold[p] = 1;
+    }
+  }
+}
+
+int op_node_host_known(const ir_graph *g, const ir_node *n) {
+  for (int k = 0; k < n->nout; k++)
+    if (n->out[k] != IR_NONE && !g->values[n->out[k]].host_known) return 0;
+  return 1;
+}
+
+int op_mark_host_known(ir_graph *g, uint8_t *runs) {
+  for (int v = 0; v < g->nvalues; v++) g->values[v].host_known = g->values[v].is_const;
+  int count = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    const op_def *d = op_get((op_kind)n->kind);
+    if (n->dead || !d || !runs[i]) continue;
+    for (int k = 0; k < n->nin; k++)
+      if (op_input_on_host(n, k, 0) && !g->values[n->in[k]].host_known) runs[i] = 0;
+    if (!runs[i]) continue;
+    int known = 1;
+    for (int k = 0; k < n->nin && known && !d->shape_only; k++)
+      if (n->in[k] != IR_NONE && !g->values[n->in[k]].host_known) known = 0;
+    if (!known) continue;
+    for (int k = 0; k < n->nout; k++)
+      if (n->out[k] != IR_NONE) g->values[n->out[k]].host_known = 1;
+    count++;
+  }
+  return count;
 }

@@ -44,6 +44,10 @@ typedef struct op_attrs {
   hd_status *(*get_ints)(void *ctx, const char *name, int64_t *v, int max, int *n, int *found);
   hd_status *(*get_floats)(void *ctx, const char *name, float *v, int max, int *n, int *found);
   hd_status *(*get_string)(void *ctx, const char *name, char *buf, size_t cap, int *found);
+  /* A TENSOR attribute (ConstantOfShape's value): its dtype, element count
+   * and up to cap bytes of its data (NOT_SUPPORTED when larger). */
+  hd_status *(*get_tensor)(void *ctx, const char *name, int *dtype, int64_t *numel, void *buf, size_t cap,
+                           int *found);
 } op_attrs;
 
 typedef struct op_def {
@@ -64,6 +68,14 @@ typedef struct op_def {
    * Plans alias it instead of running it, except where its output is a
    * partition output: then backends copy input 0 to output 0. */
   int view;
+  /* Reads only its inputs' shapes, never their data (Shape, Size): its
+   * outputs are always known when a plan is built, and computed then. */
+  int shape_only;
+  /* Bit k: infer reads input k's values (Reshape's shape, Slice's starts,
+   * Range's bounds): the input must be known on the host when a plan is
+   * built (a constant, or computed in the same partition from known
+   * values); infer finds them in t[v].host. */
+  unsigned value_inputs;
 } op_def;
 
 /* The op that runs `op_type` of `domain` (NULL, "" and "ai.onnx" are the
@@ -83,6 +95,25 @@ const char *op_family_name(op_kind kind);
  * (MaxPool's ceil_mode), and the kernels are what users get. t: scratch
  * for every value of g (nothing is kept in it). */
 hd_status *op_check_static(const ir_graph *g, const ir_node *n, ir_tensor *t);
+
+/* Marks the values known on the host when a plan is built (ir_value.
+ * host_known): constants, and, node by node in order, the outputs of every
+ * node that runs (runs[i] != 0) and is shape-only or reads only known
+ * values. A node whose value inputs (op_def.value_inputs) are not known
+ * cannot run: runs[i] is cleared. Returns the number of nodes whose
+ * outputs are all known. */
+int op_mark_host_known(ir_graph *g, uint8_t *runs);
+/* Extends fold (nodes the planner must compute on the host) to every
+ * claimed producer of a value a node reads on the host (op_input_on_host),
+ * transitively. claimed may be NULL (all nodes). */
+void op_fold_closure(const ir_graph *g, const uint8_t *claimed, uint8_t *fold);
+/* 1 when node n needs input k's values on the host at plan time: one of
+ * its value inputs, or any input of a node computed there (fold: n runs
+ * only at plan time), except for shape-only ops. */
+int op_input_on_host(const ir_node *n, int k, int fold);
+/* 1 when every present output of node n is host-known: the planner
+ * computes it, no backend runs it. */
+int op_node_host_known(const ir_graph *g, const ir_node *n);
 
 /* Helpers for op files. */
 hd_status *op_attr_int(const op_attrs *a, const char *name, int64_t dflt, int64_t *v);

@@ -1,5 +1,5 @@
 /* ReduceMean (opsets 1-18) on fp32/fp16: axes from the attribute (< 18) or
- * a constant input (18); keepdims. No axes means all axes; opset 18's
+ * a value input (18; known when the plan is built); keepdims. No axes means all axes; opset 18's
  * noop_with_empty_axes (then an identity) is left to the CPU EP. */
 #include <string.h>
 
@@ -21,16 +21,12 @@ static hd_status *reduce_parse(const ir_graph *g, ir_node *n, const op_attrs *a)
     r->naxes = found ? cnt : 0;
     have_axes = found && cnt > 0;
   } else {
-    if (op_input(n, 1) != IR_NONE) {
-      op_const_info ci;
-      HD_TRY(op_const_ints(g, n->in[1], r->axes, 8, &ci));
-      r->naxes = ci.have ? ci.n : 0;
-      /* Without the data (GetCapability) only the shape tells emptiness. */
-      const ir_value *ax = &g->values[n->in[1]];
-      have_axes = ci.have ? ci.n > 0 : !(ax->rank == 1 && ax->dims[0] == 0);
-    }
+    /* axes is a value input, read at infer */
     HD_TRY(op_attr_int(a, "noop_with_empty_axes", 0, &v));
-    if (v && !have_axes) return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean with noop_with_empty_axes and no axes");
+    const ir_value *ax = op_input(n, 1) != IR_NONE ? &g->values[n->in[1]] : NULL;
+    have_axes = ax && ax->rank == 1 && ax->dims[0] > 0;
+    if (v && !have_axes) /* empty axes would make it an identity */
+      return hd_error(HD_ERR_NOT_SUPPORTED, "ReduceMean with noop_with_empty_axes and axes not surely present");
   }
   return NULL;
 }
@@ -44,12 +40,14 @@ static hd_status *reduce_check(const ir_graph *g, const ir_node *n) {
     int ax;
     HD_TRY(op_norm_axis(OP_P(n)->reduce.axes[i], x->rank, &ax, "ReduceMean"));
   }
+  if (n->opset >= 18 && op_input(n, 1) != IR_NONE && g->values[n->in[1]].dtype != HD_DT_I64)
+    return hd_error(HD_ERR_INVALID_ARG, "ReduceMean axes of type %s", hd_dtype_name(g->values[n->in[1]].dtype));
   return NULL;
 }
 
 static hd_status *reduce_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
-  (void)g;
   op_reduce *r = &p->reduce;
+  if (n->opset >= 18 && op_input(n, 1) != IR_NONE) HD_TRY(op_value_ints(g, t, n->in[1], r->axes, 8, &r->naxes));
   const ir_tensor *x = &t[n->in[0]];
   ir_tensor *y = &t[n->out[0]];
   uint8_t red[IR_MAX_RANK] = {0};
@@ -82,4 +80,5 @@ const op_def op_def_REDUCE_MEAN = {
     .parse = reduce_parse,
     .check = reduce_check,
     .infer = reduce_infer,
+    .value_inputs = 1u << 1, /* opset 18 axes */
 };

@@ -1,5 +1,6 @@
-/* Elementwise activations: Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid,
- * HardSwish, Tanh. One family: the kind is op_unary.act, which is also the
+/* Elementwise activations and unary math: Relu, LeakyRelu, Clip, Sigmoid,
+ * HardSigmoid, HardSwish, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp, Log, Neg,
+ * Abs, Sin, Cos, Floor, Ceil, Round, Sign, Softplus, Elu. One family: the kind is op_unary.act, which is also the
  * form the fusion passes fold into the producing op. fp32 and fp16. */
 #include <float.h>
 #include <string.h>
@@ -9,11 +10,37 @@
 static hd_status *unary_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   op_act *act = &OP_P(n)->unary.act;
   memset(&OP_P(n)->unary, 0, sizeof OP_P(n)->unary);
+  char approx[16] = "none";
+  int found = 0;
   switch (n->kind) {
     case OP_RELU: act->kind = OP_ACT_RELU; break;
     case OP_SIGMOID: act->kind = OP_ACT_SIGMOID; break;
     case OP_TANH: act->kind = OP_ACT_TANH; break;
     case OP_HARD_SWISH: act->kind = OP_ACT_HARD_SWISH; break;
+    case OP_ERF: act->kind = OP_ACT_ERF; break;
+    case OP_SQRT: act->kind = OP_ACT_SQRT; break;
+    case OP_RECIPROCAL: act->kind = OP_ACT_RECIPROCAL; break;
+    case OP_EXP: act->kind = OP_ACT_EXP; break;
+    case OP_LOG: act->kind = OP_ACT_LOG; break;
+    case OP_NEG: act->kind = OP_ACT_NEG; break;
+    case OP_ABS: act->kind = OP_ACT_ABS; break;
+    case OP_SIN: act->kind = OP_ACT_SIN; break;
+    case OP_COS: act->kind = OP_ACT_COS; break;
+    case OP_FLOOR: act->kind = OP_ACT_FLOOR; break;
+    case OP_CEIL: act->kind = OP_ACT_CEIL; break;
+    case OP_ROUND: act->kind = OP_ACT_ROUND; break;
+    case OP_SIGN: act->kind = OP_ACT_SIGN; break;
+    case OP_SOFTPLUS: act->kind = OP_ACT_SOFTPLUS; break;
+    case OP_ELU:
+      act->kind = OP_ACT_ELU;
+      HD_TRY(op_attr_float(a, "alpha", 1.0f, &act->alpha));
+      break;
+    case OP_GELU:
+      HD_TRY(a->get_string(a->ctx, "approximate", approx, sizeof approx, &found));
+      if (strcmp(approx, "none") == 0) act->kind = OP_ACT_GELU;
+      else if (strcmp(approx, "tanh") == 0) act->kind = OP_ACT_GELU_TANH;
+      else return hd_error(HD_ERR_INVALID_ARG, "Gelu approximate '%s'", approx);
+      break;
     case OP_LEAKY_RELU:
       act->kind = OP_ACT_LEAKY_RELU;
       HD_TRY(op_attr_float(a, "alpha", 0.01f, &act->alpha));
@@ -82,3 +109,19 @@ UNARY_DEF(SIGMOID, "Sigmoid", 6, 13)
 UNARY_DEF(HARD_SIGMOID, "HardSigmoid", 6, 22)
 UNARY_DEF(HARD_SWISH, "HardSwish", 14, 22)
 UNARY_DEF(TANH, "Tanh", 6, 13)
+UNARY_DEF(ERF, "Erf", 9, 13)
+UNARY_DEF(GELU, "Gelu", 20, 20)
+UNARY_DEF(SQRT, "Sqrt", 6, 13)
+UNARY_DEF(RECIPROCAL, "Reciprocal", 6, 13)
+UNARY_DEF(EXP, "Exp", 6, 13)
+UNARY_DEF(LOG, "Log", 6, 13)
+UNARY_DEF(NEG, "Neg", 6, 13)
+UNARY_DEF(ABS, "Abs", 6, 13)
+UNARY_DEF(SIN, "Sin", 7, 22)
+UNARY_DEF(COS, "Cos", 7, 22)
+UNARY_DEF(FLOOR, "Floor", 6, 13)
+UNARY_DEF(CEIL, "Ceil", 6, 13)
+UNARY_DEF(ROUND, "Round", 11, 22)
+UNARY_DEF(SIGN, "Sign", 9, 13)
+UNARY_DEF(SOFTPLUS, "Softplus", 1, 22)
+UNARY_DEF(ELU, "Elu", 6, 22)

@@ -1,10 +1,10 @@
-/* Elementwise activations as ops: parameters (ops/unary.c). */
+/* Elementwise activations and unary math as ops: parameters (ops/unary.c). */
 #ifndef OPS_UNARY_H
 #define OPS_UNARY_H
 
 #include "ops/op_types.h"
 
-OP_FAMILY(unary, op_unary, RELU, LEAKY_RELU, CLIP, SIGMOID, HARD_SIGMOID, HARD_SWISH, TANH)
+OP_FAMILY(unary, op_unary, RELU, LEAKY_RELU, CLIP, SIGMOID, HARD_SIGMOID, HARD_SWISH, TANH, ERF, GELU, SQRT, RECIPROCAL, EXP, LOG, NEG, ABS, SIN, COS, FLOOR, CEIL, ROUND, SIGN, SOFTPLUS, ELU)
 
 /* One family: the kind is act (ops/op_act.h), also the form fusion folds
  * into the producing op. Clip's min/max come from attributes (opset < 11)

@@ -1,6 +1,7 @@
 /* Shape-only ops (views): Flatten, Reshape, Squeeze, Unsqueeze, Identity,
  * Dropout (inference). Output 0 holds input 0's bytes in a new shape; plans
- * alias it (op_def.view). Shapes and axes given as inputs must be constants.
+ * alias it (op_def.view). Shapes and axes given as inputs are value inputs
+ * (known when a plan is built: constants, or computed from shapes).
  * After infer, op_view.rank/dims hold the output shape. */
 #include <string.h>
 
@@ -14,7 +15,6 @@ static hd_status *view_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   if (n->nin < 1 || n->in[0] == IR_NONE || !op_has_output(n, 0))
     return hd_error(HD_ERR_INVALID_ARG, "%s needs input 0 and output 0", n->op_type);
   int64_t x = 0;
-  op_const_info ci = {0};
   switch (n->kind) {
     case OP_FLATTEN:
       HD_TRY(op_attr_int(a, "axis", 1, &x));
@@ -22,8 +22,6 @@ static hd_status *view_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
       break;
     case OP_RESHAPE:
       if (op_input(n, 1) == IR_NONE) return hd_error(HD_ERR_INVALID_ARG, "Reshape needs input shape");
-      HD_TRY(op_const_ints(g, n->in[1], v->dims, IR_MAX_RANK, &ci));
-      if (ci.have) v->rank = ci.n;
       if (n->opset >= 14) HD_TRY(op_attr_int(a, "allowzero", 0, &x));
       v->allowzero = x != 0;
       break;
@@ -36,9 +34,7 @@ static hd_status *view_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
         v->rank = found ? cnt : 0;
         v->has_axes = found;
       } else if (op_input(n, 1) != IR_NONE) {
-        HD_TRY(op_const_ints(g, n->in[1], v->dims, IR_MAX_RANK, &ci));
-        if (ci.have) v->rank = ci.n;
-        v->has_axes = 1;
+        v->has_axes = 1; /* read at infer (a value input) */
       } else {
         v->rank = 0;
       }
@@ -65,7 +61,11 @@ static hd_status *view_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
 
 static hd_status *view_check(const ir_graph *g, const ir_node *n) {
   const ir_value *x = &g->values[n->in[0]], *y = &g->values[n->out[0]];
-  if (!op_is_float(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", n->op_type, hd_dtype_name(x->dtype));
+  if (!op_is_data(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", n->op_type, hd_dtype_name(x->dtype));
+  if ((n->kind == OP_RESHAPE || n->kind == OP_SQUEEZE || n->kind == OP_UNSQUEEZE) && op_input(n, 1) != IR_NONE) {
+    int dt = g->values[n->in[1]].dtype;
+    if (dt != HD_DT_I64) return hd_error(HD_ERR_INVALID_ARG, "%s input 1 of type %s", n->op_type, hd_dtype_name(dt));
+  }
   if (y->dtype != x->dtype) return hd_error(HD_ERR_NOT_SUPPORTED, "%s output of another type", n->op_type);
   if (x->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s input of unknown rank", n->op_type);
   const op_view *v = &OP_P(n)->view;
@@ -76,14 +76,25 @@ static hd_status *view_check(const ir_graph *g, const ir_node *n) {
   if (n->kind == OP_SQUEEZE && !v->has_axes)
     for (int i = 0; i < x->rank; i++)
       if (x->dims[i] < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "Squeeze without axes of a dynamic dim");
-  if (n->kind == OP_UNSQUEEZE && v->rank >= 0 && x->rank + v->rank > IR_MAX_RANK)
+  if (n->kind == OP_UNSQUEEZE && v->has_axes && n->opset < 13 && x->rank + v->rank > IR_MAX_RANK)
     return hd_error(HD_ERR_NOT_SUPPORTED, "Unsqueeze to rank %d", x->rank + v->rank);
   return NULL;
 }
 
+/* Reshape's target dims, or Squeeze/Unsqueeze-13's axes: input 1's values. */
+static hd_status *read_values(const ir_graph *g, const ir_node *n, const ir_tensor *t, op_view *v) {
+  if (op_input(n, 1) == IR_NONE || (n->kind != OP_RESHAPE && n->opset < 13)) return NULL;
+  const ir_tensor *s = &t[n->in[1]];
+  if (s->rank != 1) return hd_error(HD_ERR_INVALID_ARG, "%s input 1 of rank %d", n->op_type, s->rank);
+  int cnt = 0;
+  HD_TRY(op_value_ints(g, t, n->in[1], v->dims, IR_MAX_RANK, &cnt));
+  v->rank = cnt;
+  return NULL;
+}
+
 static hd_status *view_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
-  (void)g;
   op_view *v = &pp->view;
+  HD_TRY(read_values(g, n, t, v));
   const ir_tensor *x = &t[n->in[0]];
   ir_tensor *y = &t[n->out[0]];
   int64_t total = ir_numel(x->rank, x->dims);
@@ -173,24 +184,25 @@ static hd_status *view_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-#define VIEW_DEF(KIND, TYPE, MIN, MAX) \
-  const op_def op_def_##KIND = {       \
-      .kind = OP_##KIND,               \
-      .onnx_type = TYPE,               \
-      .min_opset = MIN,                \
-      .max_opset = MAX,                \
-      .parse = view_parse,             \
-      .check = view_check,             \
-      .infer = view_infer,             \
-      .view = 1,                       \
+#define VIEW_DEF(KIND, TYPE, MIN, MAX, VALUES) \
+  const op_def op_def_##KIND = {               \
+      .kind = OP_##KIND,                       \
+      .onnx_type = TYPE,                       \
+      .min_opset = MIN,                        \
+      .max_opset = MAX,                        \
+      .parse = view_parse,                     \
+      .check = view_check,                     \
+      .infer = view_infer,                     \
+      .view = 1,                               \
+      .value_inputs = VALUES,                  \
   };
 
 /* Versions after these firsts only added types (Reshape 14: allowzero, read
  * here; Squeeze/Unsqueeze 13: axes became an input; Flatten 11: negative
  * axis; Dropout 12: ratio/training_mode inputs). */
-VIEW_DEF(FLATTEN, "Flatten", 1, 25)
-VIEW_DEF(RESHAPE, "Reshape", 5, 25)
-VIEW_DEF(SQUEEZE, "Squeeze", 1, 25)
-VIEW_DEF(UNSQUEEZE, "Unsqueeze", 1, 25)
-VIEW_DEF(IDENTITY, "Identity", 1, 25)
-VIEW_DEF(DROPOUT, "Dropout", 7, 22)
+VIEW_DEF(FLATTEN, "Flatten", 1, 25, 0)
+VIEW_DEF(RESHAPE, "Reshape", 5, 25, 1u << 1)
+VIEW_DEF(SQUEEZE, "Squeeze", 1, 25, 1u << 1) /* opset 13+: axes input (absent before) */
+VIEW_DEF(UNSQUEEZE, "Unsqueeze", 1, 25, 1u << 1)
+VIEW_DEF(IDENTITY, "Identity", 1, 25, 0)
+VIEW_DEF(DROPOUT, "Dropout", 7, 22, 0)

@@ -15,8 +15,13 @@
 
 /* Groups claimable nodes into partitions ORT can fuse: no path between two
  * nodes of one partition leaves it. part[i] = partition id or IR_NONE.
- * Returns the number of partitions in *nparts. */
-hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts);
+ * Returns the number of partitions in *nparts. A node whose inputs must be
+ * known at plan time (value inputs; every input of a fold_only node, one
+ * the planner must compute because no device runs it; fold_only may be
+ * NULL) joins the partition that computes them, or stays unclaimed
+ * (part[i] = IR_NONE though claimable[i]). */
+hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, const uint8_t *fold_only, int *part,
+                          int *nparts);
 
 /* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
  * activations into their producers. *nfused counts the nodes removed. */
@@ -61,8 +66,24 @@ typedef struct pm_match {
  * is taken (commutative nodes try their inputs both ways). */
 int plan_match(const ir_graph *g, const pm_pattern *p, int root, void *user, pm_match *m);
 
-/* The graph at these input shapes (in graph-input order). */
-hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out);
+/* How the planner computes host-known values (ir_value.host_known): runs
+ * step s of plan p on the host, with b binding host memory. The reference
+ * backend's ref_step_run is the one ep/ passes. */
+typedef struct plan_eval {
+  void *ctx;
+  hd_status *(*run_step)(void *ctx, const ir_plan *p, const ir_step *s, const ir_bindings *b);
+  /* Per node, or NULL: 1 where the node must be computed at plan time
+   * whatever its size (no device runs it, or its values are read on the
+   * host: op_fold_closure). Others are folded only while small. */
+  const uint8_t *must_fold;
+} plan_eval;
+
+/* The graph at these input shapes (in graph-input order). With eval, every
+ * step whose inputs are known on the host (constants, values computed
+ * earlier in the plan; a shape-only op needs only their shapes) is computed
+ * now, once: its outputs are IR_ST_FOLDED, packed into p->folded, and it is
+ * no step of the plan. Without eval nothing is folded. */
+hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, const plan_eval *eval, ir_plan **out);
 void plan_free(ir_plan *p);
 
 #endif

@@ -1,7 +1,11 @@
-/* ir_plan: the graph at concrete input shapes.
- * Shapes flow forward through each op's infer(); intermediate tensors get
- * offsets in one arena, reusing the bytes of tensors whose last reader has
- * run (first fit over live blocks, in step order). */
+/* plan_build: the graph at concrete input shapes.
+ * Shapes flow forward through each op's infer(). Values known on the host
+ * (constants, the outputs of shape-only ops, the outputs of ops whose
+ * inputs are all known) are computed right then by the host evaluator and
+ * packed into one folded block: shape arithmetic never becomes GPU work.
+ * The remaining intermediate tensors get offsets in one arena, reusing the
+ * bytes of tensors whose last reader has run (first fit over live blocks,
+ * in step order). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +82,81 @@ static hd_status *bind_inputs(const ir_graph *g, const ir_shape *inputs, ir_tens
   return NULL;
 }
 
-static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan *p) {
+/* Folded values past this many elements are computed on the device, unless
+ * only the host can compute them (plan_eval.must_fold). */
+#define FOLD_MAX_NUMEL ((int64_t)1 << 22)
+
+/* Node n can be computed now on the host: every input it reads is known
+ * there (a shape-only op reads none), it is no view (views of known values
+ * alias them instead), and its outputs are small or it must be folded.
+ * A must-fold node that cannot be is an error. */
+static hd_status *foldable(const ir_graph *g, int n, const op_def *def, const ir_tensor *t, const plan_eval *eval,
+                           int *yes) {
+  const ir_node *node = &g->nodes[n];
+  int must = eval->must_fold && eval->must_fold[n];
+  *yes = 0;
+  if (def->view) return NULL;
+  for (int k = 0; k < node->nin && !def->shape_only; k++)
+    if (node->in[k] != IR_NONE && !t[node->in[k]].host)
+      return must ? hd_error(HD_ERR_INTERNAL, "node '%s' (%s) runs at plan time but input '%s' is not known then",
+                             node->name, node->op_type, g->values[node->in[k]].name)
+                  : NULL;
+  for (int k = 0; k < node->nout && !must; k++) {
+    int v = node->out[k];
+    if (v == IR_NONE) continue;
+    int64_t numel = ir_numel(t[v].rank, t[v].dims);
+    if (numel < 0 || numel > FOLD_MAX_NUMEL) return NULL;
+  }
+  *yes = 1;
+  return NULL;
+}
+
+/* Computes step s on the host into a fresh buffer per output (stable
+ * addresses while the plan grows; packed into one block at the end). */
+static hd_status *fold_step(const ir_graph *g, ir_plan *p, const ir_step *s, const plan_eval *eval, void **bufs,
+                            void *const *none) {
+  const ir_node *node = &g->nodes[s->node];
+  ir_tensor *t = p->t;
+  for (int k = 0; k < node->nout; k++) {
+    int v = node->out[k];
+    if (v == IR_NONE) continue;
+    size_t bytes = (size_t)ir_numel(t[v].rank, t[v].dims) * hd_dtype_size(t[v].dtype);
+    bufs[v] = calloc(1, bytes ? bytes : 1);
+    if (!bufs[v]) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
+    t[v].host = bufs[v];
+    t[v].storage = IR_ST_FOLDED;
+  }
+  ir_bindings b = {.inputs = none, .outputs = none, .consts = NULL, .arena = NULL, .folded = NULL};
+  hd_status *st = eval->run_step(eval->ctx, p, s, &b);
+  return st ? hd_status_wrap(st, "computing node '%s' (%s) at plan time: ", node->name, node->op_type) : NULL;
+}
+
+/* The folded buffers, packed into p->folded (aligned like the arena). */
+static hd_status *pack_folded(const ir_graph *g, ir_plan *p, void **bufs) {
+  ir_tensor *t = p->t;
+  size_t total = 0;
+  for (int v = 0; v < g->nvalues; v++)
+    if (bufs[v]) {
+      size_t a;
+      if (!hd_align_size(t[v].nbytes ? t[v].nbytes : 1, IR_ARENA_ALIGN, &a) || !hd_add_size(total, a, &total))
+        return hd_error(HD_ERR_NOT_SUPPORTED, "ir_plan: folded values too large");
+    }
+  if (!total) return NULL;
+  p->folded = calloc(1, total);
+  if (!p->folded) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
+  p->folded_bytes = total;
+  size_t at = 0;
+  for (int v = 0; v < g->nvalues; v++) {
+    if (!bufs[v]) continue;
+    memcpy((char *)p->folded + at, bufs[v], t[v].nbytes);
+    t[v].offset = at;
+    t[v].host = (char *)p->folded + at;
+    at += (t[v].nbytes + IR_ARENA_ALIGN - 1) / IR_ARENA_ALIGN * IR_ARENA_ALIGN;
+  }
+  return NULL;
+}
+
+static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const plan_eval *eval, ir_plan *p) {
   ir_tensor *t = p->t;
   for (int i = 0; i < g->nvalues; i++) {
     const ir_value *v = &g->values[i];
@@ -91,6 +169,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
       memcpy(t[i].dims, v->dims, sizeof v->dims);
       t[i].storage = IR_ST_CONST;
       t[i].index = i;
+      t[i].host = v->data; /* NULL when a device backend dropped it */
     }
   }
   HD_TRY(bind_inputs(g, inputs, t));
@@ -98,9 +177,13 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
   int nv = g->nvalues ? g->nvalues : 1;
   int *last_use = malloc(sizeof(int) * (size_t)nv);
   uint8_t *elided = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
-  if (!last_use || !elided) {
+  void **bufs = calloc((size_t)nv, sizeof *bufs);
+  void **none = calloc((size_t)(g->ninputs + g->noutputs + 1), sizeof *none);
+  if (!last_use || !elided || !bufs || !none) {
     free(last_use);
     free(elided);
+    free(bufs);
+    free(none);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
   }
   for (int i = 0; i < g->nvalues; i++) last_use[i] = -1;
@@ -136,9 +219,23 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
       t[v].dtype = g->values[v].dtype;
       if (t[v].rank < 0)
         st = hd_error(HD_ERR_INTERNAL, "node '%s': output '%s' got no shape", node->name, g->values[v].name);
+      else if (ir_numel(t[v].rank, t[v].dims) >= 0)
+        t[v].nbytes = (size_t)ir_numel(t[v].rank, t[v].dims) * hd_dtype_size(t[v].dtype);
+    }
+    if (st) break;
+    int fold = 0;
+    if (def->view && t[node->in[0]].host) {
+      t[node->out[0]].host = t[node->in[0]].host; /* a view of a known value is known */
+    } else if (eval && !(st = foldable(g, n, def, t, eval, &fold)) && fold) {
+      st = fold_step(g, p, s, eval, bufs, none);
+      elided[p->nsteps] = 1;
     }
     p->nsteps++;
   }
+  if (!st) st = pack_folded(g, p, bufs);
+  for (int v = 0; v < g->nvalues; v++) free(bufs[v]);
+  free(bufs);
+  free(none);
 
   /* 2. sizes; graph outputs; views become aliases of their input's bytes */
   for (int i = 0; i < g->nvalues && !st; i++) {
@@ -152,6 +249,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
   }
   for (int i = 0; i < g->noutputs && !st; i++) {
     ir_tensor *o = &t[g->outputs[i]];
+    if (o->storage == IR_ST_FOLDED) continue; /* known at plan time: the run copies it out */
     if (o->storage == IR_ST_INPUT || o->storage == IR_ST_CONST) {
       st = hd_error(HD_ERR_NOT_SUPPORTED, "graph output '%s' is a graph input or constant",
                     g->values[g->outputs[i]].name);
@@ -180,6 +278,16 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
     t[node->out[0]].storage = IR_ST_ALIAS;
     t[node->out[0]].index = root;
     elided[s] = 1;
+  }
+
+  /* host bytes of views follow their root (the folded block moved) */
+  for (int i = 0; i < g->nvalues && !st; i++) {
+    if (t[i].storage == IR_ST_ALIAS) {
+      int root = t[i].index;
+      t[i].host = t[root].storage == IR_ST_FOLDED || t[root].storage == IR_ST_CONST ? t[root].host : NULL;
+    } else if (t[i].storage != IR_ST_FOLDED && t[i].storage != IR_ST_CONST) {
+      t[i].host = NULL;
+    }
   }
 
   /* 3. liveness, counted on the value that owns the bytes */
@@ -226,7 +334,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, ir_plan 
   return st;
 }
 
-hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out) {
+hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, const plan_eval *eval, ir_plan **out) {
   *out = NULL;
   ir_plan *p;
   HD_ALLOC_OR_RETURN(p, 1);
@@ -237,7 +345,7 @@ hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out)
     plan_free(p);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "ir_plan: out of host memory");
   }
-  hd_status *st = plan_build(g, inputs, p);
+  hd_status *st = plan_build(g, inputs, eval, p);
   if (st) {
     plan_free(p);
     return st;
@@ -248,6 +356,7 @@ hd_status *plan_create(const ir_graph *g, const ir_shape *inputs, ir_plan **out)
 
 void plan_free(ir_plan *p) {
   if (!p) return;
+  free(p->folded);
   free(p->t);
   free(p->steps);
   free(p);

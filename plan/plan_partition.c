@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "ops/ops.h"
 
 typedef uint64_t word;
 #define WBITS 64
@@ -68,7 +69,28 @@ static int reach(part_state *s, const word *from, int p, int nparts) {
   return 0;
 }
 
-hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, int *part, int *nparts) {
+/* Node i needs some inputs' values on the host at plan time (ops.h:
+ * op_input_on_host): their producers must be in its partition, where the
+ * planner computes them. The one partition they share, IR_NONE when there
+ * are none, or -2 when that cannot be (a producer outside every
+ * partition, a graph input, or producers in two partitions). */
+static int host_inputs_part(const ir_graph *g, int i, const uint8_t *fold_only, const int *part) {
+  const ir_node *node = &g->nodes[i];
+  int need = IR_NONE;
+  for (int k = 0; k < node->nin; k++) {
+    if (!op_input_on_host(node, k, fold_only && fold_only[i])) continue;
+    const ir_value *v = &g->values[node->in[k]];
+    if (v->is_const) continue;
+    int pn = v->producer;
+    if (pn == IR_NONE || part[pn] == IR_NONE) return -2;
+    if (need != IR_NONE && need != part[pn]) return -2;
+    need = part[pn];
+  }
+  return need;
+}
+
+hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, const uint8_t *fold_only, int *part,
+                          int *nparts) {
   int n = g->nnodes;
   int max_parts = 0;
   for (int i = 0; i < n; i++) max_parts += claimable[i] && !g->nodes[i].dead ? 1 : 0;
@@ -94,6 +116,20 @@ hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, int *part
       continue;
     }
     int chosen = IR_NONE;
+    int need = host_inputs_part(g, i, fold_only, part);
+    if (need != IR_NONE) { /* that partition or none */
+      if (need >= 0) {
+        memset(outside, 0, s.words * sizeof(word));
+        add_input_parts(&s, i, need, outside);
+        if (!reach(&s, outside, need, *nparts)) {
+          chosen = need;
+          bits_or(s.deps + (size_t)need * s.words, outside, s.words);
+        }
+      }
+      if (chosen == IR_NONE) add_input_parts(&s, i, IR_NONE, s.front + (size_t)i * s.words);
+      else part[i] = chosen;
+      continue;
+    }
     for (int k = 0; k < node->nin && chosen == IR_NONE; k++) {
       int v = node->in[k];
       int pn = v == IR_NONE ? IR_NONE : g->values[v].producer;

@@ -65,8 +65,15 @@ static inline hd_status *at_string(void *ctx, const char *name, char *buf, size_
 }
 
 /* The op_attrs reading table t. */
+static inline hd_status *at_tensor(void *ctx, const char *name, int *dtype, int64_t *numel, void *buf, size_t cap,
+                                   int *found) {
+  (void)ctx, (void)name, (void)dtype, (void)numel, (void)buf, (void)cap;
+  *found = 0; /* the tables hold no tensors */
+  return NULL;
+}
+
 static inline op_attrs attr_table_reader(attr_table *t) {
-  op_attrs a = {t, at_int, at_float, at_ints, at_floats, at_string};
+  op_attrs a = {t, at_int, at_float, at_ints, at_floats, at_string, at_tensor};
   return a;
 }
 

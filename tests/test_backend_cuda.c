@@ -280,7 +280,7 @@ static void run_case(gpu_env *e, const conv_case *cc, int exhaustive) {
       shapes[1].dims[2 + i] = (cc->in[i] + cc->pb[i] + cc->pe[i] - span) / cc->stride[i] + 1;
     }
   }
-  OK(plan_create(g, shapes, &p));
+  OK(plan_create(g, shapes, NULL, &p));
   int vy = g->outputs[0];
   size_t ny = (size_t)ir_numel(p->t[vy].rank, p->t[vy].dims);
   size_t nx = (size_t)ir_numel(r, shapes[0].dims);
@@ -480,7 +480,7 @@ static double compare_graph(gpu_env *e, be_context *ctx, ir_graph *g, const char
     CHECK(!st, "%s: supports_node(%s): %s", name, g->nodes[i].op_type, st ? hd_status_msg(st) : "");
     hd_status_free(st);
   }
-  OK(plan_create(g, shapes, &p));
+  OK(plan_create(g, shapes, NULL, &p));
   for (int i = 0; i < g->ninputs; ++i) {
     const ir_tensor *t = &p->t[g->inputs[i]];
     size_t n = (size_t)ir_numel(t->rank, t->dims);
@@ -836,7 +836,7 @@ static hd_status *resnetish_plan(int dtype, int64_t batch, int64_t hw, int nbloc
   memset(&s, 0, sizeof s);
   s.rank = 4;
   memcpy(s.dims, (*g)->values[(*g)->inputs[0]].dims, sizeof(int64_t) * 4);
-  return plan_create(*g, &s, p);
+  return plan_create(*g, &s, NULL, p);
 }
 
 /* Graph capture: replay gives the eager answer; new input data under the
@@ -1100,7 +1100,7 @@ static void test_oom(gpu_env *e) {
   s.dims[1] = cc->c;
   s.dims[2] = cc->in[0];
   s.dims[3] = cc->in[1];
-  OK(plan_create(g, &s, &p));
+  OK(plan_create(g, &s, NULL, &p));
   int live = e->ta.live;
   e->ta.refuse = 1;
   CHECK(eat(be_graph_compile(e->cu, e->ctx, g, &bg), "graph oom") == HD_ERR_OUT_OF_MEMORY,
@@ -1203,7 +1203,7 @@ static void bench(gpu_env *e) {
       be_context *ctx = exh ? e->ctx_exh : e->ctx;
       double t0, t1, host = 0;
       OK(build_graph(cc, 0, &g));
-      OK(plan_create(g, sh, &p));
+      OK(plan_create(g, sh, NULL, &p));
       OK(be_graph_compile(e->cu, ctx, g, &cg));
       t0 = now_us();
       OK(be_plan_compile(e->cu, cg, p, &cp));

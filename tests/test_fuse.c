@@ -63,7 +63,7 @@ static float *run_ref(const ir_graph *g, const ir_shape *in, const float *x, siz
   float *y = NULL;
   UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
   UT_OK(be_graph_compile(m, ctx, g, &bg));
-  UT_OK(plan_create(g, in, &p));
+  UT_OK(plan_create(g, in, NULL, &p));
   if (bg && p) {
     UT_OK(be_plan_compile(m, bg, p, &bp));
     /* every output gets a buffer; output 0 is returned */

@@ -38,14 +38,14 @@ static void test_partition_no_reentry(void) {
   UT_OK(ir_graph_finalize(g));
   uint8_t claim[4] = {1, 1, 0, 1};
   int part[4], nparts = 0;
-  UT_OK(plan_partition(g, claim, part, &nparts));
+  UT_OK(plan_partition(g, claim, NULL, part, &nparts));
   UT_CHECK(nparts == 2);
   UT_CHECK(part[0] == part[1]);
   UT_CHECK(part[2] == IR_NONE);
   UT_CHECK(part[3] != part[0] && part[3] != IR_NONE);
   /* everything claimable: one partition */
   uint8_t all[4] = {1, 1, 1, 1};
-  UT_OK(plan_partition(g, all, part, &nparts));
+  UT_OK(plan_partition(g, all, NULL, part, &nparts));
   UT_CHECK(nparts == 1);
   ir_graph_free(g);
 }
@@ -119,7 +119,7 @@ static void test_partition_contracted_cycle(void) {
   uint8_t claim[9];
   memset(claim, 1, sizeof claim);
   int part[9], nparts = 0;
-  UT_OK(plan_partition(g, claim, part, &nparts));
+  UT_OK(plan_partition(g, claim, NULL, part, &nparts));
   /* all claimable and connected: one partition, trivially acyclic */
   UT_CHECK(nparts == 1);
   /* random claim sets on this shape: the contracted graph stays acyclic */
@@ -129,7 +129,7 @@ static void test_partition_contracted_cycle(void) {
       seed = seed * 1103515245u + 12345u;
       claim[i] = (uint8_t)((seed >> 16) & 1u);
     }
-    UT_OK(plan_partition(g, claim, part, &nparts));
+    UT_OK(plan_partition(g, claim, NULL, part, &nparts));
     int ok = contracted_acyclic(g, part, nparts);
     UT_CHECK(ok);
     if (!ok) break;
@@ -175,7 +175,7 @@ static void test_partition_random_dags(void) {
       seed = seed * 1103515245u + 12345u;
       claim[i] = (uint8_t)((seed >> 16) % 4 != 0); /* most claimable */
     }
-    UT_OK(plan_partition(g, claim, part, &nparts));
+    UT_OK(plan_partition(g, claim, NULL, part, &nparts));
     for (int i = 0; i < nn; i++)
       if ((claim[i] != 0) != (part[i] != IR_NONE)) bad = 1;
     if (!contracted_acyclic(g, part, nparts)) bad = 1;
@@ -236,7 +236,7 @@ static void test_size_limits(void) {
   UT_OK(ir_value_set_data(g, ir_graph_find_value(g, "w"), &one, sizeof one));
   ir_shape in = {4, {1 << 21, 1, 1 << 20, 1 << 20}};
   ir_plan *p = NULL;
-  UT_ERR(plan_create(g, &in, &p), HD_ERR_NOT_SUPPORTED);
+  UT_ERR(plan_create(g, &in, NULL, &p), HD_ERR_NOT_SUPPORTED);
   UT_CHECK(p == NULL);
   ir_graph_free(g);
   /* element counts: checked, never wrapped */
@@ -274,7 +274,7 @@ static void test_empty_batch(void) {
   UT_OK(ir_value_set_data(g, ir_graph_find_value(g, "w"), w, sizeof w));
   ir_shape in = {4, {0, 2, 5, 5}};
   ir_plan *p = NULL;
-  UT_OK(plan_create(g, &in, &p));
+  UT_OK(plan_create(g, &in, NULL, &p));
   UT_CHECK(p && p->nsteps == 0);
   UT_CHECK(p && p->t[g->outputs[0]].dims[0] == 0 && p->t[g->outputs[0]].nbytes == 0);
   be_module *m = NULL;
@@ -371,7 +371,7 @@ static void test_plan_and_pads(void) {
   ir_graph *g = conv_chain(OP_PAD_SAME_UPPER, 1);
   ir_shape in = {4, {1, 2, 9, 7}};
   ir_plan *p = NULL;
-  UT_OK(plan_create(g, &in, &p));
+  UT_OK(plan_create(g, &in, NULL, &p));
   if (!p) return;
   UT_CHECK(p->nsteps == 3);
   /* kernel 4x3, stride 1, SAME_UPPER: total pad 3 -> begin 1, end 2 (H); 2 -> 1,1 (W) */
@@ -386,12 +386,12 @@ static void test_plan_and_pads(void) {
   plan_free(p);
   /* a wrong static dim is an error, not a crash */
   ir_shape bad = {4, {1, 3, 9, 7}};
-  UT_ERR(plan_create(g, &bad, &p), HD_ERR_INVALID_ARG);
+  UT_ERR(plan_create(g, &bad, NULL, &p), HD_ERR_INVALID_ARG);
   ir_graph_free(g);
 
   g = conv_chain(OP_PAD_SAME_LOWER, 2);
   ir_shape in2 = {4, {1, 2, 10, 7}};
-  UT_OK(plan_create(g, &in2, &p));
+  UT_OK(plan_create(g, &in2, NULL, &p));
   if (p) {
     /* H: in 10, stride 2 -> out 5, total = 4*2+4-10 = 2 -> 1,1. W: in 7 -> out 4, total = 3*2+3-7 = 2 */
     UT_CHECK(OP_P(&p->steps[0])->conv.pads_begin[0] == 1 && OP_P(&p->steps[0])->conv.pads_end[0] == 1);
@@ -406,7 +406,7 @@ static void test_ref_runs_chain(void) {
   ir_graph *g = conv_chain(OP_PAD_VALID, 1);
   ir_shape in = {4, {1, 2, 12, 9}};
   ir_plan *p = NULL;
-  UT_OK(plan_create(g, &in, &p));
+  UT_OK(plan_create(g, &in, NULL, &p));
   be_module *m = NULL;
   be_host host = {0};
   UT_OK(be_module_open("ref", &host, &m));

@@ -20,6 +20,8 @@ static int failures;
 #define F32 HD_DT_F32
 #define F16 HD_DT_F16
 #define I64 HD_DT_I64
+#define I32 HD_DT_I32
+#define BOOL HD_DT_BOOL
 
 enum slot_kind { S_NONE = 0, S_IN, S_W, S_INTS, S_FC };
 
@@ -34,6 +36,7 @@ typedef struct slot {
   const int64_t *ivals;  /* S_INTS, or S_IN int64 values */
   float fval;            /* S_FC */
   float shift;           /* added to random data (positive divisors, variances) */
+  float scale;           /* multiplies random data first (0: 1) */
 } slot;
 
 typedef struct op_case {
@@ -47,7 +50,12 @@ typedef struct op_case {
   int nattrs;
   int nout;              /* outputs declared (0 = 1) */
   int out2_dtype;        /* dtype of a second output */
+  const char *domain;    /* NULL: ONNX; "com.microsoft" */
+  int out_dtype;         /* of output 0 (0: the case's dtype) */
   int not_claimed;       /* the EP must leave the node to the CPU EP */
+  int host_only;         /* claimed on the reference backend; a device backend
+                            leaves it to the CPU EP (its inputs are not known
+                            when plans are built, and no device kernel runs it) */
   int64_t batch2;        /* dynamic dim 0: a second run with this size */
 } op_case;
 
@@ -58,6 +66,18 @@ typedef struct op_case {
 #define WPOS(r, ...) {.kind = S_W, .rank = r, .dims = {__VA_ARGS__}, .shift = 1.5f}
 #define INTS(n, ...) {.kind = S_INTS, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 #define FC(v) {.kind = S_FC, .rank = 0, .fval = v}
+/* an integer graph input with these values: IVALS(dtype, rank, dims..., values...) */
+#define IVALS(dt, r, ...) IVALS_##r(dt, __VA_ARGS__)
+#define IVALS_0(dt, v) {.kind = S_IN, .dtype = dt, .rank = 0, .ivals = (const int64_t[]){v}}
+#define IVALS_1(dt, d0, ...) {.kind = S_IN, .dtype = dt, .rank = 1, .dims = {d0}, .ivals = (const int64_t[]){__VA_ARGS__}}
+#define IVALS_2(dt, d0, d1, ...) \
+  {.kind = S_IN, .dtype = dt, .rank = 2, .dims = {d0, d1}, .ivals = (const int64_t[]){__VA_ARGS__}}
+#define IVALS_3(dt, d0, d1, d2, ...) \
+  {.kind = S_IN, .dtype = dt, .rank = 3, .dims = {d0, d1, d2}, .ivals = (const int64_t[]){__VA_ARGS__}}
+/* an int64 scalar constant */
+#define INTS0(v) {.kind = S_INTS, .rank = 0, .ivals = (const int64_t[]){v}}
+/* an int32 constant of n values */
+#define IVALS32C(n, ...) {.kind = S_INTS, .dtype = HD_DT_I32, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 #define NONE {.kind = S_NONE}
 
 #define AI(nm, v) {.name = nm, .kind = HH_ATTR_INT, .i = v}
@@ -67,6 +87,9 @@ typedef struct op_case {
   {.name = nm, .kind = HH_ATTR_INTS, .ints = (const int64_t[]){__VA_ARGS__}, .n = sizeof((int64_t[]){__VA_ARGS__}) / 8}
 
 #define X4 IN(4, 2, 3, 4, 5)
+/* positive (Sqrt, Log, Reciprocal), and spread over several integers (Floor, Round) */
+#define X4P {.kind = S_IN, .rank = 4, .dims = {2, 3, 4, 5}, .shift = 1.5f}
+#define X4S {.kind = S_IN, .rank = 4, .dims = {2, 3, 4, 5}, .scale = 7.0f}
 
 /* Small shapes: the suite runs under ASan, once per ORT runtime. */
 static const op_case k_cases[] = {
@@ -94,6 +117,30 @@ static const op_case k_cases[] = {
     {"f16_hardswish", "HardSwish", 14, F16, .in = {X4}, .nin = 1},
     {"f16_tanh", "Tanh", .dtype = F16, .in = {X4}, .nin = 1},
     {"relu_dynamic_batch", "Relu", .in = {IND(3, 2, 3, 5)}, .nin = 1, .batch2 = 5},
+
+    /* unary math */
+    {"erf", "Erf", 13, .in = {X4}, .nin = 1},
+    {"erf9", "Erf", 9, .in = {X4}, .nin = 1},
+    {"gelu20", "Gelu", 20, .in = {X4}, .nin = 1},
+    {"gelu20_tanh", "Gelu", 20, .in = {X4}, .nin = 1, .attrs = {AS("approximate", "tanh")}, .nattrs = 1},
+    {"sqrt", "Sqrt", 13, .in = {X4P}, .nin = 1},
+    {"reciprocal", "Reciprocal", 13, .in = {X4P}, .nin = 1},
+    {"exp", "Exp", 13, .in = {X4}, .nin = 1},
+    {"log", "Log", 13, .in = {X4P}, .nin = 1},
+    {"neg", "Neg", 13, .in = {X4}, .nin = 1},
+    {"abs", "Abs", 13, .in = {X4}, .nin = 1},
+    {"sin", "Sin", 7, .in = {X4}, .nin = 1},
+    {"cos", "Cos", 7, .in = {X4}, .nin = 1},
+    {"floor", "Floor", 13, .in = {X4S}, .nin = 1},
+    {"ceil", "Ceil", 13, .in = {X4S}, .nin = 1},
+    {"round", "Round", 11, .in = {X4S}, .nin = 1},
+    {"sign", "Sign", 13, .in = {X4}, .nin = 1},
+    {"softplus", "Softplus", 1, .in = {X4S}, .nin = 1},
+    {"elu", "Elu", 6, .in = {X4}, .nin = 1, .attrs = {AF("alpha", 0.7f)}, .nattrs = 1},
+    {"f16_erf", "Erf", 13, F16, .in = {X4}, .nin = 1},
+    {"f16_gelu20", "Gelu", 20, F16, .in = {X4}, .nin = 1},
+    {"f16_sqrt", "Sqrt", 13, F16, .in = {X4P}, .nin = 1},
+    {"f16_exp", "Exp", 13, F16, .in = {X4}, .nin = 1},
 
     /* Add / Sub / Mul / Div with numpy broadcasting */
     {"add_same", "Add", .in = {X4, X4}, .nin = 2},
@@ -263,13 +310,157 @@ static const op_case k_cases[] = {
     {"reducemean_dynamic_batch", "ReduceMean", 13, .in = {IND(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("axes", 2)},
      .nattrs = 1, .batch2 = 4},
 
+    /* Shape and Size: computed when the plan is built */
+    {"shape", "Shape", 13, .in = {X4}, .nin = 1, .out_dtype = I64},
+    {"shape15_start_end", "Shape", 15, .in = {X4}, .nin = 1, .out_dtype = I64,
+     .attrs = {AI("start", 1), AI("end", -1)}, .nattrs = 2},
+    {"shape15_start_neg", "Shape", 15, .in = {X4}, .nin = 1, .out_dtype = I64, .attrs = {AI("start", -2)}, .nattrs = 1},
+    {"shape15_empty", "Shape", 15, .in = {X4}, .nin = 1, .out_dtype = I64,
+     .attrs = {AI("start", 3), AI("end", 1)}, .nattrs = 2},
+    {"shape_int64_input", "Shape", 13, .in = {INT(I64, 2, 3, 7)}, .nin = 1, .out_dtype = I64},
+    {"shape_dynamic_batch", "Shape", 13, .in = {IND(3, 2, 3, 5)}, .nin = 1, .out_dtype = I64, .batch2 = 6},
+    {"size", "Size", 13, .in = {X4}, .nin = 1, .out_dtype = I64},
+    {"size_dynamic_batch", "Size", 13, .in = {IND(2, 2, 3)}, .nin = 1, .out_dtype = I64, .batch2 = 4},
+
+    /* Gather, GatherElements */
+    {"gather_axis0", "Gather", 13, .in = {IN(2, 5, 4), IVALS(I64, 2, 2, 3, 0, 4, -1, 2, 3, -5)}, .nin = 2},
+    {"gather_axis1_embedding", "Gather", 13, .in = {W(2, 7, 6), IVALS(I64, 2, 2, 2, 1, 6, -7, 0)}, .nin = 2},
+    {"gather_axis1", "Gather", 13, .in = {IN(3, 2, 5, 3), IVALS(I32, 1, 3, 4, 0, -2)}, .nin = 2,
+     .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"gather_scalar_index", "Gather", 13, .in = {IN(3, 2, 5, 3), IVALS(I64, 0, -1)}, .nin = 2,
+     .attrs = {AI("axis", -1)}, .nattrs = 1},
+    {"gather_int64_data", "Gather", 13, .dtype = I64, .in = {IN(2, 6, 3), IVALS(I64, 1, 3, 5, 0, 5)}, .nin = 2},
+    {"gather_opset1", "Gather", 1, .in = {IN(2, 5, 4), IVALS(I64, 1, 2, 4, 1)}, .nin = 2},
+    {"f16_gather", "Gather", 13, F16, .in = {IN(2, 5, 8), IVALS(I64, 1, 3, 4, 0, -2)}, .nin = 2},
+    {"gather_const_indices", "Gather", 13, .in = {IN(2, 5, 4), INTS(2, 3, -2)}, .nin = 2},
+    {"gather_elements_axis1", "GatherElements", 13, .in = {IN(2, 3, 4), IVALS(I64, 2, 3, 2, 0, 1, -1, 3, 2, 0)},
+     .nin = 2, .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"gather_elements_axis0", "GatherElements", 11, .in = {IN(2, 3, 2), IVALS(I32, 2, 2, 2, 2, 0, -1, 1)}, .nin = 2},
+
+    /* Cast */
+    {"cast_f32_f16", "Cast", 13, .in = {X4}, .nin = 1, .out_dtype = F16, .attrs = {AI("to", F16)}, .nattrs = 1},
+    {"cast_f16_f32", "Cast", 13, F16, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
+    {"cast_f32_i64", "Cast", 13, .in = {X4S}, .nin = 1, .out_dtype = I64, .attrs = {AI("to", I64)}, .nattrs = 1},
+    {"cast_f32_i32", "Cast", 13, .in = {X4S}, .nin = 1, .out_dtype = I32, .attrs = {AI("to", I32)}, .nattrs = 1},
+    {"cast_i64_f32", "Cast", 13, .dtype = I64, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
+    {"cast_i64_i32", "Cast", 13, .dtype = I64, .in = {X4}, .nin = 1, .out_dtype = I32, .attrs = {AI("to", I32)}, .nattrs = 1},
+    {"cast_i32_i64", "Cast", 13, .dtype = I32, .in = {X4}, .nin = 1, .out_dtype = I64, .attrs = {AI("to", I64)}, .nattrs = 1},
+    {"cast_f32_bool", "Cast", 13, .in = {X4S}, .nin = 1, .out_dtype = HD_DT_BOOL, .attrs = {AI("to", HD_DT_BOOL)}, .nattrs = 1},
+    {"cast_i64_bool", "Cast", 13, .dtype = I64, .in = {X4}, .nin = 1, .out_dtype = HD_DT_BOOL,
+     .attrs = {AI("to", HD_DT_BOOL)}, .nattrs = 1},
+    {"cast_bool_f32", "Cast", 13, .dtype = HD_DT_BOOL, .in = {X4}, .nin = 1, .out_dtype = F32,
+     .attrs = {AI("to", F32)}, .nattrs = 1},
+    {"cast_u8_f32", "Cast", 13, .dtype = HD_DT_U8, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
+    {"cast_f64_f32", "Cast", 13, .dtype = HD_DT_F64, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
+    {"cast_f32_f32", "Cast", 19, .in = {X4}, .nin = 1, .attrs = {AI("to", F32)}, .nattrs = 1},
+
+    /* Transpose, Slice, Split, Expand, Tile */
+    {"transpose_default", "Transpose", 13, .in = {X4}, .nin = 1},
+    {"transpose_perm", "Transpose", 13, .in = {X4}, .nin = 1, .attrs = {AIS("perm", 0, 2, 1, 3)}, .nattrs = 1},
+    {"transpose_attention", "Transpose", 13, .in = {IN(4, 2, 5, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 0, 2, 1, 3)}, .nattrs = 1},
+    {"transpose_kt", "Transpose", 13, .in = {IN(4, 2, 3, 5, 4)}, .nin = 1, .attrs = {AIS("perm", 0, 1, 3, 2)}, .nattrs = 1},
+    {"transpose_int64", "Transpose", 13, .dtype = I64, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 2, 0, 1)}, .nattrs = 1},
+    {"f16_transpose", "Transpose", 13, F16, .in = {X4}, .nin = 1, .attrs = {AIS("perm", 3, 1, 0, 2)}, .nattrs = 1},
+    {"transpose_dynamic_batch", "Transpose", 13, .in = {IND(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 1, 0, 2)},
+     .nattrs = 1, .batch2 = 5},
+    {"slice13", "Slice", 13, .in = {X4, INTS(2, 1, 0), INTS(2, 3, 2), INTS(2, 2, 1)}, .nin = 4},
+    {"slice13_steps_neg", "Slice", 13, .in = {X4, INTS(2, -1, 4), INTS(2, -100, 0), INTS(2, 3, 2), INTS(2, -2, -3)}, .nin = 5},
+    {"slice13_huge_end", "Slice", 13, .in = {X4, INTS(1, 1), INTS(1, INT64_MAX), INTS(1, -1)}, .nin = 4},
+    {"slice13_empty", "Slice", 13, .in = {X4, INTS(1, 3), INTS(1, 1), INTS(1, 2)}, .nin = 4},
+    {"slice9_attrs", "Slice", 9, .in = {X4}, .nin = 1,
+     .attrs = {AIS("starts", 0, 1), AIS("ends", 1, 3), AIS("axes", 0, -1)}, .nattrs = 3},
+    {"slice_int32_indices", "Slice", 13, .in = {X4, IVALS32C(1, 1), IVALS32C(1, 4)}, .nin = 3},
+    {"f16_slice", "Slice", 13, F16, .in = {X4, INTS(1, 1), INTS(1, 3), INTS(1, 3)}, .nin = 4},
+    {"slice_dynamic_batch", "Slice", 13, .in = {IND(3, 4, 3, 5), INTS(1, 1), INTS(1, -1), INTS(1, 2)}, .nin = 4, .batch2 = 2},
+    {"split13_sizes", "Split", 13, .in = {X4, INTS(2, 2, 3)}, .nin = 2, .nout = 2, .attrs = {AI("axis", -1)}, .nattrs = 1},
+    {"split11_attr", "Split", 11, .in = {X4}, .nin = 1, .nout = 2, .attrs = {AI("axis", 1), AIS("split", 1, 2)}, .nattrs = 2},
+    {"split13_equal", "Split", 13, .in = {IN(3, 2, 6, 3)}, .nin = 1, .nout = 3, .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"split18_uneven", "Split", 18, .in = {IN(2, 7, 3)}, .nin = 1, .nout = 3, .attrs = {AI("num_outputs", 3)}, .nattrs = 1},
+    {"f16_split", "Split", 13, F16, .in = {X4}, .nin = 1, .nout = 2, .attrs = {AI("axis", 2)}, .nattrs = 1},
+    {"expand", "Expand", 13, .in = {IN(2, 3, 1), INTS(3, 2, 3, 4)}, .nin = 2},
+    {"expand_lower_rank_shape", "Expand", 13, .in = {IN(3, 2, 1, 4), INTS(2, 5, 1)}, .nin = 2},
+    {"expand_int64", "Expand", 13, .dtype = I64, .in = {IN(1, 1), INTS(2, 3, 4)}, .nin = 2},
+    {"tile", "Tile", 13, .in = {IN(2, 2, 3), INTS(2, 3, 2)}, .nin = 2},
+    {"tile_ones", "Tile", 13, .in = {IN(3, 2, 3, 2), INTS(3, 1, 2, 1)}, .nin = 2},
+
+    /* layer normalisations */
+    {"layernorm", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8), W(1, 8)}, .nin = 3},
+    {"layernorm_no_bias", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8)}, .nin = 2,
+     .attrs = {AF("epsilon", 1e-3f)}, .nattrs = 1},
+    {"layernorm_axis1", "LayerNormalization", 17, .in = {IN(3, 2, 3, 4), W(2, 3, 4), W(2, 3, 4)}, .nin = 3,
+     .attrs = {AI("axis", 1)}, .nattrs = 1},
+    {"layernorm_stats", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8), W(1, 8)}, .nin = 3, .nout = 3,
+     .out2_dtype = F32},
+    {"layernorm_long_rows", "LayerNormalization", 17, .in = {IN(2, 2, 9000), W(1, 9000), W(1, 9000)}, .nin = 3},
+    {"layernorm_offset_rows", "LayerNormalization", 17, .in = {{.kind = S_IN, .rank = 2, .dims = {3, 40}, .shift = 50.0f},
+                                                              W(1, 40), W(1, 40)}, .nin = 3},
+    {"f16_layernorm", "LayerNormalization", 17, F16, .in = {IN(3, 2, 3, 64), W(1, 64), W(1, 64)}, .nin = 3},
+    {"layernorm_dynamic_batch", "LayerNormalization", 17, .in = {IND(3, 2, 3, 8), W(1, 8), W(1, 8)}, .nin = 3, .batch2 = 5},
+    {"simplified_layernorm", "SimplifiedLayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8)}, .nin = 2},
+    {"rmsnorm23", "RMSNormalization", 23, .in = {IN(3, 2, 3, 8), W(1, 8)}, .nin = 2, .attrs = {AF("epsilon", 1e-6f)},
+     .nattrs = 1},
+    {"skip_layernorm", "SkipLayerNormalization", .domain = "com.microsoft", .in = {IN(3, 2, 3, 8), IN(3, 2, 3, 8),
+                                                                                W(1, 8), W(1, 8), W(1, 8)}, .nin = 5},
+    {"skip_layernorm_skip_2d", "SkipLayerNormalization", .domain = "com.microsoft",
+     .in = {IN(3, 2, 3, 8), IN(2, 3, 8), W(1, 8), W(1, 8)}, .nin = 4},
+    {"skip_simplified_layernorm", "SkipSimplifiedLayerNormalization", .domain = "com.microsoft",
+     .in = {IN(3, 2, 3, 8), IN(3, 2, 3, 8), W(1, 8)}, .nin = 3},
+    {"f16_skip_layernorm", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 2, 3, 16), IN(3, 2, 3, 16), W(1, 16), W(1, 16)}, .nin = 4},
+
+    /* more arithmetic; integers (shape arithmetic: computed when the plan is
+     * built where the inputs are known, else only the reference backend) */
+    {"pow", "Pow", 15, .in = {X4P, IN(1, 5)}, .nin = 2},
+    {"pow_const_exponent", "Pow", 13, .in = {X4, FC(3.0f)}, .nin = 2},
+    {"min2", "Min", 13, .in = {X4, IN(2, 4, 5)}, .nin = 2},
+    {"max2", "Max", 13, .in = {X4, IN(1, 5)}, .nin = 2},
+    {"sum2", "Sum", 13, .in = {X4, X4}, .nin = 2},
+    {"mean2", "Mean", 13, .in = {X4, IN(3, 3, 1, 5)}, .nin = 2},
+    {"f16_pow", "Pow", 15, F16, .in = {X4P, FC(2.0f)}, .nin = 2},
+    {"f16_max2", "Max", 13, F16, .in = {X4, X4}, .nin = 2},
+    {"div_int64_host_only", "Div", .dtype = I64, .in = {X4, IVALS(I64, 1, 5, 3, -2, 5, 7, -1)}, .nin = 2, .host_only = 1},
+    {"mul_int64_consts", "Mul", .dtype = I64, .in = {INTS(2, 3, -4), INTS(1, 5)}, .nin = 2},
+    {"max_int64_consts", "Max", 13, .dtype = I64, .in = {INTS(3, 3, -4, 9), INTS(1, 5)}, .nin = 2},
+
+    /* ConstantOfShape, Range: computed when the plan is built */
+    {"constant_of_shape_default", "ConstantOfShape", 13, .in = {INTS(3, 2, 3, 4)}, .nin = 1},
+    {"range_int64", "Range", 13, .dtype = I64, .in = {INTS0(2), INTS0(17), INTS0(3)}, .nin = 3},
+    {"range_int64_down", "Range", 13, .dtype = I64, .in = {INTS0(5), INTS0(-4), INTS0(-2)}, .nin = 3},
+    {"range_float", "Range", 13, .in = {FC(0.5f), FC(3.0f), FC(0.3f)}, .nin = 3},
+    {"range_empty", "Range", 13, .dtype = I64, .in = {INTS0(5), INTS0(1), INTS0(1)}, .nin = 3},
+    {"not_claimed_range_input", "Range", 13, .dtype = I64, .in = {IVALS(I64, 0, 1), INTS0(9), INTS0(2)}, .nin = 3,
+     .not_claimed = 1},
+
+    /* comparisons and logic */
+    {"equal_int64", "Equal", 13, .dtype = I64, .in = {IN(2, 3, 4), IN(1, 4)}, .nin = 2, .out_dtype = BOOL},
+    {"less_float", "Less", 13, .in = {X4, IN(1, 5)}, .nin = 2, .out_dtype = BOOL},
+    {"less_or_equal", "LessOrEqual", 16, .in = {X4, X4}, .nin = 2, .out_dtype = BOOL},
+    {"greater", "Greater", 13, .in = {X4, FC(0.0f)}, .nin = 2, .out_dtype = BOOL},
+    {"greater_or_equal_int32", "GreaterOrEqual", 16, .dtype = I32, .in = {X4, IN(3, 3, 1, 5)}, .nin = 2, .out_dtype = BOOL},
+    {"f16_equal", "Equal", 13, F16, .in = {X4, X4}, .nin = 2, .out_dtype = BOOL},
+    {"and", "And", 7, .dtype = BOOL, .in = {X4, IN(1, 5)}, .nin = 2},
+    {"or", "Or", 7, .dtype = BOOL, .in = {X4, X4}, .nin = 2},
+    {"xor", "Xor", 7, .dtype = BOOL, .in = {X4, X4}, .nin = 2},
+    {"not", "Not", 1, .dtype = BOOL, .in = {X4}, .nin = 1},
+    {"isnan", "IsNaN", 13, .in = {X4}, .nin = 1, .out_dtype = BOOL},
+    {"isinf", "IsInf", 10, .in = {X4}, .nin = 1, .out_dtype = BOOL},
+
+    /* Where, Trilu */
+    {"where", "Where", 16, .in = {INT(BOOL, 3, 3, 1, 5), X4, IN(1, 5)}, .nin = 3},
+    {"where_scalar_else", "Where", 16, .in = {INT(BOOL, 4, 2, 3, 4, 5), X4, FC(-1e9f)}, .nin = 3},
+    {"where_int64", "Where", 16, .dtype = I64, .in = {INT(BOOL, 2, 4, 5), IN(1, 5), IN(2, 4, 5)}, .nin = 3},
+    {"f16_where", "Where", 16, F16, .in = {INT(BOOL, 4, 2, 3, 4, 5), X4, X4}, .nin = 3},
+    {"trilu_upper", "Trilu", 14, .in = {IN(3, 2, 4, 5)}, .nin = 1},
+    {"trilu_lower_k", "Trilu", 14, .in = {IN(3, 2, 5, 4), INTS0(-1)}, .nin = 2, .attrs = {AI("upper", 0)}, .nattrs = 1},
+    {"trilu_upper_k2_int64", "Trilu", 14, .dtype = I64, .in = {IN(2, 4, 4), INTS0(2)}, .nin = 2},
+
     /* left to the CPU EP */
     {"not_claimed_maxpool_indices", "MaxPool", 12, .in = {IN(4, 1, 2, 6, 6)}, .nin = 1,
      .attrs = {AIS("kernel_shape", 2, 2)}, .nattrs = 1, .nout = 2, .out2_dtype = I64, .not_claimed = 1},
     {"not_claimed_clip_input_min", "Clip", 13, .in = {X4, IN(0, 0)}, .nin = 2, .not_claimed = 1},
     {"not_claimed_dropout_mask", "Dropout", 12, .in = {X4}, .nin = 1, .nout = 2, .out2_dtype = HD_DT_BOOL,
      .not_claimed = 1},
-    {"not_claimed_add_int32", "Add", .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2, .not_claimed = 1},
+    {"add_int32_host_only", "Add", .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2, .host_only = 1},
     {"not_claimed_add_double", "Add", .dtype = HD_DT_F64, .in = {X4, X4}, .nin = 2, .not_claimed = 1},
     {"not_claimed_reshape_input_shape", "Reshape", .in = {X4, {.kind = S_IN, .dtype = I64, .rank = 1, .dims = {2},
                                                                 .ivals = (const int64_t[]){6, 20}}},
@@ -294,8 +485,9 @@ static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dim
     for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, (double)s->ivals[i]);
   } else {
     hh_tensor_fill_random(&t, seed);
-    if (s->shift != 0.0f)
-      for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) + s->shift);
+    float scale = s->scale != 0.0f ? s->scale : 1.0f;
+    if (s->shift != 0.0f || scale != 1.0f)
+      for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) * scale + s->shift);
   }
   int rc = 0;
   if (own == want) *out = t;
@@ -304,6 +496,12 @@ static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dim
     hh_tensor_free(&t);
   }
   return rc;
+}
+
+/* The dtype of output k when the model is built with dtype dt. */
+static int out_dtype(const op_case *c, int k, int dt) {
+  int d0 = c->out_dtype ? c->out_dtype : dt;
+  return k == 0 ? d0 : c->out2_dtype ? c->out2_dtype : d0;
 }
 
 /* The case's model with every float of dtype dt (the case's dtype, or F32 for
@@ -331,11 +529,10 @@ static int build(hh_ort *h, const op_case *c, int dt, uint64_t seed, hh_model **
       hh_tensor_free(&t);
     }
   }
-  const char *outs[2] = {"y", "y_extra"};
+  const char *outs[3] = {"y", "y_extra", "y_third"};
   int nout = c->nout ? c->nout : 1;
-  if (!rc) rc = hh_model_node(m, c->op, NULL, "node", ins, (size_t)c->nin, outs, (size_t)nout, c->attrs, (size_t)c->nattrs);
-  if (!rc) rc = hh_model_output(m, "y", dt, -1, NULL);
-  if (!rc && nout > 1) rc = hh_model_output(m, "y_extra", c->out2_dtype, -1, NULL);
+  if (!rc) rc = hh_model_node(m, c->op, c->domain, "node", ins, (size_t)c->nin, outs, (size_t)nout, c->attrs, (size_t)c->nattrs);
+  for (int k = 0; k < nout && !rc; k++) rc = hh_model_output(m, outs[k], out_dtype(c, k, dt), -1, NULL);
   if (!rc) rc = hh_model_finish(m, c->opset ? c->opset : 17);
   if (rc) {
     hh_model_free(m);
@@ -348,9 +545,11 @@ static int build(hh_ort *h, const op_case *c, int dt, uint64_t seed, hh_model **
 /* One run of both sessions with dim 0 of dynamic inputs set to batch. */
 static int run_once(hh_ort *h, const op_case *c, OrtSession *s_ep, OrtSession *s_ref, int64_t batch, uint64_t seed) {
   int dt = c->dtype ? c->dtype : F32, rdt = dt == F16 ? F32 : dt;
-  hh_tensor x[5], xr[5], y = {0}, yr = {0};
-  size_t n = 0;
+  hh_tensor x[5], xr[5], y[3], yr[3];
+  size_t n = 0, nout = c->nout && !c->not_claimed ? (size_t)c->nout : 1;
   int ok = 0;
+  memset(y, 0, sizeof y);
+  memset(yr, 0, sizeof yr);
   memset(x, 0, sizeof x);
   memset(xr, 0, sizeof xr);
   for (int i = 0; i < c->nin; i++) {
@@ -365,24 +564,29 @@ static int run_once(hh_ort *h, const op_case *c, OrtSession *s_ep, OrtSession *s
     }
     n++;
   }
-  if (hh_session_run(h, s_ep, x, n, &y, 1)) {
+  if (hh_session_run(h, s_ep, x, n, y, nout)) {
     fprintf(stderr, "FAIL %s (dim0=%lld): run with %s: %s\n", c->name, (long long)batch, HH_EP_NAME, hh_err(h));
     goto done;
   }
-  if (hh_session_run(h, s_ref, xr, n, &yr, 1)) {
+  if (hh_session_run(h, s_ref, xr, n, yr, nout)) {
     fprintf(stderr, "FAIL %s (dim0=%lld): run on the CPU EP: %s\n", c->name, (long long)batch, hh_err(h));
     goto done;
   }
-  char what[160];
-  snprintf(what, sizeof what, "%s (dim0=%lld)", c->name, (long long)batch);
-  ok = ht_check_close(&y, &yr, dt, what);
+  ok = 1;
+  for (size_t k = 0; k < nout; k++) {
+    char what[160];
+    snprintf(what, sizeof what, "%s (dim0=%lld) output %zu", c->name, (long long)batch, k);
+    ok &= ht_check_close(&y[k], &yr[k], out_dtype(c, (int)k, dt), what);
+  }
 done:
   for (int i = 0; i < 5; i++) {
     hh_tensor_free(&x[i]);
     hh_tensor_free(&xr[i]);
   }
-  hh_tensor_free(&y);
-  hh_tensor_free(&yr);
+  for (int k = 0; k < 3; k++) {
+    hh_tensor_free(&y[k]);
+    hh_tensor_free(&yr[k]);
+  }
   return ok;
 }
 
@@ -399,12 +603,13 @@ static int run_case(hh_ort *h, const hh_target *t, const op_case *c) {
   }
   const char *keys[4], *vals[4];
   size_t nk = ht_ep_opts(t, keys, vals);
+  int not_claimed = c->not_claimed || (c->host_only && t->is_gpu);
   hh_session_cfg ep_cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk,
-                           .disable_cpu_fallback = !c->not_claimed, .graph_opt_level = -1};
+                           .disable_cpu_fallback = !not_claimed, .graph_opt_level = -1};
   if (ht_open_pair(h, &ep_cfg, m, mr, c->name, &s_ep, &s_ref, &a)) goto done;
   int mine = hh_assign_count(&a, HH_EP_NAME, c->op), all = hh_assign_count(&a, NULL, NULL);
-  if (c->not_claimed ? hh_assign_count(&a, HH_EP_NAME, NULL) != 0 : (mine != 1 || all != 1)) {
-    fprintf(stderr, "FAIL %s: the %s should %srun on %s; assignment:\n", c->name, c->op, c->not_claimed ? "not " : "",
+  if (not_claimed ? hh_assign_count(&a, HH_EP_NAME, NULL) != 0 : (mine != 1 || all != 1)) {
+    fprintf(stderr, "FAIL %s: the %s should %srun on %s; assignment:\n", c->name, c->op, not_claimed ? "not " : "",
             HH_EP_NAME);
     hh_assign_print(&a, stderr, "  ");
     goto done;

@@ -2,7 +2,8 @@
  * - a Conv on int8 data (ONNX's Conv has no int8 type; the EP must not claim
  *   it whether or not ORT accepts the model),
  * - ConvInteger (the int8/uint8 convolution op) lands on the CPU EP and runs,
- * - Conv -> Sin -> Conv: both Convs on our EP, Sin on the CPU EP, the result
+ * - Conv -> Hardmax -> Conv: both Convs on our EP, Hardmax (no op of ours) on
+ *   the CPU EP, the result
  *   equal to the CPU EP's. */
 #include <string.h>
 
@@ -134,7 +135,7 @@ static void partial_graph(hh_ort *h, const hh_target *t) {
   int64_t ks[2] = {3, 3};
   hh_attr at[1] = {hh_attr_ints("kernel_shape", ks, 2)};
   const char *c1_in[2] = {"X", "W1"}, *c1_out[1] = {"A"};
-  const char *sin_in[1] = {"A"}, *sin_out[1] = {"B"};
+  const char *hm_in[1] = {"A"}, *hm_out[1] = {"B"};
   const char *c2_in[2] = {"B", "W2"}, *c2_out[1] = {"Y"};
   if (!m || hh_model_input(m, "X", HD_DT_F32, 4, xd) || hh_model_output(m, "Y", HD_DT_F32, 4, yd) ||
       hh_tensor_alloc(&w1, HD_DT_F32, 4, w1d) || hh_tensor_alloc(&w2, HD_DT_F32, 4, w2d)) {
@@ -145,7 +146,7 @@ static void partial_graph(hh_ort *h, const hh_target *t) {
   hh_tensor_fill_random(&w2, 32);
   if (hh_model_initializer(m, "W1", &w1) || hh_model_initializer(m, "W2", &w2) ||
       hh_model_node(m, "Conv", "", "conv1", c1_in, 2, c1_out, 1, at, 1) ||
-      hh_model_node(m, "Sin", "", "sin", sin_in, 1, sin_out, 1, NULL, 0) ||
+      hh_model_node(m, "Hardmax", "", "hardmax", hm_in, 1, hm_out, 1, NULL, 0) ||
       hh_model_node(m, "Conv", "", "conv2", c2_in, 2, c2_out, 1, at, 1) || hh_model_finish(m, 17)) {
     HT_CHECK(0, "partial model: %s", hh_err(h));
     goto done;
@@ -156,15 +157,15 @@ static void partial_graph(hh_ort *h, const hh_target *t) {
   }
   hh_assign a = {0};
   if (hh_assignment(h, s, &a) == 0) {
-    printf("Conv -> Sin -> Conv assignment:\n");
+    printf("Conv -> Hardmax -> Conv assignment:\n");
     hh_assign_print(&a, stdout, "  ");
     HT_CHECK(hh_assign_count(&a, HH_EP_NAME, "Conv") == 2, "not both Convs on %s", HH_EP_NAME);
-    HT_CHECK(hh_assign_count(&a, "CPUExecutionProvider", "Sin") == 1, "Sin is not on the CPU EP");
+    HT_CHECK(hh_assign_count(&a, "CPUExecutionProvider", "Hardmax") == 1, "Hardmax is not on the CPU EP");
     hh_assign_free(&a);
   }
   if (hh_tensor_alloc(&x, HD_DT_F32, 4, xd) == 0) {
     hh_tensor_fill_random(&x, 33);
-    run_both(h, t, m, s, &x, hh_tol_for(HD_DT_F32, 0), "Conv -> Sin -> Conv");
+    run_both(h, t, m, s, &x, hh_tol_for(HD_DT_F32, 0), "Conv -> Hardmax -> Conv");
   }
 done:
   hh_tensor_free(&w1);

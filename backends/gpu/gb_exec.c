@@ -64,6 +64,7 @@ struct gb_plan_slot {
   void *graph;              /* gpuGraphExec_t, or NULL */
   uint64_t gen;             /* the instance generation the graph was captured in */
   int runs;                 /* eager runs so far */
+  int ran;                  /* the plan has run on this instance (its frees wait) */
   int capture_off;          /* capture failed or is impossible: run eagerly */
   int staged;               /* the graph reads/writes the staging buffers */
   void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
@@ -209,7 +210,10 @@ static void exec_release(be_graph *bg, gb_exec *x, gpuStream_t stream) {
     x->stream = stream;
   } else { /* cannot mark the end on the GPU: wait for it here */
     (void)gpuGetLastError();
-    if (gpuStreamSynchronize(stream) != gpuSuccess) (void)gpuGetLastError();
+    if (gpuStreamSynchronize(stream) != gpuSuccess) { /* nor on the stream: the whole device */
+      (void)gpuGetLastError();
+      if (gpuDeviceSynchronize() != gpuSuccess) (void)gpuGetLastError();
+    }
     x->used = 0;
   }
   pthread_mutex_lock(&xs->mu);
@@ -250,13 +254,14 @@ hd_status *gb_plan_slots_create(be_plan *bp) {
 void gb_plan_slots_free(be_plan *bp) {
   if (!bp->slots) return;
   gb_exec_set *xs = bp->bg->execs;
-  /* A graph of this plan may still run on an instance: wait for the
-   * instances it ran on (no run of this plan is enqueueing: it is being
-   * freed; runs of other plans may hold an instance for a moment). */
+  /* Work of this plan (a graph, or eager kernels reading the plan's folded
+   * values) may still run on an instance: wait for the instances it ran on
+   * (no run of this plan is enqueueing: it is being freed; runs of other
+   * plans may hold an instance for a moment). */
   if (xs) {
     pthread_mutex_lock(&xs->mu);
     for (int i = 0; i < xs->n; ++i) {
-      if (!bp->slots[i].graph) continue;
+      if (!bp->slots[i].graph && !bp->slots[i].ran) continue;
       while (xs->x[i]->busy) pthread_cond_wait(&xs->idle, &xs->mu);
       sync_quiet(xs->x[i]);
     }
@@ -292,7 +297,8 @@ hd_status *gb_run_steps(be_plan *bp, const gb_launch *l) {
 
 static gb_launch launch_of(be_plan *bp, gb_exec *x, void *const *inputs, void *const *outputs,
                            gpuStream_t stream) {
-  gb_launch l = {.b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts, .arena = x->arena},
+  gb_launch l = {.b = {.inputs = inputs, .outputs = outputs, .consts = bp->bg->consts, .arena = x->arena,
+                       .folded = bp->folded},
                  .stream = stream,
                  .workspace = x->workspace,
                  .workspace_bytes = bp->workspace_bytes,
@@ -372,6 +378,8 @@ static void stage_ptrs(const be_plan *bp, const gb_exec *x, void **in, void **ou
 static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, const int *vals,
                           int n, gpuStream_t stream) {
   for (int i = 0; i < n; ++i) {
+    ir_storage sto = p->t[vals[i]].storage;
+    if (sto != IR_ST_INPUT && sto != IR_ST_OUTPUT) continue; /* a folded output is copied by the caller */
     size_t bytes = p->t[vals[i]].nbytes;
     if (bytes && dst[i] != src[i])
       GB_CHECK(gpuMemcpyAsync(dst[i], src[i], bytes, gpuMemcpyDeviceToDevice, stream));
@@ -469,6 +477,7 @@ hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, v
     st = copy_io(staged, inputs, &bp->p, g->inputs, g->ninputs, s);
   }
   gb_plan_slot *sl = &bp->slots[x->id];
+  sl->ran = 1;
   if (!st && c->opts.graph_capture && !sl->capture_off) st = run_graph(bp, x, in, out, s, &done);
   if (!st && !done) st = run_eager(bp, x, in, out, s);
   if (!st && restage) st = copy_io(outputs, out, &bp->p, g->outputs, g->noutputs, s);

@@ -140,6 +140,7 @@ struct be_plan {
   int nsteps;
   size_t workspace_bytes; /* the most any step asks for */
   size_t stage_bytes;     /* graph-capture staging of its inputs and outputs */
+  void *folded;           /* device copy of p.folded (values computed at plan time) */
   gb_plan_slot *slots;    /* one per run instance (gb_exec.c) */
 };
 
@@ -202,5 +203,10 @@ void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);
 /* Every present input and output of n is a float type the kernels take and
  * all have the same dtype as input 0 (first `nin` inputs; -1: all). */
 hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin);
+/* Right-aligned numpy broadcast of a and b onto y, collapsed: adjacent dims
+ * merge where both operands' strides stay contiguous over them
+ * (gb_pointwise.c). bc is gpu/gpu_kernels.h's gpu_bcast. */
+struct gpu_bcast;
+hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y, struct gpu_bcast *bc);
 
 #endif

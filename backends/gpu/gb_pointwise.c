@@ -58,10 +58,6 @@ static hd_status *binary_support(be_context *c, const ir_graph *g, const ir_node
   return gb_check_float_io(g, n, 2);
 }
 
-/* Right-aligned numpy broadcast of a and b onto y, collapsed: adjacent dims
- * merge where both operands' strides stay contiguous over them. */
-hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y,
-                          gpu_bcast *bc);
 hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y,
                           gpu_bcast *bc) {
   int r = y->rank;
@@ -126,10 +122,7 @@ static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   const op_binary *pb = &OP_P(s)->binary;
-  int op = pb->kind == OP_BIN_ADD   ? GPU_BIN_ADD
-           : pb->kind == OP_BIN_SUB ? GPU_BIN_SUB
-           : pb->kind == OP_BIN_MUL ? GPU_BIN_MUL
-                                    : GPU_BIN_DIV;
+  int op = (int)pb->kind; /* GPU_BIN_* number them the same */
   if (numel_of(bp, n->out[0]) == 0) return NULL;
   GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b),
                        gb_addr(bp, n->out[0], b), gb_t(bp, n->out[0])->dtype, op,
@@ -137,6 +130,10 @@ static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                        pb->act.beta, stream));
   return NULL;
 }
+
+_Static_assert(GPU_BIN_ADD == (int)OP_BIN_ADD && GPU_BIN_DIV == (int)OP_BIN_DIV && GPU_BIN_POW == (int)OP_BIN_POW &&
+                   GPU_BIN_MEAN == (int)OP_BIN_MEAN,
+               "GPU_BIN_* and op_binary_kind disagree");
 
 const gb_family gb_family_binary = {
     .name = "binary",

@@ -248,6 +248,8 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   bp->bg = bg;
   bp->p.g = g;
   bp->p.arena_bytes = p->arena_bytes;
+  bp->p.folded = p->folded; /* host bytes stay the caller's (the plan outlives this) */
+  bp->p.folded_bytes = p->folded_bytes;
   bp->p.t = malloc(sizeof *bp->p.t * (size_t)(g->nvalues ? g->nvalues : 1));
   bp->steps = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *bp->steps);
   if (!bp->p.t || !bp->steps) {
@@ -274,18 +276,24 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     }
     size_t need = 0;
     st = cs->f->compile(bp, cs, &need);
+    bp->nsteps++; /* a failed step too: gb_plan_free releases it, after c->mu */
     if (st) {
-      if (cs->f->release) cs->f->release(bp, cs);
       st = hd_status_wrap(st, "node '%s' (%s): ", n->name, n->op_type);
       break;
     }
     if (need > ws) ws = need;
-    bp->nsteps++;
   }
   for (int i = 0; i < bp->nsteps && !st; ++i)
     if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
   pthread_mutex_unlock(&c->mu);
   bp->workspace_bytes = ws;
+  /* The values computed at plan time that device steps read: one copy. */
+  if (!st && p->folded_bytes) {
+    st = c->alloc.alloc(c->alloc.ctx, p->folded_bytes, &bp->folded);
+    if (st) bp->folded = NULL;
+    else st = gb_status(gpuMemcpy(bp->folded, p->folded, p->folded_bytes, gpuMemcpyHostToDevice), "gpuMemcpy(folded)",
+                        __FILE__, __LINE__);
+  }
   if (!st) st = gb_plan_slots_create(bp);
   if (st) {
     gb_plan_free(bp);
@@ -298,6 +306,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
 void gb_plan_free(be_plan *bp) {
   if (!bp) return;
   gb_plan_slots_free(bp); /* waits for the plan's GPU work */
+  if (bp->folded) bp->bg->c->alloc.free(bp->bg->c->alloc.ctx, bp->folded);
   for (int i = 0; i < bp->nsteps; ++i)
     if (bp->steps[i].f->release) bp->steps[i].f->release(bp, &bp->steps[i]);
   free(bp->p.t);

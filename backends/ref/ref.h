@@ -34,6 +34,16 @@ float ref_load(int dtype, const void *base, size_t i);
 void ref_store(int dtype, void *base, size_t i, float v);
 /* Copies n elements of dtype into fp32 dst (or returns src when already fp32). */
 const float *ref_as_f32(int dtype, const void *src, size_t n, float *dst);
+/* Element access for every numeric type and bool: as a double (exact for
+ * every float type and for integers up to 2^53), or as an int64 (exact for
+ * integer types; floats convert as ref_f64_to_i64 says). Stores convert to
+ * the element type: integers saturate, NaN becomes 0, bool is x != 0. */
+double ref_load_f64(int dtype, const void *base, size_t i);
+void ref_store_f64(int dtype, void *base, size_t i, double v);
+int64_t ref_load_i64(int dtype, const void *base, size_t i);
+void ref_store_i64(int dtype, void *base, size_t i, int64_t v);
+/* A float to an integer of [lo, hi]: truncated toward zero, saturated, NaN 0. */
+int64_t ref_f64_to_i64(double v, int64_t lo, int64_t hi);
 float ref_apply_act(const op_act *a, float x);
 
 #endif

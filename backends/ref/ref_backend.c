@@ -76,6 +76,72 @@ const float *ref_as_f32(int dtype, const void *src, size_t n, float *dst) {
   return dst;
 }
 
+int64_t ref_f64_to_i64(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi; /* (double)INT64_MAX rounds up: >= catches it */
+  return (int64_t)v;
+}
+
+double ref_load_f64(int dtype, const void *base, size_t i) {
+  switch (dtype) {
+    case HD_DT_F64: return ((const double *)base)[i];
+    case HD_DT_F32: case HD_DT_F16: case HD_DT_BF16: return ref_load(dtype, base, i);
+    case HD_DT_U64: return (double)((const uint64_t *)base)[i];
+    default: return (double)ref_load_i64(dtype, base, i);
+  }
+}
+
+int64_t ref_load_i64(int dtype, const void *base, size_t i) {
+  switch (dtype) {
+    case HD_DT_BOOL: return ((const uint8_t *)base)[i] != 0;
+    case HD_DT_U8: return ((const uint8_t *)base)[i];
+    case HD_DT_I8: return ((const int8_t *)base)[i];
+    case HD_DT_U16: return ((const uint16_t *)base)[i];
+    case HD_DT_I16: return ((const int16_t *)base)[i];
+    case HD_DT_U32: return ((const uint32_t *)base)[i];
+    case HD_DT_I32: return ((const int32_t *)base)[i];
+    case HD_DT_I64: return ((const int64_t *)base)[i];
+    case HD_DT_U64: return (int64_t)((const uint64_t *)base)[i]; /* wraps past 2^63, as C casts */
+    case HD_DT_F64: case HD_DT_F32: case HD_DT_F16: case HD_DT_BF16:
+      return ref_f64_to_i64(ref_load_f64(dtype, base, i), INT64_MIN, INT64_MAX);
+    default: return 0;
+  }
+}
+
+void ref_store_i64(int dtype, void *base, size_t i, int64_t v) {
+  switch (dtype) {
+    case HD_DT_BOOL: ((uint8_t *)base)[i] = v != 0; break;
+    case HD_DT_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+    case HD_DT_I8: ((int8_t *)base)[i] = (int8_t)v; break;
+    case HD_DT_U16: ((uint16_t *)base)[i] = (uint16_t)v; break;
+    case HD_DT_I16: ((int16_t *)base)[i] = (int16_t)v; break;
+    case HD_DT_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
+    case HD_DT_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+    case HD_DT_I64: ((int64_t *)base)[i] = v; break;
+    case HD_DT_U64: ((uint64_t *)base)[i] = (uint64_t)v; break;
+    case HD_DT_F64: ((double *)base)[i] = (double)v; break;
+    default: ref_store(dtype, base, i, (float)v); break;
+  }
+}
+
+void ref_store_f64(int dtype, void *base, size_t i, double v) {
+  switch (dtype) {
+    case HD_DT_F64: ((double *)base)[i] = v; break;
+    case HD_DT_F32: case HD_DT_F16: case HD_DT_BF16: ref_store(dtype, base, i, (float)v); break;
+    case HD_DT_BOOL: ((uint8_t *)base)[i] = v != 0; break; /* NaN is true, as C's bool */
+    case HD_DT_U8: ((uint8_t *)base)[i] = (uint8_t)ref_f64_to_i64(v, 0, UINT8_MAX); break;
+    case HD_DT_I8: ((int8_t *)base)[i] = (int8_t)ref_f64_to_i64(v, INT8_MIN, INT8_MAX); break;
+    case HD_DT_U16: ((uint16_t *)base)[i] = (uint16_t)ref_f64_to_i64(v, 0, UINT16_MAX); break;
+    case HD_DT_I16: ((int16_t *)base)[i] = (int16_t)ref_f64_to_i64(v, INT16_MIN, INT16_MAX); break;
+    case HD_DT_U32: ((uint32_t *)base)[i] = (uint32_t)ref_f64_to_i64(v, 0, UINT32_MAX); break;
+    case HD_DT_I32: ((int32_t *)base)[i] = (int32_t)ref_f64_to_i64(v, INT32_MIN, INT32_MAX); break;
+    case HD_DT_I64: ((int64_t *)base)[i] = ref_f64_to_i64(v, INT64_MIN, INT64_MAX); break;
+    case HD_DT_U64: ((uint64_t *)base)[i] = v <= 0 || v != v ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v; break;
+    default: break;
+  }
+}
+
 static void ref_close(be_module *m) { free(m); }
 static int ref_device_count(be_module *m) { (void)m; return 1; }
 
@@ -180,6 +246,19 @@ static hd_status *exec_take(be_plan *bp, ref_exec **out) {
   }
   *out = x;
   return NULL;
+}
+
+hd_status *ref_step_run(void *ctx, const ir_plan *p, const ir_step *s, const ir_bindings *b) {
+  (void)ctx;
+  int k = p->g->nodes[s->node].kind;
+  if (k <= OP_UNKNOWN || k >= OP_COUNT) return hd_error(HD_ERR_INTERNAL, "ref: no op for kind %d", k);
+  ref_scratch scratch = {0};
+  scratch.floats = ref_ops[k]->scratch ? ref_ops[k]->scratch(p, s) : 0;
+  if (scratch.floats && !(scratch.buf = malloc(scratch.floats * sizeof(float))))
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory");
+  hd_status *st = ref_ops[k]->run(p, s, b, &scratch);
+  free(scratch.buf);
+  return st;
 }
 
 static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {

@@ -1,6 +1,8 @@
-/* Reference Add, Sub, Mul, Div with numpy broadcasting: each output
+/* Reference elementwise arithmetic with numpy broadcasting: each output
  * coordinate maps to each input through strides that are 0 where the input
  * broadcasts. The fused activation is applied last. */
+#include <math.h>
+
 #include "backends/ref/ref.h"
 
 void ref_bcast_strides(const ir_tensor *t, int r, int64_t *st) {
@@ -16,13 +18,45 @@ void ref_bcast_strides(const ir_tensor *t, int r, int64_t *st) {
   }
 }
 
+static float apply_f(op_binary_kind k, float u, float v) {
+  switch (k) {
+    case OP_BIN_ADD: return u + v;
+    case OP_BIN_SUB: return u - v;
+    case OP_BIN_MUL: return u * v;
+    case OP_BIN_DIV: return u / v;
+    case OP_BIN_POW: return powf(u, v);
+    case OP_BIN_MIN: return u != u || v != v ? u + v : (u < v ? u : v); /* NaN propagates */
+    case OP_BIN_MAX: return u != u || v != v ? u + v : (u > v ? u : v);
+    default: return (u + v) * 0.5f;
+  }
+}
+
+/* Integer arithmetic as C does it on int64, wrapping (as two's complement
+ * hardware does) rather than overflowing. */
+static hd_status *apply_i(op_binary_kind k, int64_t u, int64_t v, int64_t *o) {
+  switch (k) {
+    case OP_BIN_ADD: *o = (int64_t)((uint64_t)u + (uint64_t)v); break;
+    case OP_BIN_SUB: *o = (int64_t)((uint64_t)u - (uint64_t)v); break;
+    case OP_BIN_MUL: *o = (int64_t)((uint64_t)u * (uint64_t)v); break;
+    case OP_BIN_DIV:
+      if (v == 0) return hd_error(HD_ERR_INVALID_ARG, "integer division by zero");
+      *o = u == INT64_MIN && v == -1 ? INT64_MIN : u / v;
+      break;
+    case OP_BIN_MIN: *o = u < v ? u : v; break;
+    case OP_BIN_MAX: *o = u > v ? u : v; break;
+    default: return hd_error(HD_ERR_INTERNAL, "integer binary op %d", (int)k);
+  }
+  return NULL;
+}
+
 static hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *at = &p->t[n->in[0]], *bt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
   const void *a = ir_tensor_addr(p, n->in[0], b), *bb = ir_tensor_addr(p, n->in[1], b);
   void *y = ir_tensor_addr(p, n->out[0], b);
-  int r = yt->rank;
+  const op_binary *q = &OP_P(s)->binary;
+  int r = yt->rank, ints = yt->dtype == HD_DT_I32 || yt->dtype == HD_DT_I64;
   int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
   ref_bcast_strides(at, r, sa);
   ref_bcast_strides(bt, r, sb);
@@ -33,14 +67,14 @@ static hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindin
       ia += idx[d] * sa[d];
       ib += idx[d] * sb[d];
     }
-    float u = ref_load(at->dtype, a, (size_t)ia), v = ref_load(bt->dtype, bb, (size_t)ib), o = 0.0f;
-    switch (OP_P(s)->binary.kind) {
-      case OP_BIN_ADD: o = u + v; break;
-      case OP_BIN_SUB: o = u - v; break;
-      case OP_BIN_MUL: o = u * v; break;
-      case OP_BIN_DIV: o = u / v; break;
+    if (ints) {
+      int64_t o = 0;
+      HD_TRY(apply_i(q->kind, ref_load_i64(at->dtype, a, (size_t)ia), ref_load_i64(bt->dtype, bb, (size_t)ib), &o));
+      ref_store_i64(yt->dtype, y, i, o); /* int32 results wrap, as int32 arithmetic would */
+    } else {
+      float o = apply_f(q->kind, ref_load(at->dtype, a, (size_t)ia), ref_load(bt->dtype, bb, (size_t)ib));
+      ref_store(yt->dtype, y, i, ref_apply_act(&q->act, o));
     }
-    ref_store(yt->dtype, y, i, ref_apply_act(&OP_P(s)->binary.act, o));
     for (int d = r - 1; d >= 0; d--) { /* the next output coordinate */
       if (++idx[d] < yt->dims[d]) break;
       idx[d] = 0;

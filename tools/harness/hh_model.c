@@ -151,15 +151,17 @@ done:
 
 int hh_model_finish(hh_model *m, int opset) {
   hh_ort *h = m->h;
-  const char *domains[] = {""};
-  int opsets[] = {opset ? opset : 17};
+  /* ORT's contrib ops (SkipLayerNormalization, ...) are com.microsoft
+   * version 1; importing the domain costs nothing when no node uses it. */
+  const char *domains[] = {"", "com.microsoft"};
+  int opsets[] = {opset ? opset : 17, 1};
   if (m->model) return 0;
   /* On success these take ownership and null the array slots. */
   if (hh_check(h, h->ed->SetGraphInputs(m->graph, m->ins, m->n_in), "SetGraphInputs")) return 1;
   m->n_in = 0;
   if (hh_check(h, h->ed->SetGraphOutputs(m->graph, m->outs, m->n_out), "SetGraphOutputs")) return 1;
   m->n_out = 0;
-  if (hh_check(h, h->ed->CreateModel(domains, opsets, 1, &m->model), "CreateModel")) return 1;
+  if (hh_check(h, h->ed->CreateModel(domains, opsets, 2, &m->model), "CreateModel")) return 1;
   if (hh_check(h, h->ed->AddGraphToModel(m->model, m->graph), "AddGraphToModel")) {
     h->api->ReleaseModel(m->model);
     m->model = NULL;

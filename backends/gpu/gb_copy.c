@@ -1,0 +1,45 @@
+/* gb_copy: Transpose, Slice, Split, Expand and Tile as strided copies
+ * (gpu/gpu_copy.cu) through ops/copy.c's map, one per output. */
+#include <string.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+
+static hd_status *copy_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  size_t es = hd_dtype_size(g->values[n->in[0]].dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %zu-byte elements", gb_backend_name, n->op_type, es);
+  return NULL;
+}
+
+static hd_status *copy_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  (void)bp;
+  (void)s;
+  *ws = 0;
+  return NULL;
+}
+
+static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_node *n = s->n;
+  const void *x = gb_addr(bp, n->in[0], &l->b);
+  int64_t es = (int64_t)hd_dtype_size(gb_t(bp, n->in[0])->dtype);
+  for (int k = 0; k < n->nout; k++) {
+    if (n->out[k] == IR_NONE || gb_t(bp, n->out[k])->nbytes == 0) continue;
+    op_strided m;
+    HD_TRY(op_copy_map(n, &s->p.copy, bp->p.t, k, &m));
+    gpu_strided gm = {.rank = m.rank, .offset = m.offset};
+    memcpy(gm.dims, m.dims, sizeof gm.dims);
+    memcpy(gm.stride, m.stride, sizeof gm.stride);
+    memcpy(gm.mod, m.mod, sizeof gm.mod);
+    GB_KERNEL(gpu_strided_copy(x, gb_addr(bp, n->out[k], &l->b), es, &gm, l->stream));
+  }
+  return NULL;
+}
+
+const gb_family gb_family_copy = {
+    .name = "copy",
+    .support = copy_support,
+    .compile = copy_compile,
+    .run = copy_run,
+};

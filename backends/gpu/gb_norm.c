@@ -1,0 +1,60 @@
+/* gb_norm: layer normalisations on gpu/gpu_norm.cu (mean and inverse std
+ * outputs in fp32 only). */
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+
+static hd_status *norm_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  const op_norm *p = &OP_P(n)->norm;
+  if (!gb_dtype_ok(g->values[n->in[0]].dtype))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(g->values[n->in[0]].dtype));
+  int stats[] = {p->out_mean, p->out_inv};
+  for (int i = 0; i < 2; i++)
+    if (stats[i] >= 0 && g->values[n->out[stats[i]]].dtype != HD_DT_F32)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s statistics of %s", gb_backend_name, n->op_type,
+                      hd_dtype_name(g->values[n->out[stats[i]]].dtype));
+  return NULL;
+}
+
+static hd_status *norm_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  (void)bp;
+  (void)s;
+  *ws = 0;
+  return NULL;
+}
+
+static const void *in_or_null(be_plan *bp, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 ? NULL : gb_addr(bp, n->in[k], b);
+}
+
+static void *out_or_null(be_plan *bp, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 ? NULL : gb_addr(bp, n->out[k], b);
+}
+
+static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_node *n = s->n;
+  const op_norm *p = &s->p.norm;
+  const ir_tensor *xt = gb_t(bp, n->in[0]);
+  gpu_norm_desc d = {.rows = ir_numel(p->axis, xt->dims),
+                     .cols = ir_numel(xt->rank - p->axis, xt->dims + p->axis),
+                     .skip_n = 1,
+                     .eps = p->epsilon,
+                     .rms = p->rms,
+                     .skip = in_or_null(bp, n, p->in_skip, &l->b),
+                     .sbias = in_or_null(bp, n, p->in_skip_bias, &l->b),
+                     .scale = in_or_null(bp, n, p->in_scale, &l->b),
+                     .bias = in_or_null(bp, n, p->in_bias, &l->b),
+                     .sum = out_or_null(bp, n, p->out_sum, &l->b),
+                     .mean = out_or_null(bp, n, p->out_mean, &l->b),
+                     .inv = out_or_null(bp, n, p->out_inv, &l->b)};
+  if (p->in_skip >= 0) d.skip_n = ir_numel(gb_t(bp, n->in[p->in_skip])->rank, gb_t(bp, n->in[p->in_skip])->dims);
+  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
+  return NULL;
+}
+
+const gb_family gb_family_norm = {
+    .name = "norm",
+    .support = norm_support,
+    .compile = norm_compile,
+    .run = norm_run,
+};

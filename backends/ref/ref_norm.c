@@ -1,0 +1,71 @@
+/* Reference layer normalisations: per row, three passes (sum, squared
+ * deviations, output), statistics in double. */
+#include <math.h>
+
+#include "backends/ref/ref.h"
+
+typedef struct norm_row {
+  int dt;
+  const void *x, *skip, *sbias;
+  int64_t cols, skip_n;
+} norm_row;
+
+/* s = x + skip + skip_bias at row r, column c, in fp32. */
+static float row_value(const norm_row *w, int64_t r, int64_t c) {
+  int64_t i = r * w->cols + c;
+  float v = ref_load(w->dt, w->x, (size_t)i);
+  if (w->skip) v += ref_load(w->dt, w->skip, (size_t)(i % w->skip_n));
+  if (w->sbias) v += ref_load(w->dt, w->sbias, (size_t)c);
+  return v;
+}
+
+static const void *in_or_null(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 ? NULL : ir_tensor_addr(p, n->in[k], b);
+}
+
+static void *out_or_null(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 ? NULL : ir_tensor_addr(p, n->out[k], b);
+}
+
+static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
+  (void)scratch;
+  const ir_node *n = &p->g->nodes[s->node];
+  const op_norm *q = &OP_P(s)->norm;
+  const ir_tensor *xt = &p->t[n->in[0]];
+  norm_row w = {.dt = xt->dtype,
+                .x = ir_tensor_addr(p, n->in[0], b),
+                .skip = in_or_null(p, n, q->in_skip, b),
+                .sbias = in_or_null(p, n, q->in_skip_bias, b),
+                .cols = ir_numel(xt->rank - q->axis, xt->dims + q->axis),
+                .skip_n = 1};
+  if (w.skip) w.skip_n = ir_numel(p->t[n->in[q->in_skip]].rank, p->t[n->in[q->in_skip]].dims);
+  const void *scale = in_or_null(p, n, q->in_scale, b), *bias = in_or_null(p, n, q->in_bias, b);
+  void *y = ir_tensor_addr(p, n->out[0], b);
+  void *mean_o = out_or_null(p, n, q->out_mean, b), *inv_o = out_or_null(p, n, q->out_inv, b);
+  void *sum_o = out_or_null(p, n, q->out_sum, b);
+  int64_t rows = ir_numel(q->axis, xt->dims);
+  for (int64_t r = 0; r < rows; r++) {
+    double sum = 0, sq = 0;
+    for (int64_t c = 0; c < w.cols; c++) {
+      float v = row_value(&w, r, c);
+      sum += v;
+      if (sum_o) ref_store(w.dt, sum_o, (size_t)(r * w.cols + c), v);
+    }
+    double mean = q->rms ? 0 : sum / (double)w.cols;
+    for (int64_t c = 0; c < w.cols; c++) {
+      double d = row_value(&w, r, c) - mean;
+      sq += d * d;
+    }
+    double inv = 1.0 / sqrt(sq / (double)w.cols + (double)q->epsilon);
+    for (int64_t c = 0; c < w.cols; c++) {
+      double o = (row_value(&w, r, c) - mean) * inv * ref_load(w.dt, scale, (size_t)c);
+      if (bias) o += ref_load(w.dt, bias, (size_t)c);
+      ref_store(w.dt, y, (size_t)(r * w.cols + c), (float)o);
+    }
+    if (mean_o) ref_store(p->t[n->out[q->out_mean]].dtype, mean_o, (size_t)r, (float)mean);
+    if (inv_o) ref_store(p->t[n->out[q->out_inv]].dtype, inv_o, (size_t)r, (float)inv);
+  }
+  return NULL;
+}
+
+const ref_family ref_family_norm = {.run = ref_norm};

@@ -1,0 +1,73 @@
+// gpu_norm: layer normalisations (LayerNorm, RMSNorm, their skip forms),
+// one 256-thread block per row, fp32 statistics. A row of up to
+// GPU_NORM_CACHE_COLS values stays in shared memory between the passes;
+// longer rows are read again.
+#include "gpu/gpu_common.cuh"
+
+namespace {
+
+using gpu::ld;
+using gpu::st;
+
+constexpr int kThreads = 256;
+
+template <typename T>
+__device__ __forceinline__ float row_value(const T *x, const gpu_norm_desc &d, int64_t r, int64_t c) {
+  const int64_t i = r * d.cols + c;
+  float v = ld(x, i);
+  if (d.skip) v += ld((const T *)d.skip, i % d.skip_n);
+  if (d.sbias) v += ld((const T *)d.sbias, c);
+  return v;
+}
+
+template <typename T, bool CACHE>
+__global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
+  extern __shared__ float row[];
+  __shared__ float sh[8];
+  const float inv_cols = 1.f / (float)d.cols;
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    float sum = 0.f;
+    for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
+      const float v = row_value(x, d, r, c);
+      if (CACHE) row[c] = v;
+      if (d.sum) st((T *)d.sum, r * d.cols + c, v);
+      sum += v;
+    }
+    const float mean = d.rms ? 0.f : gpu::block_reduce(sum, false, sh) * inv_cols;
+    float sq = 0.f;
+    for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
+      const float v = (CACHE ? row[c] : row_value(x, d, r, c)) - mean;
+      sq += v * v;
+    }
+    const float inv = rsqrtf(gpu::block_reduce(sq, false, sh) * inv_cols + d.eps);
+    for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
+      const float v = CACHE ? row[c] : row_value(x, d, r, c);
+      float o = (v - mean) * inv * ld((const T *)d.scale, c);
+      if (d.bias) o += ld((const T *)d.bias, c);
+      st(y, r * d.cols + c, o);
+    }
+    if (threadIdx.x == 0) {
+      if (d.mean) ((float *)d.mean)[r] = mean;
+      if (d.inv) ((float *)d.inv)[r] = inv;
+    }
+    __syncthreads();  // the next row reuses row[] and sh[]
+  }
+}
+
+template <typename T>
+int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
+  const unsigned blocks = (unsigned)(d->rows < 65535 * 8 ? d->rows : 65535 * 8);
+  if (d->cols <= GPU_NORM_CACHE_COLS)
+    norm_kernel<T, true><<<blocks, kThreads, (size_t)d->cols * sizeof(float), s>>>((const T *)x, (T *)y, *d);
+  else
+    norm_kernel<T, false><<<blocks, kThreads, 0, s>>>((const T *)x, (T *)y, *d);
+  return gpu::last_error();
+}
+
+}  // namespace
+
+extern "C" int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream) {
+  if (d->rows <= 0 || d->cols <= 0) return 0;
+  if (d->skip && d->skip_n <= 0) return -1;
+  GPU_DISPATCH(dtype, norm, x, y, d, (gpuStream_t)stream)
+}

@@ -1,0 +1,86 @@
+/* Gather (opset 1-13) and GatherElements (11-13): data of any numeric type
+ * or bool, int32/int64 indices, negative indices counting from the back.
+ * Gather: y = data[..., indices, ...] along axis (rank r + q - 1);
+ * GatherElements: y has the indices' shape, data's axis coordinate taken
+ * from indices. An index outside [-d, d) is an error on the host (the
+ * reference backend, plan-time values); GPU kernels write 0 for it. */
+#include <string.h>
+
+#include "ops/op_util.h"
+
+static hd_status *gather_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
+  (void)g;
+  op_gather *p = &OP_P(n)->gather;
+  memset(p, 0, sizeof *p);
+  if (n->nin != 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE || !op_has_output(n, 0))
+    return hd_error(HD_ERR_INVALID_ARG, "%s needs data, indices and an output", n->op_type);
+  int64_t axis;
+  HD_TRY(op_attr_int(a, "axis", 0, &axis));
+  if (axis < -IR_MAX_RANK || axis >= IR_MAX_RANK) return hd_error(HD_ERR_INVALID_ARG, "%s axis %lld", n->op_type, (long long)axis);
+  p->axis = (int)axis;
+  return NULL;
+}
+
+static hd_status *gather_check(const ir_graph *g, const ir_node *n) {
+  const ir_value *x = &g->values[n->in[0]], *i = &g->values[n->in[1]], *y = &g->values[n->out[0]];
+  if (!op_is_data(x->dtype)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of type %s", n->op_type, hd_dtype_name(x->dtype));
+  if (i->dtype != HD_DT_I64 && i->dtype != HD_DT_I32)
+    return hd_error(HD_ERR_INVALID_ARG, "%s indices of type %s", n->op_type, hd_dtype_name(i->dtype));
+  if (y->dtype != x->dtype) return hd_error(HD_ERR_INVALID_ARG, "%s output of another type", n->op_type);
+  if (x->rank < 1 || i->rank < 0) return hd_error(HD_ERR_NOT_SUPPORTED, "%s of unknown or scalar rank", n->op_type);
+  int ax;
+  HD_TRY(op_norm_axis(OP_P(n)->gather.axis, x->rank, &ax, n->op_type));
+  if (n->kind == OP_GATHER && x->rank + i->rank - 1 > IR_MAX_RANK)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "Gather to rank %d", x->rank + i->rank - 1);
+  if (n->kind == OP_GATHER_ELEMENTS && i->rank != x->rank)
+    return hd_error(HD_ERR_INVALID_ARG, "GatherElements: indices of rank %d for data of rank %d", i->rank, x->rank);
+  return NULL;
+}
+
+static hd_status *gather_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
+  (void)g;
+  const ir_tensor *x = &t[n->in[0]], *i = &t[n->in[1]];
+  ir_tensor *y = &t[n->out[0]];
+  int ax;
+  HD_TRY(op_norm_axis(p->gather.axis, x->rank, &ax, n->op_type));
+  p->gather.axis = ax;
+  if (x->dims[ax] == 0 && ir_numel(i->rank, i->dims) > 0)
+    return hd_error(HD_ERR_INVALID_ARG, "%s from an empty axis", n->op_type);
+  if (n->kind == OP_GATHER_ELEMENTS) {
+    if (i->rank != x->rank) return hd_error(HD_ERR_INVALID_ARG, "GatherElements: ranks %d and %d", i->rank, x->rank);
+    for (int d = 0; d < x->rank; d++)
+      if (d != ax && i->dims[d] > x->dims[d])
+        return hd_error(HD_ERR_INVALID_ARG, "GatherElements: indices dim %d is %lld, data's %lld", d,
+                        (long long)i->dims[d], (long long)x->dims[d]);
+    y->rank = i->rank;
+    memcpy(y->dims, i->dims, sizeof y->dims);
+    return NULL;
+  }
+  int r = x->rank + i->rank - 1;
+  if (r > IR_MAX_RANK) return hd_error(HD_ERR_NOT_SUPPORTED, "Gather to rank %d", r);
+  y->rank = 0;
+  for (int d = 0; d < ax; d++) y->dims[y->rank++] = x->dims[d];
+  for (int d = 0; d < i->rank; d++) y->dims[y->rank++] = i->dims[d];
+  for (int d = ax + 1; d < x->rank; d++) y->dims[y->rank++] = x->dims[d];
+  return NULL;
+}
+
+const op_def op_def_GATHER = {
+    .kind = OP_GATHER,
+    .onnx_type = "Gather",
+    .min_opset = 1,
+    .max_opset = 13, /* 11: negative indices; 13: types */
+    .parse = gather_parse,
+    .check = gather_check,
+    .infer = gather_infer,
+};
+
+const op_def op_def_GATHER_ELEMENTS = {
+    .kind = OP_GATHER_ELEMENTS,
+    .onnx_type = "GatherElements",
+    .min_opset = 11,
+    .max_opset = 13,
+    .parse = gather_parse,
+    .check = gather_check,
+    .infer = gather_infer,
+};
