@@ -59,3 +59,34 @@ foreach(m ${HH_MODELS})
       LABELS "models;no-asan;ort;ort${v}")
   endforeach()
 endforeach()
+
+# Transformer-family models (tests/models/export_transformers.py: toy BERT,
+# GPT, ViT, ConvNeXt and torch.nn.TransformerEncoder from Debian's torch):
+# every node on the EP, in ONE partition (shape arithmetic computed when
+# plans are built), outputs matching the CPU EP; both runtimes; two
+# sequence lengths per run (batch 1 and 2 through --batch).
+set(HH_TX_MODELS bert gpt vit convnext torch_encoder)
+add_test(NAME models_export_transformers
+  COMMAND ${HIPDNN_EP_MODELS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/models/export_transformers.py
+          --out ${HH_MODELS_DIR} --opset 17 ${HH_TX_MODELS})
+set_tests_properties(models_export_transformers PROPERTIES
+  FIXTURES_SETUP hh_tx_models
+  TIMEOUT 300
+  LABELS "models")
+foreach(m ${HH_TX_MODELS})
+  foreach(v 129 130)
+    set(name model_${m}_ort${v})
+    add_test(NAME ${name}
+      COMMAND ${CMAKE_COMMAND}
+              -DRUN=$<TARGET_FILE:hipdnn-ep-run>
+              -DMODEL=${HH_MODELS_DIR}/${m}.onnx
+              -DJSON=${HH_MODELS_DIR}/${m}-ort${v}.run.json
+              -DBACKEND=ref -DBATCH=2,1 -DPARTITIONS=1 "-DEXTRA=--seq;11"
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/models/check_model.cmake)
+    set_tests_properties(${name} PROPERTIES
+      ENVIRONMENT "HIPDNN_EP_ORT_LIB=${ORT_LIB_${v}};HIPDNN_EP_LIB=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libhipdnn_ep.so;${HH_SAN_ENV}"
+      FIXTURES_REQUIRED hh_tx_models
+      TIMEOUT 300
+      LABELS "models;ort;ort${v}")
+  endforeach()
+endforeach()

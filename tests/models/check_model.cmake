@@ -2,7 +2,10 @@
 # HipDNNExecutionProvider, and the outputs match the CPU EP (PASS).
 #
 #   cmake -DRUN=<hipdnn-ep-run> -DMODEL=<model.onnx> -DJSON=<report.json>
-#         [-DBACKEND=ref] [-DBATCH=1] -P check_model.cmake
+#         [-DBACKEND=ref] [-DBATCH=1] [-DPARTITIONS=N] [-DEXTRA=arg;arg]
+#         -P check_model.cmake
+# PARTITIONS: the number of partitions the EP must get; EXTRA: more
+# hipdnn-ep-run arguments (a cmake list).
 #
 # The environment (HIPDNN_EP_LIB, HIPDNN_EP_ORT_LIB) reaches the tool as is.
 # Fails (FATAL_ERROR) when the tool fails, writes no report, leaves any node
@@ -29,7 +32,7 @@ endif()
 file(REMOVE "${JSON}")
 string(TIMESTAMP t0 "%s" UTC)
 execute_process(
-  COMMAND "${RUN}" "${MODEL}" --backend ${BACKEND} --batch ${BATCH} --iters 1 --json "${JSON}"
+  COMMAND "${RUN}" "${MODEL}" --backend ${BACKEND} --batch ${BATCH} --iters 1 --json "${JSON}" ${EXTRA}
   RESULT_VARIABLE rc)
 string(TIMESTAMP t1 "%s" UTC)
 math(EXPR wall "${t1} - ${t0}")
@@ -68,7 +71,11 @@ if(NOT jerr AND cmp_type STREQUAL "OBJECT")
   string(JSON pass GET "${j}" compare pass)
 endif()
 
-set(summary "${name}: ${on_ep}/${total} nodes on ${EP}, compare vs CPU EP: ")
+string(JSON parts ERROR_VARIABLE jerr GET "${j}" partitions)
+if(jerr)
+  set(parts "?")
+endif()
+set(summary "${name}: ${on_ep}/${total} nodes on ${EP} in ${parts} partition(s), compare vs CPU EP: ")
 if(pass)
   string(APPEND summary "PASS")
 else()
@@ -85,8 +92,11 @@ if(NOT on_ep EQUAL total)
   list(JOIN elsewhere ", " e)
   list(APPEND problems "nodes not on ${EP}: ${e}")
 endif()
+if(DEFINED PARTITIONS AND NOT parts STREQUAL "${PARTITIONS}")
+  list(APPEND problems "${parts} partitions, expected ${PARTITIONS}")
+endif()
 if(NOT pass)
-  list(APPEND problems "outputs differ from the CPU EP")
+  list(APPEND problems "outputs differ from the CPU EP (or carry no signal)")
 endif()
 if(NOT rc EQUAL 0)
   list(APPEND problems "hipdnn-ep-run exited ${rc}")

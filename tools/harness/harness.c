@@ -323,6 +323,7 @@ int hh_assignment(hh_ort *h, OrtSession *s, hh_assign *out) {
     if (hh_check(h, a->EpAssignedSubgraph_GetEpName(sgs[i], &ep), "EpAssignedSubgraph_GetEpName") ||
         hh_check(h, a->EpAssignedSubgraph_GetNodes(sgs[i], &nodes, &nn), "EpAssignedSubgraph_GetNodes"))
       goto fail;
+    if (ep && strcmp(ep, HH_EP_NAME) == 0) out->ep_partitions++;
     for (size_t j = 0; j < nn; j++) {
       const char *op = NULL;
       if (hh_check(h, a->EpAssignedNode_GetOperatorType(nodes[j], &op), "EpAssignedNode_GetOperatorType"))

@@ -134,6 +134,7 @@ typedef struct hh_assign_row {
 typedef struct hh_assign {
   hh_assign_row *rows;
   size_t n;
+  int ep_partitions; /* subgraphs ORT gave HipDNNExecutionProvider (one per fused node) */
 } hh_assign;
 int hh_assignment(hh_ort *h, OrtSession *s, hh_assign *out);
 /* Sum of counts matching ep and op (NULL = any). */

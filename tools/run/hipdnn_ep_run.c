@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/hd_dtype.h"
@@ -31,16 +32,30 @@ typedef struct opts {
   const char *json;
   uint64_t seed;
   int tf32;            /* -1 = EP default */
+  int64_t seq;         /* every symbolic dim but the first */
+  int64_t int_max;     /* integer inputs (ids) in [0, int_max) */
+  int nshapes;         /* --shape NAME=D0,D1,...: fixed shapes of named inputs */
+  struct {
+    char name[128];
+    int rank;
+    int64_t dims[HH_MAX_RANK];
+  } shapes[MAX_IO];
 } opts;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N[,N...]]\n"
           "                     [--threads N] [--compare cpu|none] [--json FILE] [--seed N]\n"
-          "                     [--tf32 0|1]\n"
+          "                     [--tf32 0|1] [--seq N] [--shape NAME=D0,D1,...] [--int-max N]\n"
           "Runs MODEL (default: a small built-in CNN) with HipDNNExecutionProvider and\n"
-          "with the CPU EP on seeded random inputs; prints node placement per EP, the\n"
-          "max abs/rel error against the CPU EP (PASS/FAIL) at each batch, and latencies.\n"
+          "with the CPU EP on seeded random inputs; prints node placement per EP and the\n"
+          "number of partitions, the max abs/rel error against the CPU EP (PASS/FAIL) at\n"
+          "each batch, and latencies. A float output whose CPU EP values are all equal\n"
+          "carries no signal to compare: FAIL.\n"
+          "Inputs: a symbolic first dim is the batch, other symbolic dims --seq (default\n"
+          "8); --shape fixes a named input's shape (repeatable). Integer inputs: names\n"
+          "with 'mask' get ones, 'type' or 'segment' 0/1, 'position' 0, 1, 2, ... along\n"
+          "the last dim, others (token ids) values in [0, --int-max) (default 16).\n"
           "--threads N: then runs one session from N threads, --iters runs each, over\n"
           "%d inputs of the --batch sizes, and checks every output against the output of\n"
           "the same input run alone: prints 'concurrency: N threads x M runs: W wrong,\n"
@@ -68,6 +83,8 @@ static int parse_args(int argc, char **argv, opts *o) {
   o->compare = 1;
   o->seed = 1234;
   o->tf32 = -1;
+  o->seq = 8;
+  o->int_max = 16;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
@@ -134,6 +151,31 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 1;
       }
       o->seed = (uint64_t)n;
+    } else if (strcmp(a, "--seq") == 0 || strcmp(a, "--int-max") == 0) {
+      if (parse_int(v, 1, 1 << 24, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: %s wants an integer from 1 to %d, not '%s'\n", a, 1 << 24, v);
+        return 1;
+      }
+      if (a[2] == 's') o->seq = n;
+      else o->int_max = n;
+    } else if (strcmp(a, "--shape") == 0) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || (size_t)(eq - v) >= sizeof o->shapes[0].name || o->nshapes == MAX_IO) {
+        fprintf(stderr, "hipdnn-ep-run: --shape wants NAME=D0,D1,... not '%s'\n", v);
+        return 1;
+      }
+      int k = o->nshapes++;
+      snprintf(o->shapes[k].name, sizeof o->shapes[k].name, "%.*s", (int)(eq - v), v);
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", eq + 1);
+      o->shapes[k].rank = 0;
+      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->shapes[k].rank == HH_MAX_RANK || parse_int(tok, 0, 1LL << 40, &n)) {
+          fprintf(stderr, "hipdnn-ep-run: --shape %s: dims must be up to %d non-negative integers\n", v, HH_MAX_RANK);
+          return 1;
+        }
+        o->shapes[k].dims[o->shapes[k].rank++] = n;
+      }
     } else if (strcmp(a, "--tf32") == 0) {
       if (strcmp(v, "0") && strcmp(v, "1")) {
         fprintf(stderr, "hipdnn-ep-run: --tf32 must be 0 or 1, not '%s'\n", v);
@@ -281,18 +323,61 @@ typedef struct result {
 
 /* ---- inputs ---------------------------------------------------------------- */
 
-/* Seeded inputs at the model's shapes: a symbolic first dim is the batch,
- * any other symbolic dim 1. */
-static int make_inputs(const hh_io *io, size_t n_in, int64_t batch, uint64_t seed, hh_tensor *ins) {
+static int name_has(const char *name, const char *word) {
+  for (const char *p = name; *p; p++)
+    if (strncasecmp(p, word, strlen(word)) == 0) return 1;
+  return 0;
+}
+
+/* Integer (and bool) inputs get values a model expects, by name: attention
+ * masks all ones, token type ids 0/1, position ids 0, 1, 2, ..., anything
+ * else (token ids) uniform in [0, int_max). */
+static void fill_integers(hh_tensor *t, const char *name, const opts *o, uint64_t seed) {
+  int64_t last = t->rank ? t->dims[t->rank - 1] : 1;
+  uint64_t r = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (size_t e = 0; e < t->n; e++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    double v;
+    if (name_has(name, "mask") || t->dtype == HD_DT_BOOL) v = 1;
+    else if (name_has(name, "type") || name_has(name, "segment")) v = (double)((r >> 33) & 1);
+    else if (name_has(name, "position")) v = (double)((int64_t)e % (last > 0 ? last : 1));
+    else v = (double)((r >> 33) % (uint64_t)o->int_max);
+    hh_tensor_set(t, e, v);
+  }
+}
+
+/* Seeded inputs at the model's shapes (see usage). */
+static int make_inputs(const hh_io *io, size_t n_in, int64_t batch, const opts *o, uint64_t seed, hh_tensor *ins) {
   for (size_t i = 0; i < n_in; i++) {
     int64_t d[HH_MAX_RANK];
-    for (int k = 0; k < io[i].rank; k++) d[k] = io[i].dims[k] >= 0 ? io[i].dims[k] : (k == 0 ? batch : 1);
-    if (hh_tensor_alloc(&ins[i], io[i].dtype, io[i].rank, d)) {
+    int rank = io[i].rank;
+    for (int k = 0; k < rank; k++) d[k] = io[i].dims[k] >= 0 ? io[i].dims[k] : (k == 0 ? batch : o->seq);
+    for (int s = 0; s < o->nshapes; s++)
+      if (strcmp(o->shapes[s].name, io[i].name) == 0) {
+        rank = o->shapes[s].rank;
+        memcpy(d, o->shapes[s].dims, sizeof(int64_t) * (size_t)rank);
+      }
+    if (hh_tensor_alloc(&ins[i], io[i].dtype, rank, d)) {
       fprintf(stderr, "hipdnn-ep-run: input '%s' has unsupported type %s\n", io[i].name, hd_dtype_name(io[i].dtype));
       return 1;
     }
-    hh_tensor_fill_random(&ins[i], seed + 7919 * (i + 1));
+    int dt = io[i].dtype;
+    if (dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16 || dt == HD_DT_F64)
+      hh_tensor_fill_random(&ins[i], seed + 7919 * (i + 1));
+    else
+      fill_integers(&ins[i], io[i].name, o, seed + 7919 * (i + 1));
   }
+  return 0;
+}
+
+/* A float output whose reference values are all equal carries no signal
+ * (a zero-initialised head): comparing it proves nothing. */
+static int has_signal(const hh_tensor *ref) {
+  int dt = ref->dtype;
+  if (ref->n < 2 || !(dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16 || dt == HD_DT_F64)) return 1;
+  double first = hh_tensor_get(ref, 0);
+  for (size_t e = 1; e < ref->n; e++)
+    if (hh_tensor_get(ref, e) != first) return 1;
   return 0;
 }
 
@@ -315,7 +400,7 @@ static int run_threads(hh_ort *h, OrtSession *s, const opts *o, const hh_io *io,
     k->n_in = n_in;
     k->n_out = n_out;
     k->items = o->batches[c % o->nbatches];
-    if (make_inputs(io, n_in, k->items, o->seed + 1000003ull * (uint64_t)(c + 1), k->in)) goto done;
+    if (make_inputs(io, n_in, k->items, o, o->seed + 1000003ull * (uint64_t)(c + 1), k->in)) goto done;
     if (hh_case_reference(h, s, k)) {
       fprintf(stderr, "hipdnn-ep-run: --threads: the run alone: %s\n", hh_err(h));
       goto done;
@@ -362,7 +447,8 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
     json_str(f, r->assign.rows[i].op);
     fprintf(f, ", \"count\": %d}", r->assign.rows[i].count);
   }
-  fprintf(f, "\n  ],\n  \"nodes_on_ep\": %d,\n", hh_assign_count(&r->assign, HH_EP_NAME, NULL));
+  fprintf(f, "\n  ],\n  \"nodes_on_ep\": %d,\n  \"partitions\": %d,\n", hh_assign_count(&r->assign, HH_EP_NAME, NULL),
+          r->assign.ep_partitions);
   if (r->compared) {
     fprintf(f, "  \"compare\": {\"against\": \"CPUExecutionProvider\", \"pass\": %s, \"atol\": ",
             r->pass ? "true" : "false");
@@ -487,6 +573,7 @@ int main(int argc, char **argv) {
   }
   printf("nodes per EP by op type:\n");
   hh_assign_print(&r.assign, stdout, "  ");
+  printf("partitions on %s: %d\n", HH_EP_NAME, r.assign.ep_partitions);
 
   if (hh_session_inputs(&h, s_ep, in_io, MAX_IO, &n_in) || n_in > MAX_IO) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", n_in > MAX_IO ? "too many inputs" : hh_err(&h));
@@ -504,7 +591,7 @@ int main(int argc, char **argv) {
    * ins[] for timing; its comparison goes to the report. */
   for (int bi = o.nbatches - 1; bi >= 0; bi--) {
     for (size_t i = 0; i < MAX_IO; i++) hh_tensor_free(&ins[i]), hh_tensor_free(&outs_ep[i]), hh_tensor_free(&outs_cpu[i]);
-    if (make_inputs(in_io, n_in, o.batches[bi], o.seed, ins)) goto done;
+    if (make_inputs(in_io, n_in, o.batches[bi], &o, o.seed, ins)) goto done;
     if (hh_session_run(&h, s_ep, ins, n_in, outs_ep, r.n_out)) {
       fprintf(stderr, "hipdnn-ep-run: run with %s at batch %lld: %s\n", HH_EP_NAME, (long long)o.batches[bi],
               hh_err(&h));
@@ -521,6 +608,11 @@ int main(int argc, char **argv) {
       /* GPU fp32 math uses TF32 unless told not to: judge it by TF32 bounds. */
       r.tol = hh_tol_for(outs_cpu[i].dtype, r.target.is_gpu && o.tf32 != 0);
       hh_compare(&outs_ep[i], &outs_cpu[i], r.tol, &r.cmp[i]);
+      if (!has_signal(&outs_cpu[i])) {
+        r.cmp[i].pass = 0;
+        snprintf(r.cmp[i].why, sizeof r.cmp[i].why, "every CPU EP value is %g: no signal to compare",
+                 hh_tensor_get(&outs_cpu[i], 0));
+      }
       r.pass &= r.cmp[i].pass;
       printf("  %-24s ", r.outs[i].name);
       hh_cmp_print(&r.cmp[i], r.tol, stdout);
