@@ -38,25 +38,7 @@ IO_STRATEGIES = ["ortvalue-gpu-vendor", "torch-ptr-cuda", "torch-ptr-gpu-vendor"
 
 # ---- timing -------------------------------------------------------------------
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if n == 0:
-        return None
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
-def time_fn(fn, iters, warmup, sync):
-    for _ in range(warmup):
-        fn()
-    sync()
-    ts = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        sync()
-        ts.append((time.perf_counter() - t) * 1e3)
-    return {"median_ms": median(ts), "min_ms": min(ts), "iters": iters, "warmup": warmup}
+median, time_fn = hdep.median, hdep.time_fn
 
 
 # ---- device I/O binding for our EP ----------------------------------------------

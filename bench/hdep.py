@@ -168,6 +168,7 @@ def placement(sess):
         return {"unknown": f"get_provider_graph_assignment_info failed: {e}"}
     by_ep = collections.Counter()
     by_ep_op = collections.defaultdict(collections.Counter)
+    parts = sum(1 for sg in subgraphs if sg.ep_name == EP_NAME)  # one per fused node
     for sg in subgraphs:
         nodes = sg.get_nodes() if hasattr(sg, "get_nodes") else getattr(sg, "nodes", [])
         for n in nodes:
@@ -177,7 +178,7 @@ def placement(sess):
     if total == 0:
         return {"unknown": "the assignment info lists no nodes"}
     return {"by_ep": dict(by_ep), "by_ep_op": {k: dict(v) for k, v in by_ep_op.items()},
-            "total": total, "on_ep": by_ep.get(EP_NAME, 0), "how": "get_provider_graph_assignment_info"}
+            "total": total, "on_ep": by_ep.get(EP_NAME, 0), "parts": parts, "how": "get_provider_graph_assignment_info"}
 
 
 def placement_str(p):
@@ -191,6 +192,30 @@ def placement_str(p):
 
 def placement_cell(p):
     return "?" if "unknown" in p else f"{p['on_ep']}/{p['total']}"
+
+
+# ---- timing -------------------------------------------------------------------
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return None
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def time_fn(fn, iters, warmup, sync):
+    """Wall ms of fn (sync after each call): {median_ms, min_ms, iters, warmup}."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    ts = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        fn()
+        sync()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return {"median_ms": median(ts), "min_ms": min(ts), "iters": iters, "warmup": warmup}
 
 
 # ---- comparison ---------------------------------------------------------------

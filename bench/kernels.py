@@ -1,8 +1,13 @@
-"""Runs one torchvision model through the EP a few times, for a kernel
-profiler to wrap (GPU machine):
+"""Runs one torchvision model (or an .onnx file) through the EP a few times,
+for a kernel profiler to wrap (GPU machine):
 
     ncu --clock-control none --metrics gpu__time_duration.sum \
         python3 bench/kernels.py mobilenet_v2 32
+    python3 bench/kernels.py /tmp/hipdnn-tx/bert.onnx 8 2     (after bench/tx_bench.py)
+
+For an .onnx file the inputs follow its declared shapes: a symbolic first
+dim is the batch, other symbolic dims 128; float inputs random, integer
+inputs ones for masks, else token ids below 1000.
 
 With --torch, runs torch eager on the GPU instead (the same model and
 input), to compare kernels with ours. Prints nothing of its own beyond the
@@ -36,16 +41,24 @@ def main():
         run_torch(name, batch, runs)
         return
     import onnxruntime as ort
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kernels_{name}.onnx")
+    path = name if name.endswith(".onnx") else os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kernels_{name}.onnx")
     if not os.path.exists(path):
         hdep.export_torchvision(name, path)
     hdep.register(ort)
     sess = hdep.ep_session(ort, path, hdep.gpu_device(ort))
     print(hdep.placement_str(hdep.placement(sess)), flush=True)
-    x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224), dtype=np.float32)
-    inp = sess.get_inputs()[0].name
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for i in sess.get_inputs():
+        dims = [d if isinstance(d, int) else (batch if k == 0 else 128) for k, d in enumerate(i.shape)]
+        if "float" in i.type:
+            feeds[i.name] = rng.standard_normal(dims, dtype=np.float32)
+        elif "mask" in i.name:
+            feeds[i.name] = np.ones(dims, dtype=np.int64)
+        else:
+            feeds[i.name] = rng.integers(0, 1000, dims, dtype=np.int64)
     for _ in range(runs):
-        sess.run(None, {inp: x})
+        sess.run(None, feeds)
 
 
 if __name__ == "__main__":

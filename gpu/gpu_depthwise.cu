@@ -157,6 +157,7 @@ int launch_pre(dw_params p, int64_t n, gpuStream_t stream) {
   if (unit && p.kh == 3 && p.kw == 3 && p.sh == 2) return launch_fixed<T, 3, 3, 2, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 1) return launch_fixed<T, 5, 5, 1, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 2) return launch_fixed<T, 5, 5, 2, PRE>(p, n, stream);
+  if (unit && p.kh == 7 && p.kw == 7 && p.sh == 1) return launch_fixed<T, 7, 7, 1, PRE>(p, n, stream);  // ConvNeXt
   p.nstrip = p.ow;
   p.by_nstrip = gpu::make_divider((unsigned)p.ow);
   return launch_images<T, dw_any_kernel<T, PRE>>(p, n, stream);

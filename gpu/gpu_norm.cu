@@ -1,5 +1,6 @@
 // gpu_norm: layer normalisations (LayerNorm, RMSNorm, their skip forms),
-// one 256-thread block per row, fp32 statistics. A row of up to
+// fp32 statistics: one 32-lane group per row of up to 1024 values, else one
+// 256-thread block per row. A row of up to
 // GPU_NORM_CACHE_COLS values stays in shared memory between the passes;
 // longer rows are read again.
 #include "gpu/gpu_common.cuh"
@@ -54,8 +55,54 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
   }
 }
 
+// Rows of at most kWarpCols: one 32-lane group per row, 8 rows a block;
+// each lane keeps its own elements in its slice of shared memory (it reads
+// back only what it wrote: no barrier needed).
+constexpr int kWarpCols = 1024;
+
+template <typename T>
+__global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
+  extern __shared__ float rows_sh[];
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  float *row = rows_sh + w * d.cols;
+  const float inv_cols = 1.f / (float)d.cols;
+  for (int64_t r = (int64_t)blockIdx.x * 8 + w; r < d.rows; r += (int64_t)gridDim.x * 8) {
+    float sum = 0.f;
+    for (int64_t c = lane; c < d.cols; c += 32) {
+      const float v = row_value(x, d, r, c);
+      row[c] = v;
+      if (d.sum) st((T *)d.sum, r * d.cols + c, v);
+      sum += v;
+    }
+    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+    const float mean = d.rms ? 0.f : sum * inv_cols;
+    float sq = 0.f;
+    for (int64_t c = lane; c < d.cols; c += 32) {
+      const float v = row[c] - mean;
+      sq += v * v;
+    }
+    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+    const float inv = rsqrtf(sq * inv_cols + d.eps);
+    for (int64_t c = lane; c < d.cols; c += 32) {
+      float o = (row[c] - mean) * inv * ld((const T *)d.scale, c);
+      if (d.bias) o += ld((const T *)d.bias, c);
+      st(y, r * d.cols + c, o);
+    }
+    if (lane == 0) {
+      if (d.mean) ((float *)d.mean)[r] = mean;
+      if (d.inv) ((float *)d.inv)[r] = inv;
+    }
+  }
+}
+
 template <typename T>
 int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
+  if (d->cols <= kWarpCols) {
+    const int64_t groups = (d->rows + 7) / 8;
+    const unsigned blocks = (unsigned)(groups < 65535 * 8 ? groups : 65535 * 8);
+    norm_warp_kernel<T><<<blocks, kThreads, (size_t)d->cols * 8 * sizeof(float), s>>>((const T *)x, (T *)y, *d);
+    return gpu::last_error();
+  }
   const unsigned blocks = (unsigned)(d->rows < 65535 * 8 ? d->rows : 65535 * 8);
   if (d->cols <= GPU_NORM_CACHE_COLS)
     norm_kernel<T, true><<<blocks, kThreads, (size_t)d->cols * sizeof(float), s>>>((const T *)x, (T *)y, *d);

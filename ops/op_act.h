@@ -69,13 +69,20 @@ static inline const char *op_act_name(int kind) {
  * Runtime's kernels clamp; fminf/fmaxf would replace it). */
 OP_ACT_FN float op_act_clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
+/* GELU, exact and tanh-approximated: inline, for kernels that apply them on
+ * a hot path (matmul epilogues). */
+OP_ACT_FN float op_act_gelu(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }
+OP_ACT_FN float op_act_gelu_tanh(float x) {
+  return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
 /* The unary math kinds (after TANH): out of line, so that kernels which
  * unroll the activations fusion gives them (the first seven) stay small. */
 OP_ACT_FN_OUTLINED float op_act_math(int kind, float x, float a) {
   switch (kind) {
     case OP_ACT_ERF: return erff(x);
-    case OP_ACT_GELU: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case OP_ACT_GELU_TANH: return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case OP_ACT_GELU: return op_act_gelu(x);
+    case OP_ACT_GELU_TANH: return op_act_gelu_tanh(x);
     case OP_ACT_SQRT: return sqrtf(x);
     case OP_ACT_RECIPROCAL: return 1.f / x;
     case OP_ACT_EXP: return expf(x);

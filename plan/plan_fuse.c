@@ -7,8 +7,12 @@
  * into one library graph or an epilogue), so passes need no backend opt-in.
  *   1. BatchNormalization after Conv: folded into Conv's weights and bias.
  *   2. Add after Conv (a residual of the same shape): Conv's residual input.
- *   3. Add of a constant [N] bias after MatMul: Gemm's C.
- *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act. */
+ *   3. Add of a constant [N] bias after MatMul (any rank): Gemm's C; a
+ *      scalar Mul or Div after MatMul: its alpha; a constant per-column
+ *      Mul after MatMul of a constant weight: the weight and bias, scaled.
+ *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act.
+ * Before them, a GELU written out in elementary ops becomes one Gelu (0);
+ * after them, an Add before a layer norm becomes the norm's skip input (5). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,8 +177,9 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
     int bias = add->in[1 - side];
     if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
     const ir_value *y = &g->values[add->in[side]], *b = &g->values[bias];
-    if (!b->is_const || b->dtype != y->dtype || y->rank != 2 || y->dims[1] < 0) continue;
-    int64_t n = y->dims[1];
+    if (!b->is_const || b->dtype != y->dtype || y->rank < 2 || y->dims[y->rank - 1] < 0) continue;
+    int64_t n = y->dims[y->rank - 1];
+    /* [N] or [1, N]: one row added to every output row */
     int ok = (b->rank == 1 && b->dims[0] == n) || (b->rank == 2 && b->dims[0] == 1 && b->dims[1] == n);
     if (!ok) continue;
     int *in = realloc(mm->in, sizeof(int) * 3);
@@ -185,6 +190,87 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
     OP_P(mm)->gemm.has_c = 1;
     OP_P(mm)->gemm.beta = 1.0f;
     fuse_into(mm, add);
+    *changed = 1;
+    return NULL;
+  }
+  return NULL;
+}
+
+/* 3b. MatMul(A, B) -> Mul or Div by a scalar constant (attention's 1 /
+ *     sqrt(d)): the MatMul's alpha. */
+static double scalar_of(const ir_graph *g, int v) {
+  const ir_value *c = &g->values[v];
+  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16) || ir_numel(c->rank, c->dims) != 1)
+    return NAN;
+  return load_f(c->dtype, c->data, 0);
+}
+
+static hd_status *fuse_matmul_scale(ir_graph *g, int si, int *changed) {
+  ir_node *sc = &g->nodes[si];
+  int div = is_kind(sc, OP_DIV);
+  if ((!div && !is_kind(sc, OP_MUL)) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
+  for (int side = 0; side < (div ? 1 : 2); side++) {
+    ir_node *mm = sole_producer(g, sc->in[side]);
+    double c = scalar_of(g, sc->in[1 - side]);
+    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
+    if (!isfinite(c) || c == 0.0 || g->values[sc->out[0]].dtype != g->values[mm->out[0]].dtype) continue;
+    if (g->values[sc->in[1 - side]].rank > g->values[mm->out[0]].rank) continue; /* would raise the rank */
+    OP_P(mm)->gemm.alpha = (float)(OP_P(mm)->gemm.alpha * (div ? 1.0 / c : c));
+    fuse_into(mm, sc);
+    *changed = 1;
+    return NULL;
+  }
+  return NULL;
+}
+
+/* 3c. MatMul(A, W) (+ C) -> Mul(g) with W [K, N], C and g [N] constants
+ *     (ConvNeXt's layer scale): W and C scaled per column at compile time. */
+static int row_vector(const ir_value *v, int64_t n) {
+  if (v->rank < 1 || v->dims[v->rank - 1] != n) return 0;
+  for (int d = 0; d + 1 < v->rank; d++)
+    if (v->dims[d] != 1) return 0;
+  return 1;
+}
+
+static hd_status *fuse_matmul_colscale(ir_graph *g, int si, int *changed) {
+  ir_node *sc = &g->nodes[si];
+  if (!is_kind(sc, OP_MUL) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
+  for (int side = 0; side < 2; side++) {
+    ir_node *mm = sole_producer(g, sc->in[side]);
+    int gv = sc->in[1 - side];
+    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
+    const ir_value *w = &g->values[mm->in[1]], *y = &g->values[sc->in[side]], *gg = &g->values[gv];
+    int dt = y->dtype;
+    if (w->rank != 2 || !is_const_f(g, mm->in[1], dt) || !is_const_f(g, gv, dt)) continue;
+    int64_t k = w->dims[0], n = w->dims[1];
+    if (!row_vector(gg, n) || gg->rank > y->rank) continue;
+    int has_c = OP_P(mm)->gemm.has_c;
+    if (has_c && (!is_const_f(g, mm->in[2], dt) || !row_vector(&g->values[mm->in[2]], n) ||
+                  OP_P(mm)->gemm.beta != 1.0f))
+      continue;
+    size_t esz = hd_dtype_size(dt);
+    void *nw = malloc((size_t)(k * n) * esz), *nc = has_c ? malloc((size_t)n * esz) : NULL;
+    if (!nw || (has_c && !nc)) {
+      free(nw);
+      free(nc);
+      return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_matmul_colscale: out of host memory");
+    }
+    for (int64_t j = 0; j < n; j++) {
+      double f = load_f(dt, gg->data, (size_t)j);
+      for (int64_t r = 0; r < k; r++) store_f(dt, nw, (size_t)(r * n + j), load_f(dt, w->data, (size_t)(r * n + j)) * f);
+      if (has_c) store_f(dt, nc, (size_t)j, load_f(dt, g->values[mm->in[2]].data, (size_t)j) * f);
+    }
+    int64_t wd[2] = {k, n};
+    int wv = IR_NONE, cv = IR_NONE;
+    hd_status *st = add_const(g, sc->name, "scaled_weight", dt, 2, wd, nw, (size_t)(k * n) * esz, &wv);
+    if (!st && has_c) st = add_const(g, sc->name, "scaled_bias", dt, 1, &n, nc, (size_t)n * esz, &cv);
+    free(nw);
+    free(nc);
+    if (st) return st;
+    mm = &g->nodes[g->values[sc->in[side]].producer];
+    mm->in[1] = wv;
+    if (has_c) mm->in[2] = cv;
+    fuse_into(mm, sc);
     *changed = 1;
     return NULL;
   }
@@ -216,10 +302,137 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
   return NULL;
 }
 
+/* 0. GELU written out, as exporters write it: x * 0.5 * (1 + erf(x / sqrt 2))
+ *    in any association: Erf(Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)) ->
+ *    Add(, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), ): one Gelu
+ *    (which pass 4 then folds into a MatMul's epilogue). */
+static int sole_consumer(const ir_graph *g, int v) {
+  const ir_value *val = &g->values[v];
+  if (val->nuses != 1 || val->graph_output != IR_NONE) return IR_NONE;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int k = 0; k < n->nin && !n->dead; k++)
+      if (n->in[k] == v) return i;
+  }
+  return IR_NONE;
+}
+
+/* v is a one-element float constant within 1e-4 (relative) of want. */
+static int is_scalar(const ir_graph *g, int v, double want) {
+  const ir_value *c = &g->values[v];
+  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16) || ir_numel(c->rank, c->dims) != 1)
+    return 0;
+  double x = load_f(c->dtype, c->data, 0);
+  return fabs(x - want) <= 1e-4 * fabs(want);
+}
+
+/* The input of binary node n that is not the scalar want, or IR_NONE. */
+static int other_than_scalar(const ir_graph *g, const ir_node *n, double want) {
+  if (n->nin != 2) return IR_NONE;
+  if (is_scalar(g, n->in[1], want)) return n->in[0];
+  if (is_scalar(g, n->in[0], want)) return n->in[1];
+  return IR_NONE;
+}
+
+static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
+  ir_node *erf = &g->nodes[ei];
+  if (!is_kind(erf, OP_ERF)) return NULL;
+  int scaled = erf->in[0], pre = g->values[scaled].producer;
+  if (pre == IR_NONE || g->values[scaled].nuses != 1) return NULL;
+  ir_node *d = &g->nodes[pre];
+  int x = is_kind(d, OP_DIV) && is_scalar(g, d->in[1], 1.4142135623730951) ? d->in[0]
+          : is_kind(d, OP_MUL) ? other_than_scalar(g, d, 0.7071067811865476)
+                               : IR_NONE;
+  if (x == IR_NONE) return NULL;
+  int ai = sole_consumer(g, erf->out[0]);
+  ir_node *add = ai == IR_NONE ? NULL : &g->nodes[ai];
+  if (!add || !is_kind(add, OP_ADD) || other_than_scalar(g, add, 1.0) != erf->out[0]) return NULL;
+  int m1i = sole_consumer(g, add->out[0]);
+  ir_node *m1 = m1i == IR_NONE ? NULL : &g->nodes[m1i];
+  if (!m1 || !is_kind(m1, OP_MUL) || m1->nin != 2) return NULL;
+  int other = m1->in[0] == add->out[0] ? m1->in[1] : m1->in[0];
+  ir_node *half = NULL, *root = NULL;
+  if (other == x) { /* (x * (1 + erf)) * 0.5 */
+    int m2i = sole_consumer(g, m1->out[0]);
+    root = m2i == IR_NONE ? NULL : &g->nodes[m2i];
+    if (!root || !is_kind(root, OP_MUL) || other_than_scalar(g, root, 0.5) != m1->out[0]) return NULL;
+    half = m1;
+  } else { /* (x * 0.5) * (1 + erf) */
+    int hp = g->values[other].producer;
+    half = hp == IR_NONE || g->values[other].nuses != 1 ? NULL : &g->nodes[hp];
+    if (!half || !is_kind(half, OP_MUL) || other_than_scalar(g, half, 0.5) != x) return NULL;
+    root = m1;
+  }
+  const ir_value *xv = &g->values[x];
+  if (xv->dtype != g->values[root->out[0]].dtype || OP_P(root)->binary.act.kind != OP_ACT_NONE) return NULL;
+  /* root becomes Gelu(x); the other four nodes go */
+  ir_node *gone[] = {d, erf, add, half};
+  for (int i = 0; i < 4; i++) {
+    gone[i]->dead = 1;
+    gone[i]->kind = OP_UNKNOWN;
+  }
+  root->in[0] = x;
+  root->nin = 1;
+  char *type = strdup("Gelu");
+  if (!type) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_gelu: out of host memory");
+  free(root->op_type);
+  root->op_type = type;
+  root->kind = OP_GELU;
+  memset(&root->p, 0, sizeof root->p);
+  OP_P(root)->unary.act.kind = OP_ACT_GELU;
+  *changed = 1;
+  return NULL;
+}
+
+/* 5. Add(a, b) -> LayerNormalization: the norm adds them itself (a skip
+ *    input); when the sum has other readers the norm writes it too. */
+static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
+  ir_node *ln = &g->nodes[ni];
+  if (!is_kind(ln, OP_LAYER_NORMALIZATION) && !is_kind(ln, OP_SIMPLIFIED_LAYER_NORMALIZATION)) return NULL;
+  op_norm *q = &OP_P(ln)->norm;
+  if (q->in_skip >= 0 || q->out_sum >= 0) return NULL;
+  int sum = ln->in[0], ap = g->values[sum].producer;
+  if (ap == IR_NONE) return NULL;
+  ir_node *add = &g->nodes[ap];
+  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
+  const ir_value *a = &g->values[add->in[0]], *b = &g->values[add->in[1]], *s = &g->values[sum];
+  if (!same_shape(a, s) || a->dtype != b->dtype || b->rank < 1 || b->rank > s->rank) return NULL;
+  for (int i = 1; i <= b->rank; i++) /* b: x's trailing dims (the skip may broadcast over leading ones) */
+    if (!ir_dims_equal(b, b->rank - i, s, s->rank - i)) return NULL;
+  int keep_sum = g->values[sum].nuses > 1 || g->values[sum].graph_output != IR_NONE;
+  /* the norm now makes the sum: its other readers must come after it */
+  for (int i = ap + 1; i < ni && keep_sum; i++)
+    for (int k = 0; k < g->nodes[i].nin && !g->nodes[i].dead; k++)
+      if (g->nodes[i].in[k] == sum) return NULL;
+  int nin = ln->nin > 3 ? ln->nin : 3, nout = ln->nout > 4 ? ln->nout : 4;
+  int *in = realloc(ln->in, sizeof(int) * (size_t)(nin + 1));
+  if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_add_norm: out of host memory");
+  ln->in = in;
+  for (int k = ln->nin; k < nin; k++) ln->in[k] = IR_NONE;
+  ln->in[0] = add->in[0];
+  ln->in[nin] = add->in[1];
+  ln->nin = nin + 1;
+  q->in_skip = nin;
+  if (keep_sum) {
+    int *out = realloc(ln->out, sizeof(int) * (size_t)nout);
+    if (!out) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_add_norm: out of host memory");
+    ln->out = out;
+    for (int k = ln->nout; k < nout; k++) ln->out[k] = IR_NONE;
+    ln->nout = nout;
+    ln->out[3] = sum;
+    q->out_sum = 3;
+  }
+  add->dead = 1;
+  add->kind = OP_UNKNOWN;
+  *changed = 1;
+  return NULL;
+}
+
 typedef hd_status *(*fuse_pass)(ir_graph *g, int node, int *changed);
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {fold_batchnorm, fuse_residual, fuse_matmul_bias, fuse_activation};
+  static const fuse_pass passes[] = {fuse_gelu,        fold_batchnorm,       fuse_residual,   fuse_matmul_scale,
+                                     fuse_matmul_bias, fuse_matmul_colscale, fuse_activation, fuse_add_norm};
   *nfused = 0;
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {
     for (int i = 0; i < g->nnodes; i++) {

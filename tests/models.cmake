@@ -42,21 +42,27 @@ set_tests_properties(models_export PROPERTIES
   TIMEOUT 300
   LABELS "models;no-asan")
 
+# hh_model_test(MODEL RUNTIME FIXTURE TIMEOUT LABELS CHECK_ARGS...): one
+# check_model.cmake run of MODEL.onnx on the reference backend.
+function(hh_model_test m v fixture timeout labels)
+  set(name model_${m}_ort${v})
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND}
+            -DRUN=$<TARGET_FILE:hipdnn-ep-run>
+            -DMODEL=${HH_MODELS_DIR}/${m}.onnx
+            -DJSON=${HH_MODELS_DIR}/${m}-ort${v}.run.json
+            -DBACKEND=ref ${ARGN}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/models/check_model.cmake)
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "HIPDNN_EP_ORT_LIB=${ORT_LIB_${v}};HIPDNN_EP_LIB=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libhipdnn_ep.so;${HH_SAN_ENV}"
+    FIXTURES_REQUIRED ${fixture}
+    TIMEOUT ${timeout}
+    LABELS "${labels};ort;ort${v}")
+endfunction()
+
 foreach(m ${HH_MODELS})
   foreach(v ${HH_MODEL_RUNTIMES_${m}})
-    set(name model_${m}_ort${v})
-    add_test(NAME ${name}
-      COMMAND ${CMAKE_COMMAND}
-              -DRUN=$<TARGET_FILE:hipdnn-ep-run>
-              -DMODEL=${HH_MODELS_DIR}/${m}.onnx
-              -DJSON=${HH_MODELS_DIR}/${m}-ort${v}.run.json
-              -DBACKEND=ref -DBATCH=1
-              -P ${CMAKE_CURRENT_SOURCE_DIR}/models/check_model.cmake)
-    set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "HIPDNN_EP_ORT_LIB=${ORT_LIB_${v}};HIPDNN_EP_LIB=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libhipdnn_ep.so;${HH_SAN_ENV}"
-      FIXTURES_REQUIRED hh_models
-      TIMEOUT 600
-      LABELS "models;no-asan;ort;ort${v}")
+    hh_model_test(${m} ${v} hh_models 600 "models;no-asan" -DBATCH=1)
   endforeach()
 endforeach()
 
@@ -75,18 +81,6 @@ set_tests_properties(models_export_transformers PROPERTIES
   LABELS "models")
 foreach(m ${HH_TX_MODELS})
   foreach(v 129 130)
-    set(name model_${m}_ort${v})
-    add_test(NAME ${name}
-      COMMAND ${CMAKE_COMMAND}
-              -DRUN=$<TARGET_FILE:hipdnn-ep-run>
-              -DMODEL=${HH_MODELS_DIR}/${m}.onnx
-              -DJSON=${HH_MODELS_DIR}/${m}-ort${v}.run.json
-              -DBACKEND=ref -DBATCH=2,1 -DPARTITIONS=1 "-DEXTRA=--seq;11"
-              -P ${CMAKE_CURRENT_SOURCE_DIR}/models/check_model.cmake)
-    set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "HIPDNN_EP_ORT_LIB=${ORT_LIB_${v}};HIPDNN_EP_LIB=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libhipdnn_ep.so;${HH_SAN_ENV}"
-      FIXTURES_REQUIRED hh_tx_models
-      TIMEOUT 300
-      LABELS "models;ort;ort${v}")
+    hh_model_test(${m} ${v} hh_tx_models 300 "models" -DBATCH=2,1 -DPARTITIONS=1 -DSEQ=11)
   endforeach()
 endforeach()

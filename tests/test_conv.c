@@ -79,6 +79,8 @@ static const conv_case k_cases[] = {
                    .pads = {1, 1, 1, 1}, .bias = 1}},
     {.name = "depthwise_s2", .d = {.nd = 2, .n = 1, .c = 16, .m = 16, .in = {11, 11}, .k = {3, 3}, .group = 16,
                       .strides = {2, 2}, .auto_pad = "SAME_UPPER"}},
+    {.name = "depthwise_7x7", .d = {.nd = 2, .n = 2, .c = 12, .m = 12, .in = {13, 11}, .k = {7, 7}, .group = 12,
+                                   .has_pads = 1, .pads = {3, 3, 3, 3}, .bias = 1}},
     {.name = "depthwise_x2", .d = {.nd = 2, .n = 1, .c = 8, .m = 16, .in = {8, 8}, .k = {3, 3}, .group = 8}},
     /* batch */
     {.name = "batch1", .d = {.nd = 2, .n = 1, .c = 3, .m = 8, .in = {8, 8}, .k = {3, 3}, .bias = 1}},

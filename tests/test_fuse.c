@@ -203,6 +203,135 @@ static void ir_matmul_bias(const ir_graph *g) {
   }
 }
 
+/* x[N,6] -> MatMul(w) -> Add(b) -> GELU written out -> y, in the two
+ * associations exporters emit: (x * (1 + erf(x / sqrt2))) * 0.5 (torch's
+ * nn.GELU) and (x * 0.5) * (1 + erf(x * (1 / sqrt2))) (HF BERT). */
+static void build_gelu(ir_graph *g, int hf) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 6}, wd[2] = {6, 8}, bd[1] = {8}, yd[2] = {IR_DIM_DYNAMIC, 8}, one[1] = {1};
+  int x = value(g, "x", 2, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int m = value(g, "m", 2, yd), h = value(g, "h", 2, yd), d = value(g, "d", 2, yd), e = value(g, "e", 2, yd);
+  int a = value(g, "a", 2, yd), p = value(g, "p", 2, yd), y = value(g, "y", 2, yd);
+  float sqrt2 = 1.41421356f, inv = 0.70710678f, half = 0.5f, onef = 1.0f;
+  int c_scale = value(g, "c_scale", 1, one), c_half = value(g, "c_half", 1, one), c_one = value(g, "c_one", 1, one);
+  UT_OK(ir_value_set_data(g, c_scale, hf ? &inv : &sqrt2, 4));
+  UT_OK(ir_value_set_data(g, c_half, &half, 4));
+  UT_OK(ir_value_set_data(g, c_one, &onef, 4));
+  int in0[2] = {x, w}, in1[2] = {m, b}, in2[2] = {h, c_scale}, in4[2] = {c_one, e};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node(g, "Add", 14, in1, 2, h, NULL, 0);
+  node(g, hf ? "Mul" : "Div", 14, in2, 2, d, NULL, 0);
+  node(g, "Erf", 13, &d, 1, e, NULL, 0);
+  node(g, "Add", 14, in4, 2, a, NULL, 0);
+  if (hf) {
+    int in5[2] = {c_half, h}, in6[2] = {p, a};
+    node(g, "Mul", 14, in5, 2, p, NULL, 0);
+    node(g, "Mul", 14, in6, 2, y, NULL, 0);
+  } else {
+    int in5[2] = {h, a}, in6[2] = {p, c_half};
+    node(g, "Mul", 14, in5, 2, p, NULL, 0);
+    node(g, "Mul", 14, in6, 2, y, NULL, 0);
+  }
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+static void build_gelu_torch(ir_graph *g) { build_gelu(g, 0); }
+static void build_gelu_hf(ir_graph *g) { build_gelu(g, 1); }
+
+static void ir_matmul_gelu(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_MATMUL && OP_P(n)->gemm.has_c && OP_P(n)->gemm.act.kind == OP_ACT_GELU &&
+             n->out[0] == ir_graph_find_value(g, "y"));
+  }
+}
+
+/* x[N,3,8] -> MatMul(w[8,8]) -> Add(b[8]) (rank 3) -> r; s = Add(x, r) ->
+ * LayerNormalization -> l; y = Add(l, s): the bias joins the MatMul, the
+ * residual the norm (which also writes s, read again after it). */
+static void build_add_norm(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 8}, wd[2] = {8, 8}, bd[1] = {8};
+  int x = value(g, "x", 3, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int m = value(g, "m", 3, xd), r = value(g, "r", 3, xd), s = value(g, "s", 3, xd), l = value(g, "l", 3, xd);
+  int y = value(g, "y", 3, xd);
+  int vs[6] = {x, m, r, s, l, y};
+  for (int i = 0; i < 6; i++) g->values[vs[i]].sym[0] = ir_sym_hash("N");
+  int in0[2] = {x, w}, in1[2] = {m, b}, in2[2] = {x, r};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node(g, "Add", 14, in1, 2, r, NULL, 0);
+  node(g, "Add", 14, in2, 2, s, NULL, 0);
+  int in3[3] = {s, const_value(g, "scale", 1, bd, 1.0f), const_value(g, "beta", 1, bd, 0.1f)};
+  node(g, "LayerNormalization", 17, in3, 3, l, NULL, 0);
+  int in4[2] = {l, s};
+  node(g, "Add", 14, in4, 2, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_add_norm(const ir_graph *g) {
+  int norms = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    if (n->kind == OP_MATMUL) UT_CHECK(OP_P(n)->gemm.has_c);
+    if (n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    const op_norm *q = &OP_P(n)->norm;
+    UT_CHECK(q->in_skip >= 0 && q->out_sum == 3 && n->out[3] == ir_graph_find_value(g, "s"));
+    UT_CHECK(n->in[0] == ir_graph_find_value(g, "x") && n->in[q->in_skip] == ir_graph_find_value(g, "r"));
+  }
+  UT_CHECK(norms == 1);
+}
+
+/* x[N,6] -> MatMul(w) -> Div(4) -> Mul(0.5 on the left) -> y: alpha 1/8. */
+static void build_matmul_scale(ir_graph *g) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 6}, wd[2] = {6, 8}, yd[2] = {IR_DIM_DYNAMIC, 8};
+  int x = value(g, "x", 2, xd), w = const_value(g, "w", 2, wd, 0.0f);
+  int m = value(g, "m", 2, yd), d = value(g, "d", 2, yd), y = value(g, "y", 2, yd);
+  int c4 = value(g, "four", 0, NULL), c5 = value(g, "half", 0, NULL);
+  float four = 4.0f, half = 0.5f;
+  UT_OK(ir_value_set_data(g, c4, &four, 4));
+  UT_OK(ir_value_set_data(g, c5, &half, 4));
+  int in0[2] = {x, w}, in1[2] = {m, c4}, in2[2] = {c5, d};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node(g, "Div", 14, in1, 2, d, NULL, 0);
+  node(g, "Mul", 14, in2, 2, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_matmul_scale(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_MATMUL && fabsf(OP_P(n)->gemm.alpha - 0.125f) < 1e-7f);
+  }
+}
+
+/* x[N,3,6] -> MatMul(w[6,8]) -> Add(b[8]) -> Mul(gamma[8]) -> y: the
+ * layer scale folds into new weights; one MatMul left. */
+static void build_layer_scale(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 6}, wd[2] = {6, 8}, bd[1] = {8}, yd[3] = {IR_DIM_DYNAMIC, 3, 8};
+  int x = value(g, "x", 3, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int gm = const_value(g, "gamma", 1, bd, 0.7f);
+  int m = value(g, "m", 3, yd), a = value(g, "a", 3, yd), y = value(g, "y", 3, yd);
+  int in0[2] = {x, w}, in1[2] = {m, b}, in2[2] = {gm, a};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node(g, "Add", 14, in1, 2, a, NULL, 0);
+  node(g, "Mul", 14, in2, 2, y, NULL, 0);
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+static void ir_layer_scale(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_MATMUL && OP_P(n)->gemm.has_c && n->in[1] != ir_graph_find_value(g, "w") &&
+             n->out[0] == ir_graph_find_value(g, "y"));
+  }
+}
+
 /* A value that leaves the partition is never fused away. */
 static void build_conv_relu_both_out(ir_graph *g) {
   int64_t xd[4] = {1, 3, 5, 5}, wd[4] = {2, 3, 3, 3};
@@ -311,6 +440,14 @@ int main(void) {
   }
   ir_shape in2 = {2, {3, 8}};
   check_pass("matmul+add+sigmoid", build_matmul_bias, 1, &in2, ir_matmul_bias);
+  ir_shape in26 = {2, {3, 6}};
+  check_pass("matmul+bias+gelu (torch form)", build_gelu_torch, 1, &in26, ir_matmul_gelu);
+  check_pass("matmul+bias+gelu (HF form)", build_gelu_hf, 1, &in26, ir_matmul_gelu);
+  check_pass("matmul/4*0.5", build_matmul_scale, 1, &in26, ir_matmul_scale);
+  ir_shape in36 = {3, {2, 3, 6}};
+  check_pass("matmul+bias*gamma", build_layer_scale, 1, &in36, ir_layer_scale);
+  ir_shape in38 = {3, {2, 3, 8}};
+  check_pass("matmul+bias, add+layernorm", build_add_norm, 3, &in38, ir_add_norm);
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
   return ut_finish("test_fuse");

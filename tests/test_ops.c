@@ -76,6 +76,8 @@ typedef struct op_case {
   {.kind = S_IN, .dtype = dt, .rank = 3, .dims = {d0, d1, d2}, .ivals = (const int64_t[]){__VA_ARGS__}}
 /* an int64 scalar constant */
 #define INTS0(v) {.kind = S_INTS, .rank = 0, .ivals = (const int64_t[]){v}}
+/* an int64 constant [1, n] of n values */
+#define IVALS2C(n, ...) {.kind = S_INTS, .rank = 2, .dims = {1, n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 /* an int32 constant of n values */
 #define IVALS32C(n, ...) {.kind = S_INTS, .dtype = HD_DT_I32, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 #define NONE {.kind = S_NONE}
@@ -337,6 +339,17 @@ static const op_case k_cases[] = {
      .nin = 2, .attrs = {AI("axis", 1)}, .nattrs = 1},
     {"gather_elements_axis0", "GatherElements", 11, .in = {IN(2, 3, 2), IVALS(I32, 2, 2, 2, 2, 0, -1, 1)}, .nin = 2},
 
+    {"gather_nd", "GatherND", 13, .in = {IN(3, 2, 3, 4), IVALS(I64, 2, 3, 2, 0, 1, 1, -1, 0, 2)}, .nin = 2, .host_only = 1},
+    {"gather_nd_batch_dims", "GatherND", 13, .in = {IN(3, 2, 3, 4), IVALS(I64, 2, 2, 1, 2, 0)}, .nin = 2,
+     .attrs = {AI("batch_dims", 1)}, .nattrs = 1, .host_only = 1},
+    {"gather_nd_const", "GatherND", 13, .dtype = I64, .in = {INTS(4, 5, 6, 7, 8), IVALS2C(1, 1, 2)}, .nin = 2},
+
+    /* CumSum */
+    {"cumsum", "CumSum", 14, .in = {X4, INTS0(2)}, .nin = 2, .host_only = 1},
+    {"cumsum_exclusive_reverse", "CumSum", 14, .in = {X4, INTS0(-1)}, .nin = 2,
+     .attrs = {AI("exclusive", 1), AI("reverse", 1)}, .nattrs = 2, .host_only = 1},
+    {"cumsum_int64_const", "CumSum", 14, .dtype = I64, .in = {INTS(4, 1, 1, 1, 1), INTS0(0)}, .nin = 2},
+
     /* Cast */
     {"cast_f32_f16", "Cast", 13, .in = {X4}, .nin = 1, .out_dtype = F16, .attrs = {AI("to", F16)}, .nattrs = 1},
     {"cast_f16_f32", "Cast", 13, F16, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
@@ -359,6 +372,9 @@ static const op_case k_cases[] = {
     {"transpose_perm", "Transpose", 13, .in = {X4}, .nin = 1, .attrs = {AIS("perm", 0, 2, 1, 3)}, .nattrs = 1},
     {"transpose_attention", "Transpose", 13, .in = {IN(4, 2, 5, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 0, 2, 1, 3)}, .nattrs = 1},
     {"transpose_kt", "Transpose", 13, .in = {IN(4, 2, 3, 5, 4)}, .nin = 1, .attrs = {AIS("perm", 0, 1, 3, 2)}, .nattrs = 1},
+    {"transpose_nchw_nhwc", "Transpose", 13, .in = {IN(4, 2, 3, 37, 33)}, .nin = 1, .attrs = {AIS("perm", 0, 2, 3, 1)}, .nattrs = 1},
+    {"transpose_nhwc_nchw", "Transpose", 13, .in = {IN(4, 2, 37, 33, 3)}, .nin = 1, .attrs = {AIS("perm", 0, 3, 1, 2)}, .nattrs = 1},
+    {"f16_transpose_tiles", "Transpose", 13, F16, .in = {IN(3, 3, 70, 40)}, .nin = 1, .attrs = {AIS("perm", 0, 2, 1)}, .nattrs = 1},
     {"transpose_int64", "Transpose", 13, .dtype = I64, .in = {IN(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 2, 0, 1)}, .nattrs = 1},
     {"f16_transpose", "Transpose", 13, F16, .in = {X4}, .nin = 1, .attrs = {AIS("perm", 3, 1, 0, 2)}, .nattrs = 1},
     {"transpose_dynamic_batch", "Transpose", 13, .in = {IND(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("perm", 1, 0, 2)},
@@ -391,6 +407,9 @@ static const op_case k_cases[] = {
      .attrs = {AI("axis", 1)}, .nattrs = 1},
     {"layernorm_stats", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8), W(1, 8)}, .nin = 3, .nout = 3,
      .out2_dtype = F32},
+    {"layernorm_rows_96", "LayerNormalization", 17, .in = {IN(3, 4, 9, 96), W(1, 96), W(1, 96)}, .nin = 3},
+    {"layernorm_rows_1024", "LayerNormalization", 17, .in = {IN(2, 3, 1024), W(1, 1024), W(1, 1024)}, .nin = 3},
+    {"layernorm_rows_1025", "LayerNormalization", 17, .in = {IN(2, 3, 1025), W(1, 1025), W(1, 1025)}, .nin = 3},
     {"layernorm_long_rows", "LayerNormalization", 17, .in = {IN(2, 2, 9000), W(1, 9000), W(1, 9000)}, .nin = 3},
     {"layernorm_offset_rows", "LayerNormalization", 17, .in = {{.kind = S_IN, .rank = 2, .dims = {3, 40}, .shift = 50.0f},
                                                               W(1, 40), W(1, 40)}, .nin = 3},

@@ -11,13 +11,6 @@ static hd_status *cast_support(be_context *c, const ir_graph *g, const ir_node *
   return NULL;
 }
 
-static hd_status *cast_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
-}
-
 static hd_status *cast_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const ir_tensor *xt = gb_t(bp, n->in[0]), *yt = gb_t(bp, n->out[0]);
@@ -29,6 +22,5 @@ static hd_status *cast_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_cast = {
     .name = "cast",
     .support = cast_support,
-    .compile = cast_compile,
     .run = cast_run,
 };

@@ -20,10 +20,7 @@ static hd_status *concat_support(be_context *c, const ir_graph *g, const ir_node
   for (int i = 0; i < n->nin; ++i)
     if (n->in[i] == IR_NONE)
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s: Concat with an absent input", gb_backend_name);
-  size_t es = hd_dtype_size(g->values[n->out[0]].dtype);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: Concat of %zu-byte elements", gb_backend_name, es);
-  return NULL; /* bytes move as they are: any type the op takes */
+  return gb_check_elements(g, n, n->out[0]); /* bytes move as they are: any type the op takes */
 }
 
 static hd_status *concat_compile(be_plan *bp, gb_step *s, size_t *ws) {

@@ -7,17 +7,7 @@
 
 static hd_status *copy_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  size_t es = hd_dtype_size(g->values[n->in[0]].dtype);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %zu-byte elements", gb_backend_name, n->op_type, es);
-  return NULL;
-}
-
-static hd_status *copy_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
+  return gb_check_elements(g, n, n->in[0]);
 }
 
 static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
@@ -40,6 +30,5 @@ static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_copy = {
     .name = "copy",
     .support = copy_support,
-    .compile = copy_compile,
     .run = copy_run,
 };

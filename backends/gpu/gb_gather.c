@@ -5,19 +5,8 @@
 
 static hd_status *gather_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  size_t es = hd_dtype_size(g->values[n->in[0]].dtype);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %zu-byte elements", gb_backend_name, n->op_type, es);
-  if (g->values[n->out[0]].rank > GPU_MAX_DIMS)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type, g->values[n->out[0]].rank);
-  return NULL;
-}
-
-static hd_status *gather_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
+  if (n->kind == OP_GATHER_ND) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: GatherND (plan time only)", gb_backend_name);
+  return gb_check_elements(g, n, n->in[0]);
 }
 
 static hd_status *gather_run(be_plan *bp, gb_step *s, const gb_launch *l) {
@@ -47,6 +36,5 @@ static hd_status *gather_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_gather = {
     .name = "gather",
     .support = gather_support,
-    .compile = gather_compile,
     .run = gather_run,
 };

@@ -139,6 +139,16 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
     d->c_rs = cm == 1 ? 0 : cn;
   }
 
+  /* A batch over one matrix B (a weight) with A's matrices packed back to
+   * back is one GEMM of batch * m rows: far better for the BLAS. */
+  if (!ta && d->nbd == 1 && d->b_bs[0] == 0 && d->a_bs[0] == m * k && (!p->has_c || d->c_rs == 0)) {
+    m *= d->batch;
+    d->m = m;
+    d->batch = 1;
+    d->nbd = 0;
+    d->a_bs[0] = d->b_bs[0] = 0;
+  }
+
   /* The BLAS: one strided batch at most. */
   if (c->blas && d->nbd <= 1 && d->batch * m * nn > 0 && k > 0) {
     gb_mm_desc md = {

@@ -155,7 +155,8 @@ typedef struct gb_launch {
 } gb_launch;
 
 /* An op family: support check (shapes may be dynamic; decisive), compile at
- * a plan's shapes (fills s->priv; raises *workspace to what a run needs),
+ * a plan's shapes (optional: fills s->priv; raises *workspace to what a run
+ * needs),
  * link (optional: once every step compiled, may fuse s with the steps
  * around it), run (launches on l->stream; no allocation, no sync, writes
  * nothing but tensors, the workspace and its step's exec cache), release. */
@@ -203,6 +204,9 @@ void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);
 /* Every present input and output of n is a float type the kernels take and
  * all have the same dtype as input 0 (first `nin` inputs; -1: all). */
 hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin);
+/* For byte-moving kernels: value v's elements are 1, 2, 4 or 8 bytes and
+ * no output of n passes GPU_MAX_DIMS. */
+hd_status *gb_check_elements(const ir_graph *g, const ir_node *n, int v);
 /* Right-aligned numpy broadcast of a and b onto y, collapsed: adjacent dims
  * merge where both operands' strides stay contiguous over them
  * (gb_pointwise.c). bc is gpu/gpu_kernels.h's gpu_bcast. */

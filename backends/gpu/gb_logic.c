@@ -16,13 +16,6 @@ static hd_status *logic_support(be_context *c, const ir_graph *g, const ir_node 
   return NULL;
 }
 
-static hd_status *logic_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
-}
-
 static hd_status *logic_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const op_logic *p = &s->p.logic;
@@ -44,6 +37,5 @@ _Static_assert(GPU_LOGIC_EQ == (int)OP_LOGIC_EQ && GPU_LOGIC_XOR == (int)OP_LOGI
 const gb_family gb_family_logic = {
     .name = "logic",
     .support = logic_support,
-    .compile = logic_compile,
     .run = logic_run,
 };

@@ -16,13 +16,6 @@ static hd_status *norm_support(be_context *c, const ir_graph *g, const ir_node *
   return NULL;
 }
 
-static hd_status *norm_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
-}
-
 static const void *in_or_null(be_plan *bp, const ir_node *n, int k, const ir_bindings *b) {
   return k < 0 ? NULL : gb_addr(bp, n->in[k], b);
 }
@@ -55,6 +48,5 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_norm = {
     .name = "norm",
     .support = norm_support,
-    .compile = norm_compile,
     .run = norm_run,
 };

@@ -25,13 +25,6 @@ static int64_t numel_of(const be_plan *bp, int v) {
 
 /* ---- unary ---- */
 
-static hd_status *unary_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
-}
-
 static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
@@ -45,7 +38,6 @@ static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_unary = {
     .name = "unary",
     .support = no_support_needed,
-    .compile = unary_compile,
     .run = unary_run,
 };
 
@@ -176,7 +168,6 @@ static hd_status *bn_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_batchnorm = {
     .name = "batchnorm",
     .support = bn_support,
-    .compile = unary_compile,
     .run = bn_run,
 };
 
@@ -209,6 +200,5 @@ static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_view = {
     .name = "view",
     .support = copy_support,
-    .compile = unary_compile,
     .run = copy_run,
 };

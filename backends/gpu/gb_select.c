@@ -4,19 +4,7 @@
 
 static hd_status *select_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  size_t es = hd_dtype_size(g->values[n->out[0]].dtype);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %zu-byte elements", gb_backend_name, n->op_type, es);
-  if (g->values[n->out[0]].rank > GPU_MAX_DIMS)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type, g->values[n->out[0]].rank);
-  return NULL;
-}
-
-static hd_status *select_compile(be_plan *bp, gb_step *s, size_t *ws) {
-  (void)bp;
-  (void)s;
-  *ws = 0;
-  return NULL;
+  return gb_check_elements(g, n, n->out[0]);
 }
 
 /* Element strides of t right-aligned to rank r; 0 where t broadcasts. */
@@ -54,6 +42,5 @@ static hd_status *select_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 const gb_family gb_family_select = {
     .name = "select",
     .support = select_support,
-    .compile = select_compile,
     .run = select_run,
 };

@@ -33,6 +33,24 @@ static hd_status *ref_gather(const ir_plan *p, const ir_step *s, const ir_bindin
       }
     return NULL;
   }
+  if (n->kind == OP_GATHER_ND) { /* per index tuple: one slice of data */
+    int bd = OP_P(s)->gather.batch_dims;
+    int64_t last = it->dims[it->rank - 1], batch = ir_numel(bd, it->dims);
+    int64_t tuples = ir_numel(it->rank - 1 - bd, it->dims + bd), slice = ir_numel(xt->rank - bd - (int)last, xt->dims + bd + last);
+    int64_t per_batch = ir_numel(xt->rank - bd, xt->dims + bd);
+    for (int64_t bi = 0; bi < batch; bi++)
+      for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int64_t k = 0; k < last; k++) {
+          int64_t v = 0;
+          HD_TRY(index_at(it, idx, (size_t)((bi * tuples + t) * last + k), xt->dims[bd + k], &v));
+          off = off * xt->dims[bd + k] + v;
+        }
+        memcpy(y + (size_t)((bi * tuples + t) * slice) * es, x + (size_t)(bi * per_batch + off * slice) * es,
+               (size_t)slice * es);
+      }
+    return NULL;
+  }
   /* GatherElements: walk the output (the indices' shape) in order */
   int64_t xs[IR_MAX_RANK], c[IR_MAX_RANK] = {0};
   int64_t acc = 1;

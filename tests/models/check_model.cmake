@@ -2,10 +2,10 @@
 # HipDNNExecutionProvider, and the outputs match the CPU EP (PASS).
 #
 #   cmake -DRUN=<hipdnn-ep-run> -DMODEL=<model.onnx> -DJSON=<report.json>
-#         [-DBACKEND=ref] [-DBATCH=1] [-DPARTITIONS=N] [-DEXTRA=arg;arg]
+#         [-DBACKEND=ref] [-DBATCH=1] [-DPARTITIONS=N] [-DSEQ=N]
 #         -P check_model.cmake
-# PARTITIONS: the number of partitions the EP must get; EXTRA: more
-# hipdnn-ep-run arguments (a cmake list).
+# PARTITIONS: the number of partitions the EP must get; SEQ: hipdnn-ep-run's
+# --seq (symbolic dims past the first).
 #
 # The environment (HIPDNN_EP_LIB, HIPDNN_EP_ORT_LIB) reaches the tool as is.
 # Fails (FATAL_ERROR) when the tool fails, writes no report, leaves any node
@@ -31,8 +31,12 @@ endif()
 
 file(REMOVE "${JSON}")
 string(TIMESTAMP t0 "%s" UTC)
+set(extra "")
+if(DEFINED SEQ)
+  set(extra --seq ${SEQ})
+endif()
 execute_process(
-  COMMAND "${RUN}" "${MODEL}" --backend ${BACKEND} --batch ${BATCH} --iters 1 --json "${JSON}" ${EXTRA}
+  COMMAND "${RUN}" "${MODEL}" --backend ${BACKEND} --batch ${BATCH} --iters 1 --json "${JSON}" ${extra}
   RESULT_VARIABLE rc)
 string(TIMESTAMP t1 "%s" UTC)
 math(EXPR wall "${t1} - ${t0}")

@@ -13,11 +13,9 @@ machine: python3-torchvision, python3-onnx) and with torch 2.x, where the
 classic TorchScript exporter is asked for with dynamo=False when that exists.
 Exit status: 0 all exported; 1 an export failed; 2 torch/torchvision missing.
 """
-import argparse
 import inspect
 import os
 import sys
-import time
 
 
 def log(msg):
@@ -54,12 +52,9 @@ def export_one(torch, model, path, opset, batch=1, size=224):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--opset", type=int, default=17)
-    ap.add_argument("--force", action="store_true", help="export even if an up-to-date file exists")
-    ap.add_argument("models", nargs="+")
-    a = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from export_common import export_many, parse_args
+    a = parse_args(__doc__)
 
     try:
         import torch
@@ -69,29 +64,12 @@ def main():
               "python3-torchvision and python3-onnx (scripts/fetch-deps.sh does)", file=sys.stderr)
         return 2
 
-    os.makedirs(a.out, exist_ok=True)
-    me = os.path.getmtime(os.path.abspath(__file__))
-    rc = 0
-    for name in a.models:
-        path = os.path.join(a.out, f"{name}.onnx")
-        if not a.force and os.path.exists(path) and os.path.getmtime(path) >= me and os.path.getsize(path) > 0:
-            log(f"{path} is up to date")
-            continue
-        t0 = time.time()
-        try:
-            torch.manual_seed(0)
-            model = build_model(tv, name)
-            export_one(torch, model, path, a.opset)
-        except SystemExit:
-            raise
-        except Exception as e:  # report and go on with the next model
-            print(f"export_torchvision: {name}: export failed: {type(e).__name__}: {e}", file=sys.stderr)
-            rc = 1
-            continue
-        log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB in {time.time() - t0:.1f} s "
-            f"(torch {torch.__version__}, torchvision {tv.__version__}, opset {a.opset})")
-    return rc
 
+    def one(name, path):
+        torch.manual_seed(0)
+        export_one(torch, build_model(tv, name), path, a.opset)
+    return export_many("export_torchvision", __file__, a.out, a.models, a.force, one,
+                       lambda: f"torch {torch.__version__}, torchvision {tv.__version__}, opset {a.opset}")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,7 +15,9 @@ MODEL is one of:
   convnext     ConvNeXt blocks: 7x7 depthwise conv, channels-last LayerNorm
                (Transpose), MLP with GELU, layer scale, residual; pooled head
   torch_encoder  torch.nn.TransformerEncoder, exported with autograd on so
-               torch's fused fast path stays out of the graph
+               torch's fused fast path stays out of the graph (torch 2.x's
+               exporter bakes the example sequence length, 8, into this one:
+               run it at sequence 8 there)
 Inputs have a symbolic batch (and sequence, for the text models) dim; token
 ids are "input_ids" (values < 16 are valid), masks "attention_mask".
 Every weight is random (no zero-initialised head): outputs carry signal.
@@ -24,12 +26,10 @@ Works with Debian's /usr/bin/python3 (torch 1.13, python3-onnx: the CI
 machine) and torch 2.x (the classic exporter, dynamo=False).
 Exit status: 0 all exported; 1 an export failed; 2 torch missing.
 """
-import argparse
 import inspect
 import math
 import os
 import sys
-import time
 
 
 def log(msg):
@@ -191,40 +191,21 @@ def export_one(torch, name, path, opset):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--opset", type=int, default=17)
-    ap.add_argument("--force", action="store_true", help="export even if an up-to-date file exists")
-    ap.add_argument("models", nargs="+")
-    a = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from export_common import export_many, parse_args
+    a = parse_args(__doc__)
     try:
         import torch
     except ImportError as e:
         print(f"export_transformers: cannot import torch ({e}); on Debian install python3-torch and "
               "python3-onnx (scripts/fetch-deps.sh does)", file=sys.stderr)
         return 2
-    os.makedirs(a.out, exist_ok=True)
-    me = os.path.getmtime(os.path.abspath(__file__))
-    rc = 0
-    for name in a.models:
-        path = os.path.join(a.out, f"{name}.onnx")
-        if not a.force and os.path.exists(path) and os.path.getmtime(path) >= me and os.path.getsize(path) > 0:
-            log(f"{path} is up to date")
-            continue
-        t0 = time.time()
-        try:
-            torch.manual_seed(0)
-            export_one(torch, name, path, a.opset)
-        except SystemExit:
-            raise
-        except Exception as e:  # report and go on with the next model
-            print(f"export_transformers: {name}: export failed: {type(e).__name__}: {e}", file=sys.stderr)
-            rc = 1
-            continue
-        log(f"{path}: {os.path.getsize(path) / 1e3:.0f} kB in {time.time() - t0:.1f} s (torch {torch.__version__}, "
-            f"opset {a.opset})")
-    return rc
 
+    def one(name, path):
+        torch.manual_seed(0)
+        export_one(torch, name, path, a.opset)
+    return export_many("export_transformers", __file__, a.out, a.models, a.force, one,
+                       lambda: f"torch {torch.__version__}, opset {a.opset}")
 
 if __name__ == "__main__":
     sys.exit(main())

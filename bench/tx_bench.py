@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Transformer benchmarks on the GPU machine: our EP against torch, one process.
+
+    python3 bench/tx_bench.py [MODEL ...] [--iters N] [--out DIR]
+
+MODEL (default: all): bert (BERT-base, seq 128, batch 1 and 8; ids + mask +
+token types), distilbert (seq 128, batch 1), gpt2 (seq 128, batch 1, no
+cache; torch's dynamo exporter, opset 18), vit (torchvision ViT-B/16, batch
+1 and 8), convnext (torchvision ConvNeXt-T, batch 1 and 32). Random weights
+(seeded; ViT's zero-initialised head is filled so outputs carry signal).
+
+Per row: where ORT placed the nodes (ours / total, and how many partitions
+our EP got), session creation time, the check of our output against the
+CPU EP (rel L2 < 1e-2), and median ms of: ours with host I/O, ours with the
+inputs and outputs on the GPU (IOBinding), torch fp32 CUDA graph (torch's
+default: matmuls without TF32), torch fp32 CUDA graph with TF32 allowed,
+torch fp16 CUDA graph. Ratios are to torch fp32 in the same process.
+Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
+./bench-out). Needs transformers for bert/distilbert/gpt2 (skipped
+otherwise, with a note).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hdep  # noqa: E402
+
+ROWS = {"bert": [1, 8], "distilbert": [1], "gpt2": [1], "vit": [1, 8], "convnext": [1, 32]}
+SEQ = 128
+
+
+def log(msg):
+    print(f"transformers: {msg}", flush=True)
+
+
+def median_ms(fn, iters, warmup, sync):
+    return hdep.time_fn(fn, iters, warmup, sync)["median_ms"]
+
+
+def build(name, torch):
+    """(torch module, example inputs dict for batch 1, output name, exporter)."""
+    torch.manual_seed(0)
+    if name in ("vit", "convnext"):
+        import torchvision
+        if name == "vit":
+            torch.backends.mha.set_fastpath_enabled(False)
+            m = torchvision.models.vit_b_16(weights=None)
+            torch.nn.init.normal_(m.heads.head.weight, std=0.02)  # zero-initialised otherwise
+        else:
+            m = torchvision.models.convnext_tiny(weights=None)
+        return m.eval(), {"pixel_values": torch.randn(1, 3, 224, 224)}, "classic"
+    ids = torch.randint(0, 1000, (1, SEQ))
+    if name == "gpt2":
+        from transformers import GPT2Config, GPT2Model
+        m = GPT2Model(GPT2Config(use_cache=False))
+        return m.eval(), {"input_ids": ids}, "dynamo"
+    if name == "distilbert":
+        from transformers import DistilBertConfig, DistilBertModel
+        m = DistilBertModel(DistilBertConfig())
+        return m.eval(), {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64)}, "classic"
+    from transformers import BertConfig, BertModel
+    m = BertModel(BertConfig())
+    return m.eval(), {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64),
+                      "token_type_ids": torch.zeros(1, SEQ, dtype=torch.int64)}, "classic"
+
+
+def export(name, torch, m, example, exporter, path):
+    names = list(example)
+    t = time.time()
+
+    class Fwd(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            y = self.inner(*args) if names == ["pixel_values"] else self.inner(**dict(zip(names, args)))
+            if hasattr(y, "last_hidden_state"):
+                return y.last_hidden_state
+            return y[0] if isinstance(y, (tuple, list)) else y
+
+    f = Fwd(m).eval()
+    args = tuple(example[k] for k in names)
+    dyn = {k: ({0: "batch"} if k == "pixel_values" else {0: "batch", 1: "sequence"}) for k in names}
+    with torch.no_grad():
+        if exporter == "dynamo":
+            b = torch.export.Dim("batch", min=1, max=64)
+            s = torch.export.Dim("sequence", min=2, max=1024)
+            # forward(*args): one varargs entry holding a spec per input
+            prog = torch.onnx.export(f, args, input_names=names, output_names=["output"], dynamo=True, opset_version=18,
+                                     dynamic_shapes=(tuple({0: b, 1: s} for _ in names),))
+            prog.save(path)
+        else:
+            torch.onnx.export(f, args, path, input_names=names, output_names=["output"], opset_version=17,
+                              dynamic_axes=dict(dyn, output={0: "batch"}), do_constant_folding=True, dynamo=False)
+    return f, round(time.time() - t, 1)
+
+
+def inputs_for(example, b, np):
+    out = {}
+    for k, v in example.items():
+        a = v.numpy()
+        out[k] = np.repeat(a, b, axis=0) if b > 1 else a
+    return out
+
+
+def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
+    """Median ms of a CUDA graph replay of f on feeds (float inputs cast to dtype)."""
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    g = f if dtype is None else f.to(dtype)
+    xs = []
+    for v in feeds.values():
+        t = torch.from_numpy(v).cuda()
+        if dtype is not None and t.is_floating_point():
+            t = t.to(dtype)
+        xs.append(t)
+    with torch.no_grad():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                g(*xs)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = g(*xs)
+        ms = median_ms(graph.replay, iters, 5, torch.cuda.synchronize)
+        out = y.float().cpu().numpy()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = True
+    return ms, out
+
+
+def device_io(ort, np, sess, feeds, out_shapes):
+    io = sess.io_binding()
+    keep = []
+    for k, v in feeds.items():
+        ov = ort.OrtValue.ortvalue_from_numpy(v, "gpu", 0, hdep.NVIDIA)
+        io.bind_ortvalue_input(k, ov)
+        keep.append(ov)
+    for o, s in zip(sess.get_outputs(), out_shapes):
+        ov = ort.OrtValue.ortvalue_from_shape_and_type(list(s), np.float32, "gpu", 0, hdep.NVIDIA)
+        io.bind_ortvalue_output(o.name, ov)
+        keep.append(ov)
+    return io, keep
+
+
+def bench(name, a, ort, torch, np, dev, rows):
+    try:
+        m, example, exporter = build(name, torch)
+    except Exception as e:  # transformers missing or broken: say so, go on
+        log(f"[{name}] skipped: {type(e).__name__}: {e}")
+        rows.append({"model": name, "note": f"skipped: {type(e).__name__}: {str(e)[:300]}"})
+        return
+    path = os.path.join(a.work, f"{name}.onnx")
+    try:
+        f, secs = export(name, torch, m, example, exporter, path)
+        log(f"[{name}] exported ({exporter}) in {secs} s")
+    except Exception as e:
+        log(f"[{name}] export failed: {type(e).__name__}: {e}")
+        rows.append({"model": name, "note": f"export failed: {type(e).__name__}: {str(e)[:300]}"})
+        return
+    cpu = hdep.cpu_session(ort, path)
+    t = time.time()
+    try:
+        ep = hdep.ep_session(ort, path, dev)
+    except Exception as e:
+        rows.append({"model": name, "note": f"our EP session failed: {e}"})
+        return
+    sess_s = round(time.time() - t, 2)
+    pl = hdep.placement(ep)
+    log(f"[{name}] {hdep.placement_str(pl)}; partitions {pl.get('parts', '?')}; session {sess_s} s")
+    fc = f.cuda()
+    for b in ROWS[name]:
+        feeds = inputs_for(example, b, np)
+        row = {"model": name, "batch": b, "placement": hdep.placement_cell(pl), "parts": pl.get("parts", "?"),
+               "session_s": sess_s, "times": {}, "notes": []}
+        ref = cpu.run(None, feeds)
+        try:
+            t = time.time()
+            got = ep.run(None, feeds)
+            row["first_run_s"] = round(time.time() - t, 2)
+            row["check"] = c = hdep.compare(got[0], ref[0])
+            log(f"[{name} b{b}] ours vs CPU EP: {hdep.compare_str(c)} (first run {row['first_run_s']} s)")
+            row["times"]["ours_host"] = median_ms(lambda: ep.run(None, feeds), a.iters, 3, lambda: None)
+            io, keep = device_io(ort, np, ep, feeds, [r.shape for r in ref])
+            ep.run_with_iobinding(io)
+            row["times"]["ours_device"] = median_ms(lambda: ep.run_with_iobinding(io), a.iters, 3,
+                                                    torch.cuda.synchronize)
+            del io, keep
+        except Exception as e:
+            row["check"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
+            log(f"[{name} b{b}] ours failed: {e}")
+        for key, dtype, tf32 in (("torch_fp32", None, False), ("torch_tf32", None, True),
+                                 ("torch_fp16", torch.float16, False)):
+            try:
+                ms, out = torch_graph_ms(torch, fc, feeds, a.iters, dtype, tf32)
+                row["times"][key] = ms
+                if key == "torch_fp32":
+                    row["torch_check"] = hdep.compare(out, ref[0])
+            except Exception as e:
+                row["notes"].append(f"{key}: {type(e).__name__}: {str(e)[:200]}")
+            fc = f.cuda().float()
+        log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
+        rows.append(row)
+        torch.cuda.empty_cache()
+    del ep, cpu, fc
+    torch.cuda.empty_cache()
+
+
+def markdown(rows, meta):
+    cols = ["ours_host", "ours_device", "torch_fp32", "torch_tf32", "torch_fp16"]
+    out = [f"# Transformers: our EP vs torch ({meta['gpu']}, {meta['date']})", "",
+           f"onnxruntime {meta['ort']}, torch {meta['torch']}; median ms of {meta['iters']} runs; ours at the EP's "
+           "default precision (fp32, TF32 allowed); ratio = ours device I/O / torch fp32 CUDA graph.", "",
+           "| model | batch | nodes on EP | partitions | session s | check | " + " | ".join(cols) + " | ratio |",
+           "|---|---|---|---|---|---|" + "---|" * (len(cols) + 1)]
+    for r in rows:
+        if "batch" not in r:
+            out.append(f"| {r['model']} | | | | | {r.get('note', '')} |" + " |" * (len(cols) + 1))
+            continue
+        c = r.get("check", {})
+        chk = ("PASS" if c.get("pass") else "FAIL") + (f" {c['rel_l2']:.1e}" if "rel_l2" in c else f" ({c.get('why', '')})")
+        t = r["times"]
+        cells = [f"{t[k]:.3f}" if k in t else "" for k in cols]
+        ratio = f"{t['ours_device'] / t['torch_fp32']:.2f}" if "ours_device" in t and "torch_fp32" in t else ""
+        out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {r['session_s']} | {chk} | "
+                   + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="*", default=list(ROWS))
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-tx")
+    a = ap.parse_args()
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    hdep.register(ort)
+    dev = hdep.gpu_device(ort)
+    rows = []
+    meta = {"gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters}
+    for name in a.models:
+        if name not in ROWS:
+            raise SystemExit(f"unknown model {name}; have {', '.join(ROWS)}")
+        bench(name, a, ort, torch, np, dev, rows)
+        with open(os.path.join(a.out, "transformers.md"), "w") as f:
+            f.write(markdown(rows, meta))
+        with open(os.path.join(a.out, "transformers.json"), "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print(markdown(rows, meta))
+    return 0 if all(r.get("check", {}).get("pass", True) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
