@@ -4,7 +4,9 @@
     python3 bench/tx_bench.py [MODEL ...] [--iters N] [--out DIR]
 
 MODEL (default: all): bert (BERT-base, seq 128, batch 1 and 8; ids + mask +
-token types), distilbert (seq 128, batch 1), gpt2 (seq 128, batch 1, no
+token types), bert_opt (the same export after ONNX Runtime's transformers
+optimizer: com.microsoft Attention, SkipLayerNormalization, BiasGelu,
+EmbedLayerNormalization), distilbert (seq 128, batch 1), gpt2 (seq 128, batch 1, no
 cache; torch's dynamo exporter, opset 18), vit (torchvision ViT-B/16, batch
 1 and 8), convnext (torchvision ConvNeXt-T, batch 1 and 32). Random weights
 (seeded; ViT's zero-initialised head is filled so outputs carry signal).
@@ -28,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hdep  # noqa: E402
 
-ROWS = {"bert": [1, 8], "distilbert": [1], "gpt2": [1], "vit": [1, 8], "convnext": [1, 32]}
+ROWS = {"bert": [1, 8], "bert_opt": [1, 8], "distilbert": [1], "gpt2": [1], "vit": [1, 8], "convnext": [1, 32]}
 SEQ = 128
 
 
@@ -62,7 +64,7 @@ def build(name, torch):
         m = DistilBertModel(DistilBertConfig())
         return m.eval(), {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64)}, "classic"
     from transformers import BertConfig, BertModel
-    m = BertModel(BertConfig())
+    m = BertModel(BertConfig(attn_implementation="eager") if name == "bert_opt" else BertConfig())
     return m.eval(), {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64),
                       "token_type_ids": torch.zeros(1, SEQ, dtype=torch.int64)}, "classic"
 
@@ -160,6 +162,11 @@ def bench(name, a, ort, torch, np, dev, rows):
     try:
         f, secs = export(name, torch, m, example, exporter, path)
         log(f"[{name}] exported ({exporter}) in {secs} s")
+        if name == "bert_opt":
+            from onnxruntime.transformers.optimizer import optimize_model
+            opt = optimize_model(path, model_type="bert", num_heads=12, hidden_size=768)
+            opt.save_model_to_file(path)
+            log(f"[{name}] optimized: {opt.get_fused_operator_statistics()}")
     except Exception as e:
         log(f"[{name}] export failed: {type(e).__name__}: {e}")
         rows.append({"model": name, "note": f"export failed: {type(e).__name__}: {str(e)[:300]}"})

@@ -237,6 +237,7 @@ hd_status *ep_graph_import(const OrtGraph *graph, int with_data, ep_graph *eg) {
                       : ep_from_ort(ep_api->Graph_GetNodes(graph, nodes, count), "listing graph nodes");
   for (size_t i = 0; i < count && !st; i++) st = import_node(eg, nodes[i], with_data);
   free(nodes);
+  if (eg->g) eg->nimported = eg->g->nnodes;
   /* GetCapability: nodes with static shapes are inferred now, so none is
    * claimed that would fail or differ from ORT's shapes at run time. */
   if (!st && !with_data) {
@@ -274,7 +275,7 @@ hd_status *ep_graph_set_io(ep_graph *eg, const char *const *inputs, int ninputs,
 void ep_graph_free(ep_graph *eg) {
   if (!eg) return;
   if (eg->g && eg->why)
-    for (int i = 0; i < eg->g->nnodes; i++) hd_status_free(eg->why[i]);
+    for (int i = 0; i < eg->nimported && i < eg->g->nnodes; i++) hd_status_free(eg->why[i]);
   ir_graph_free(eg->g);
   free(eg->nodes);
   free(eg->why);

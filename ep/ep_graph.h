@@ -10,6 +10,7 @@ typedef struct ep_graph {
   ir_graph *g;
   const OrtNode **nodes;   /* ORT node of each ir node (valid while the OrtGraph is) */
   hd_status **why;         /* per node: NULL when our ops can run it, else the reason */
+  int nimported;           /* nodes imported (why[] and nodes[]): passes may add more to g */
 } ep_graph;
 
 /* with_data: copy constant initializers (Compile) or only note them

@@ -137,6 +137,15 @@ __device__ __forceinline__ float shfl_xor32(float v, int off) {
 #endif
 }
 
+// Lane src's v, within the same group of 32 lanes.
+__device__ __forceinline__ float shfl32(float v, int src) {
+#if defined(GPU_VENDOR_HIP)
+  return __shfl(v, src, 32);
+#else
+  return __shfl_sync(0xffffffffu, v, src);
+#endif
+}
+
 // The max (is_max) or sum of v over a block of 256 threads (8 groups of
 // 32), returned to every thread; sh holds 8 floats. Every thread calls it.
 __device__ __forceinline__ float block_reduce(float v, bool is_max, float *sh) {

@@ -225,6 +225,34 @@ typedef struct gpu_norm_desc {
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
 
+/* gpu_attention.cu: per (b, h, s) query row, over keys l < kv_len (kv
+ * head h / (heads / kv_heads)):
+ *   x_l = scale * q . k_l;  masked: x_l = mask_add ? x_l + fill : fill
+ *   (masked: causal and l > s, or mask[b, h, s, l] == 0 (!= 0 with
+ *   mask_invert), or with mask_lens
+ *   l >= mask[b]);  x_l += bias[b, h, s, l];  out = softmax(x) . v
+ * Operands at element offsets and strides over (b, h, row, col); mask
+ * (bool, int32 or int64) and bias (dtype) strides over (b, h, s, l), 0 to
+ * broadcast. head_dim and v_dim up to GPU_ATTN_MAX_DIM. fp32 scores and
+ * sums (an online softmax over tiles of keys). */
+#define GPU_ATTN_MAX_DIM 256
+typedef struct gpu_attn_desc {
+  int64_t batch, heads, kv_heads, seq, kv_len, head_dim, v_dim;
+  int64_t q_off, k_off, v_off;
+  int64_t q_st[4], k_st[4], v_st[4], o_st[4], mask_st[4], bias_st[4];
+  float scale, fill;
+  int causal, mask_add, mask_lens, mask_invert, mask_dtype;
+  int empty_zero; /* rows whose every score is -inf: zeros (else NaN) */
+  const void *q, *k, *v, *mask, *bias;
+  void *out;
+} gpu_attn_desc;
+int gpu_attention(const gpu_attn_desc *d, int dtype, void *stream);
+/* The middle of attention done as two GEMMs (fp32): scores[b, h][s, l]
+ * (already scale * q . k; rows packed, heads head_stride elements apart)
+ * masked and biased as above, then softmax over l, in place. The desc's
+ * q/k/v/out are not read. */
+int gpu_attention_softmax(const gpu_attn_desc *d, float *scores, int64_t head_stride, void *stream);
+
 /* gpu_copy.cu: y[i] = x[offset + sum_d c'_d * stride[d]] over y's dims,
  * c'_d the coordinate of i in dim d, taken modulo mod[d] where that is
  * nonzero; elements of esize bytes (1, 2, 4, 8). Strides may be 0 or

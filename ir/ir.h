@@ -91,6 +91,10 @@ void ir_value_drop_data(ir_graph *g, int v);
 hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char *op_type,
                              int opset, const int *in, int nin, const int *out, int nout,
                              int *idx);
+/* Inserts a node before node `at` (later nodes move up by one): for passes
+ * that rewrite one node into several, keeping topological order. */
+hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name, const char *op_type,
+                                int opset, const int *in, int nin, const int *out, int nout);
 hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const int *outputs,
                            int noutputs);
 /* Recomputes producers, use counts and graph io indices; checks topological order. */

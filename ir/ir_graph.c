@@ -161,6 +161,17 @@ hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char
   return NULL;
 }
 
+hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name, const char *op_type,
+                                int opset, const int *in, int nin, const int *out, int nout) {
+  if (at < 0 || at > g->nnodes) return hd_error(HD_ERR_INTERNAL, "ir: insert at node %d of %d", at, g->nnodes);
+  int idx;
+  HD_TRY(ir_graph_add_node(g, kind, name, op_type, opset, in, nin, out, nout, &idx));
+  ir_node n = g->nodes[idx];
+  memmove(&g->nodes[at + 1], &g->nodes[at], sizeof(ir_node) * (size_t)(idx - at));
+  g->nodes[at] = n;
+  return NULL;
+}
+
 static hd_status *copy_ints(int **dst, int *ndst, const int *src, int n) {
   free(*dst);
   *dst = malloc(sizeof(int) * (size_t)(n ? n : 1));

@@ -31,7 +31,8 @@
   X(ROUND, "Round")                 \
   X(SIGN, "Sign")                   \
   X(SOFTPLUS, "Softplus")           \
-  X(ELU, "Elu")
+  X(ELU, "Elu")                     \
+  X(QUICK_GELU, "QuickGelu")
 
 typedef enum op_act_kind {
   OP_ACT_NONE = 0,
@@ -98,6 +99,7 @@ OP_ACT_FN_OUTLINED float op_act_math(int kind, float x, float a) {
     /* log(1 + exp(x)) without overflow */
     case OP_ACT_SOFTPLUS: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
     case OP_ACT_ELU: return x < 0.f ? a * (expf(x) - 1.f) : x;
+    case OP_ACT_QUICK_GELU: return x / (1.f + expf(-a * x)); /* x * sigmoid(a x) */
     default: return x;
   }
 }

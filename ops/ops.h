@@ -76,6 +76,12 @@ typedef struct op_def {
    * built (a constant, or computed in the same partition from known
    * values); infer finds them in t[v].host. */
   unsigned value_inputs;
+  /* Optional: rewrites node i into ops the backends run (a contrib op made
+   * of a projection and an attention, say), inserting nodes before it with
+   * ir_graph_insert_node; node i becomes the last of them. plan_fuse calls
+   * it first, so fusions see the result; backends never see this kind in a
+   * plan (their support check still judges it, before lowering). */
+  hd_status *(*lower)(ir_graph *g, int i);
 } op_def;
 
 /* The op that runs `op_type` of `domain` (NULL, "" and "ai.onnx" are the

@@ -1,7 +1,9 @@
 /* Elementwise activations and unary math: Relu, LeakyRelu, Clip, Sigmoid,
  * HardSigmoid, HardSwish, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp, Log, Neg,
- * Abs, Sin, Cos, Floor, Ceil, Round, Sign, Softplus, Elu. One family: the kind is op_unary.act, which is also the
- * form the fusion passes fold into the producing op. fp32 and fp16. */
+ * Abs, Sin, Cos, Floor, Ceil, Round, Sign, Softplus, Elu, and com.microsoft
+ * Gelu, FastGelu, BiasGelu, QuickGelu (with a bias added first, where
+ * given). One family: the kind is op_unary.act, which is also the form the
+ * fusion passes fold into the producing op. fp32 and fp16. */
 #include <float.h>
 #include <string.h>
 
@@ -41,6 +43,18 @@ static hd_status *unary_parse(const ir_graph *g, ir_node *n, const op_attrs *a) 
       else if (strcmp(approx, "tanh") == 0) act->kind = OP_ACT_GELU_TANH;
       else return hd_error(HD_ERR_INVALID_ARG, "Gelu approximate '%s'", approx);
       break;
+    case OP_MS_GELU: act->kind = OP_ACT_GELU; break;
+    case OP_BIAS_GELU:
+    case OP_FAST_GELU:
+      act->kind = n->kind == OP_BIAS_GELU ? OP_ACT_GELU : OP_ACT_GELU_TANH;
+      OP_P(n)->unary.has_bias = op_input(n, 1) != IR_NONE;
+      if (n->kind == OP_BIAS_GELU && !OP_P(n)->unary.has_bias)
+        return hd_error(HD_ERR_INVALID_ARG, "BiasGelu needs a bias");
+      break;
+    case OP_QUICK_GELU:
+      act->kind = OP_ACT_QUICK_GELU;
+      HD_TRY(op_attr_float(a, "alpha", 1.702f, &act->alpha));
+      break;
     case OP_LEAKY_RELU:
       act->kind = OP_ACT_LEAKY_RELU;
       HD_TRY(op_attr_float(a, "alpha", 0.01f, &act->alpha));
@@ -75,23 +89,31 @@ static hd_status *unary_check(const ir_graph *g, const ir_node *n) {
   HD_TRY(op_check_float_io(g, n, n->op_type));
   if (n->nout > 1 && op_has_output(n, 1))
     return hd_error(HD_ERR_INVALID_ARG, "%s has one output", n->op_type);
+  if (OP_P(n)->unary.has_bias) {
+    const ir_value *x = &g->values[n->in[0]], *b = &g->values[n->in[1]];
+    if (b->rank != 1 || x->rank < 1 || (b->dims[0] >= 0 && x->dims[x->rank - 1] >= 0 && b->dims[0] != x->dims[x->rank - 1]))
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s with a bias that is not one row of the last dim", n->op_type);
+  }
   return NULL;
 }
 
 static hd_status *unary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
   (void)g;
-  (void)p;
   const ir_tensor *x = &t[n->in[0]];
+  if (p->unary.has_bias && (x->rank < 1 || t[n->in[1]].rank != 1 || t[n->in[1]].dims[0] != x->dims[x->rank - 1]))
+    return hd_error(HD_ERR_INVALID_ARG, "%s: bias of another size than the last dim", n->op_type);
   ir_tensor *y = &t[n->out[0]];
   y->rank = x->rank;
   memcpy(y->dims, x->dims, sizeof x->dims);
   return NULL;
 }
 
-#define UNARY_DEF(KIND, TYPE, MIN, MAX) \
+#define UNARY_DEF(KIND, TYPE, MIN, MAX) UNARY_DEF_IN(KIND, TYPE, NULL, MIN, MAX)
+#define UNARY_DEF_IN(KIND, TYPE, DOMAIN, MIN, MAX) \
   const op_def op_def_##KIND = {        \
       .kind = OP_##KIND,                \
       .onnx_type = TYPE,                \
+      .domain = DOMAIN,                 \
       .min_opset = MIN,                 \
       .max_opset = MAX,                 \
       .parse = unary_parse,             \
@@ -125,3 +147,9 @@ UNARY_DEF(ROUND, "Round", 11, 22)
 UNARY_DEF(SIGN, "Sign", 9, 13)
 UNARY_DEF(SOFTPLUS, "Softplus", 1, 22)
 UNARY_DEF(ELU, "Elu", 6, 22)
+/* ONNX Runtime's contrib GELUs: Gelu (exact), FastGelu (tanh form, bias
+ * optional), BiasGelu (exact, bias), QuickGelu (x * sigmoid(alpha x)). */
+UNARY_DEF_IN(MS_GELU, "Gelu", "com.microsoft", 1, 1)
+UNARY_DEF_IN(FAST_GELU, "FastGelu", "com.microsoft", 1, 1)
+UNARY_DEF_IN(BIAS_GELU, "BiasGelu", "com.microsoft", 1, 1)
+UNARY_DEF_IN(QUICK_GELU, "QuickGelu", "com.microsoft", 1, 1)

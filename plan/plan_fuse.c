@@ -11,20 +11,23 @@
  *      scalar Mul or Div after MatMul: its alpha; a constant per-column
  *      Mul after MatMul of a constant weight: the weight and bias, scaled.
  *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act.
- * Before them, a GELU written out in elementary ops becomes one Gelu (0);
- * after them, an Add before a layer norm becomes the norm's skip input (5). */
+ * Before them, contrib ops that are several ops in one are lowered into
+ * them (op_def.lower) and a GELU written out in elementary ops becomes one
+ * Gelu (0); after the scale pass, attention written out becomes one
+ * Attention (plan_fuse_attention.c); last, an Add before a layer norm
+ * becomes the norm's skip input (5). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/plan_fuse.h"
 #include "ops/ops.h"
 
-static int is_kind(const ir_node *n, op_kind k) { return !n->dead && n->kind == (int)k; }
+int pf_is_kind(const ir_node *n, op_kind k) { return !n->dead && n->kind == (int)k; }
 
-/* The node producing v if v feeds only one node input and leaves no partition. */
-static ir_node *sole_producer(ir_graph *g, int v) {
+ir_node *pf_sole_producer(ir_graph *g, int v) {
   if (v == IR_NONE) return NULL;
   const ir_value *val = &g->values[v];
   if (val->producer == IR_NONE || val->nuses != 1 || val->graph_output != IR_NONE) return NULL;
@@ -74,8 +77,8 @@ static void store_f(int dtype, void *p, size_t i, double v) {
  *    s = scale / sqrt(var + eps), per output channel, computed in double. */
 static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
   ir_node *bn = &g->nodes[bi];
-  if (!is_kind(bn, OP_BATCHNORM) || bn->nin < 5 || bn->nout != 1) return NULL;
-  ir_node *conv = sole_producer(g, bn->in[0]);
+  if (!pf_is_kind(bn, OP_BATCHNORM) || bn->nin < 5 || bn->nout != 1) return NULL;
+  ir_node *conv = pf_sole_producer(g, bn->in[0]);
   if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
     return NULL;
   int dt = g->values[conv->in[1]].dtype;
@@ -134,7 +137,7 @@ static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
 /* The shapes are equal at every run: each dim static and equal, or the
  * same named symbol (an Add of two unknown dims might broadcast, which a
  * fused residual does not do). */
-static int same_shape(const ir_value *a, const ir_value *b) {
+int pf_same_shape(const ir_value *a, const ir_value *b) {
   if (a->rank < 0 || a->rank != b->rank || a->dtype != b->dtype) return 0;
   for (int i = 0; i < a->rank; i++)
     if (!ir_dims_equal(a, i, b, i)) return 0;
@@ -144,15 +147,15 @@ static int same_shape(const ir_value *a, const ir_value *b) {
 /* 2. Conv -> Add(other): other becomes Conv's residual input. */
 static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
   ir_node *add = &g->nodes[ai];
-  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
   for (int side = 0; side < 2; side++) {
-    ir_node *conv = sole_producer(g, add->in[side]);
+    ir_node *conv = pf_sole_producer(g, add->in[side]);
     int other = add->in[1 - side];
     if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
       continue;
     if (other == add->in[side]) continue;
-    if (!same_shape(&g->values[add->in[side]], &g->values[other]) ||
-        !same_shape(&g->values[add->out[0]], &g->values[other]))
+    if (!pf_same_shape(&g->values[add->in[side]], &g->values[other]) ||
+        !pf_same_shape(&g->values[add->out[0]], &g->values[other]))
       continue;
     int *in = realloc(conv->in, sizeof(int) * 4);
     if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_residual: out of host memory");
@@ -168,14 +171,20 @@ static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
   return NULL;
 }
 
-/* 3. MatMul(A, B) -> Add(const bias of [N] or [1, N]): Gemm-style C. */
+static int in_family(const ir_node *n, const char *family);
+
+/* 3. MatMul(A, B) -> Add(const bias of [N] or [1, N]): Gemm-style C; a
+ *    contrib GELU with a bias (BiasGelu, FastGelu) brings its act too. */
 static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
   ir_node *add = &g->nodes[ai];
-  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
-  for (int side = 0; side < 2; side++) {
-    ir_node *mm = sole_producer(g, add->in[side]);
+  op_act act = {.kind = OP_ACT_NONE};
+  int gelu = in_family(add, "unary") && OP_P(add)->unary.has_bias;
+  if (gelu) act = OP_P(add)->unary.act;
+  else if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
+  for (int side = 0; side < (gelu ? 1 : 2); side++) {
+    ir_node *mm = pf_sole_producer(g, add->in[side]);
     int bias = add->in[1 - side];
-    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
+    if (!mm || !pf_is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
     const ir_value *y = &g->values[add->in[side]], *b = &g->values[bias];
     if (!b->is_const || b->dtype != y->dtype || y->rank < 2 || y->dims[y->rank - 1] < 0) continue;
     int64_t n = y->dims[y->rank - 1];
@@ -189,6 +198,7 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
     mm->nin = 3;
     OP_P(mm)->gemm.has_c = 1;
     OP_P(mm)->gemm.beta = 1.0f;
+    OP_P(mm)->gemm.act = act;
     fuse_into(mm, add);
     *changed = 1;
     return NULL;
@@ -198,7 +208,7 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
 
 /* 3b. MatMul(A, B) -> Mul or Div by a scalar constant (attention's 1 /
  *     sqrt(d)): the MatMul's alpha. */
-static double scalar_of(const ir_graph *g, int v) {
+double pf_scalar_of(const ir_graph *g, int v) {
   const ir_value *c = &g->values[v];
   if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16) || ir_numel(c->rank, c->dims) != 1)
     return NAN;
@@ -207,12 +217,12 @@ static double scalar_of(const ir_graph *g, int v) {
 
 static hd_status *fuse_matmul_scale(ir_graph *g, int si, int *changed) {
   ir_node *sc = &g->nodes[si];
-  int div = is_kind(sc, OP_DIV);
-  if ((!div && !is_kind(sc, OP_MUL)) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
+  int div = pf_is_kind(sc, OP_DIV);
+  if ((!div && !pf_is_kind(sc, OP_MUL)) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
   for (int side = 0; side < (div ? 1 : 2); side++) {
-    ir_node *mm = sole_producer(g, sc->in[side]);
-    double c = scalar_of(g, sc->in[1 - side]);
-    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
+    ir_node *mm = pf_sole_producer(g, sc->in[side]);
+    double c = pf_scalar_of(g, sc->in[1 - side]);
+    if (!mm || !pf_is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.has_c || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
     if (!isfinite(c) || c == 0.0 || g->values[sc->out[0]].dtype != g->values[mm->out[0]].dtype) continue;
     if (g->values[sc->in[1 - side]].rank > g->values[mm->out[0]].rank) continue; /* would raise the rank */
     OP_P(mm)->gemm.alpha = (float)(OP_P(mm)->gemm.alpha * (div ? 1.0 / c : c));
@@ -234,11 +244,11 @@ static int row_vector(const ir_value *v, int64_t n) {
 
 static hd_status *fuse_matmul_colscale(ir_graph *g, int si, int *changed) {
   ir_node *sc = &g->nodes[si];
-  if (!is_kind(sc, OP_MUL) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!pf_is_kind(sc, OP_MUL) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
   for (int side = 0; side < 2; side++) {
-    ir_node *mm = sole_producer(g, sc->in[side]);
+    ir_node *mm = pf_sole_producer(g, sc->in[side]);
     int gv = sc->in[1 - side];
-    if (!mm || !is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
+    if (!mm || !pf_is_kind(mm, OP_MATMUL) || OP_P(mm)->gemm.act.kind != OP_ACT_NONE) continue;
     const ir_value *w = &g->values[mm->in[1]], *y = &g->values[sc->in[side]], *gg = &g->values[gv];
     int dt = y->dtype;
     if (w->rank != 2 || !is_const_f(g, mm->in[1], dt) || !is_const_f(g, gv, dt)) continue;
@@ -291,8 +301,8 @@ static op_act *act_slot(ir_node *p) {
 
 static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
   ir_node *a = &g->nodes[ni];
-  if (!in_family(a, "unary") || a->nout != 1) return NULL;
-  ir_node *p = sole_producer(g, a->in[0]);
+  if (!in_family(a, "unary") || a->nout != 1 || OP_P(a)->unary.has_bias) return NULL;
+  ir_node *p = pf_sole_producer(g, a->in[0]);
   op_act *slot = p ? act_slot(p) : NULL;
   if (!slot || slot->kind != OP_ACT_NONE) return NULL;
   if (g->values[a->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
@@ -306,7 +316,7 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
  *    in any association: Erf(Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)) ->
  *    Add(, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), ): one Gelu
  *    (which pass 4 then folds into a MatMul's epilogue). */
-static int sole_consumer(const ir_graph *g, int v) {
+int pf_sole_consumer(const ir_graph *g, int v) {
   const ir_value *val = &g->values[v];
   if (val->nuses != 1 || val->graph_output != IR_NONE) return IR_NONE;
   for (int i = 0; i < g->nnodes; i++) {
@@ -336,31 +346,31 @@ static int other_than_scalar(const ir_graph *g, const ir_node *n, double want) {
 
 static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
   ir_node *erf = &g->nodes[ei];
-  if (!is_kind(erf, OP_ERF)) return NULL;
+  if (!pf_is_kind(erf, OP_ERF)) return NULL;
   int scaled = erf->in[0], pre = g->values[scaled].producer;
   if (pre == IR_NONE || g->values[scaled].nuses != 1) return NULL;
   ir_node *d = &g->nodes[pre];
-  int x = is_kind(d, OP_DIV) && is_scalar(g, d->in[1], 1.4142135623730951) ? d->in[0]
-          : is_kind(d, OP_MUL) ? other_than_scalar(g, d, 0.7071067811865476)
+  int x = pf_is_kind(d, OP_DIV) && is_scalar(g, d->in[1], 1.4142135623730951) ? d->in[0]
+          : pf_is_kind(d, OP_MUL) ? other_than_scalar(g, d, 0.7071067811865476)
                                : IR_NONE;
   if (x == IR_NONE) return NULL;
-  int ai = sole_consumer(g, erf->out[0]);
+  int ai = pf_sole_consumer(g, erf->out[0]);
   ir_node *add = ai == IR_NONE ? NULL : &g->nodes[ai];
-  if (!add || !is_kind(add, OP_ADD) || other_than_scalar(g, add, 1.0) != erf->out[0]) return NULL;
-  int m1i = sole_consumer(g, add->out[0]);
+  if (!add || !pf_is_kind(add, OP_ADD) || other_than_scalar(g, add, 1.0) != erf->out[0]) return NULL;
+  int m1i = pf_sole_consumer(g, add->out[0]);
   ir_node *m1 = m1i == IR_NONE ? NULL : &g->nodes[m1i];
-  if (!m1 || !is_kind(m1, OP_MUL) || m1->nin != 2) return NULL;
+  if (!m1 || !pf_is_kind(m1, OP_MUL) || m1->nin != 2) return NULL;
   int other = m1->in[0] == add->out[0] ? m1->in[1] : m1->in[0];
   ir_node *half = NULL, *root = NULL;
   if (other == x) { /* (x * (1 + erf)) * 0.5 */
-    int m2i = sole_consumer(g, m1->out[0]);
+    int m2i = pf_sole_consumer(g, m1->out[0]);
     root = m2i == IR_NONE ? NULL : &g->nodes[m2i];
-    if (!root || !is_kind(root, OP_MUL) || other_than_scalar(g, root, 0.5) != m1->out[0]) return NULL;
+    if (!root || !pf_is_kind(root, OP_MUL) || other_than_scalar(g, root, 0.5) != m1->out[0]) return NULL;
     half = m1;
   } else { /* (x * 0.5) * (1 + erf) */
     int hp = g->values[other].producer;
     half = hp == IR_NONE || g->values[other].nuses != 1 ? NULL : &g->nodes[hp];
-    if (!half || !is_kind(half, OP_MUL) || other_than_scalar(g, half, 0.5) != x) return NULL;
+    if (!half || !pf_is_kind(half, OP_MUL) || other_than_scalar(g, half, 0.5) != x) return NULL;
     root = m1;
   }
   const ir_value *xv = &g->values[x];
@@ -388,15 +398,15 @@ static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
  *    input); when the sum has other readers the norm writes it too. */
 static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   ir_node *ln = &g->nodes[ni];
-  if (!is_kind(ln, OP_LAYER_NORMALIZATION) && !is_kind(ln, OP_SIMPLIFIED_LAYER_NORMALIZATION)) return NULL;
+  if (!pf_is_kind(ln, OP_LAYER_NORMALIZATION) && !pf_is_kind(ln, OP_SIMPLIFIED_LAYER_NORMALIZATION)) return NULL;
   op_norm *q = &OP_P(ln)->norm;
   if (q->in_skip >= 0 || q->out_sum >= 0) return NULL;
   int sum = ln->in[0], ap = g->values[sum].producer;
   if (ap == IR_NONE) return NULL;
   ir_node *add = &g->nodes[ap];
-  if (!is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
   const ir_value *a = &g->values[add->in[0]], *b = &g->values[add->in[1]], *s = &g->values[sum];
-  if (!same_shape(a, s) || a->dtype != b->dtype || b->rank < 1 || b->rank > s->rank) return NULL;
+  if (!pf_same_shape(a, s) || a->dtype != b->dtype || b->rank < 1 || b->rank > s->rank) return NULL;
   for (int i = 1; i <= b->rank; i++) /* b: x's trailing dims (the skip may broadcast over leading ones) */
     if (!ir_dims_equal(b, b->rank - i, s, s->rank - i)) return NULL;
   int keep_sum = g->values[sum].nuses > 1 || g->values[sum].graph_output != IR_NONE;
@@ -430,10 +440,28 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
 
 typedef hd_status *(*fuse_pass)(ir_graph *g, int node, int *changed);
 
+/* Contrib ops made of other ops are rewritten into them first
+ * (op_def.lower), so the passes see the parts. */
+static hd_status *lower_all(ir_graph *g) {
+  int lowered = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    ir_node *n = &g->nodes[i];
+    const op_def *d = n->dead || n->kind == OP_UNKNOWN ? NULL : op_get((op_kind)n->kind);
+    if (!d || !d->lower) continue;
+    int before = g->nnodes;
+    HD_TRY(d->lower(g, i));
+    i += g->nnodes - before; /* past the nodes inserted before it */
+    lowered = 1;
+  }
+  return lowered ? ir_graph_finalize(g) : NULL;
+}
+
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {fuse_gelu,        fold_batchnorm,       fuse_residual,   fuse_matmul_scale,
-                                     fuse_matmul_bias, fuse_matmul_colscale, fuse_activation, fuse_add_norm};
+  static const fuse_pass passes[] = {fuse_gelu,         fold_batchnorm,   fuse_residual,        fuse_matmul_scale,
+                                     pf_fuse_attention, fuse_matmul_bias, fuse_matmul_colscale, fuse_activation,
+                                     fuse_add_norm};
   *nfused = 0;
+  HD_TRY(lower_all(g));
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {
     for (int i = 0; i < g->nnodes; i++) {
       if (g->nodes[i].dead) continue;

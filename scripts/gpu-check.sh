@@ -451,7 +451,7 @@ else
   step e "ResNet-50 via Python API vs CPU EP (b1, b8)"   180  150 step_model
   step f "leak: 10k runs, 8 threads, mixed batches"      150  120 step_leak
   step d "ONNX node conformance, GPU, strict (no TF32)"  400   90 step_conformance
-  step k "ONNX node conformance, GPU, TF32 mode"         150   60 step_tf32
+  step k "ONNX node conformance, GPU, TF32 mode"         240   60 step_tf32
   step j "fuzz: mutated models, no crash/hang/diff"      200   40 step_fuzz
   step g "compute-sanitizer memcheck (GPU op tests)"     180    0 step_sanitizer
 fi

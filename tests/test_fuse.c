@@ -30,10 +30,10 @@ static int const_value(ir_graph *g, const char *name, int rank, const int64_t *d
   return v;
 }
 
-/* Adds an ONNX node, parsed by its op as ep/ would. */
-static void node(ir_graph *g, const char *type, int opset, const int *in, int nin, int out,
-                 const attr *attrs, int nattrs) {
-  const op_def *def = op_find("", type, opset);
+/* Adds a node of domain (NULL: ONNX), parsed by its op as ep/ would. */
+static void node_in(ir_graph *g, const char *domain, const char *type, int opset, const int *in, int nin, int out,
+                    const attr *attrs, int nattrs) {
+  const op_def *def = op_find(domain, type, opset);
   UT_CHECK(def != NULL);
   if (!def) return;
   int idx;
@@ -42,6 +42,11 @@ static void node(ir_graph *g, const char *type, int opset, const int *in, int ni
   attr_table t = {attrs, nattrs};
   op_attrs a = attr_table_reader(&t);
   UT_OK(def->parse(g, &g->nodes[idx], &a));
+}
+
+static void node(ir_graph *g, const char *type, int opset, const int *in, int nin, int out, const attr *attrs,
+                 int nattrs) {
+  node_in(g, NULL, type, opset, in, nin, out, attrs, nattrs);
 }
 
 static int live_nodes(const ir_graph *g) {
@@ -192,6 +197,28 @@ static void build_matmul_bias(ir_graph *g) {
   node(g, "Sigmoid", 13, in2, 1, y, NULL, 0);
   int ins[1] = {x}, outs[1] = {y};
   UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+}
+
+/* x -> MatMul -> com.microsoft FastGelu(, bias) -> y: one MatMul with C and GELU */
+static void build_matmul_fast_gelu(ir_graph *g) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 8}, wd[2] = {8, 5}, bd[1] = {5}, yd[2] = {IR_DIM_DYNAMIC, 5};
+  int x = value(g, "x", 2, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int m = value(g, "m", 2, yd), y = value(g, "y", 2, yd);
+  int in0[2] = {x, w}, in1[2] = {m, b};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node_in(g, "com.microsoft", "FastGelu", 1, in1, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_matmul_fast_gelu(const ir_graph *g) {
+  int mm = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_MATMUL) continue;
+    mm++;
+    UT_CHECK(OP_P(n)->gemm.has_c && OP_P(n)->gemm.act.kind == OP_ACT_GELU_TANH);
+  }
+  UT_CHECK(mm == 1);
 }
 
 static void ir_matmul_bias(const ir_graph *g) {
@@ -371,6 +398,79 @@ static ir_graph *diamond(int variant) {
   return g;
 }
 
+/* Attention as exporters write it, over x [B, S, H, D]:
+ * softmax(where(causal, (q * c) @ k^T / sqrt(D), -1e9) + key_bias) @ v,
+ * q, k^T and v Transposes of x, Add(x, b) and Sigmoid(x), the output
+ * transposed back to [B, S, H, D]. */
+static int transpose(ir_graph *g, int x, const char *name, int8_t a, int8_t b, int8_t c, int8_t d) {
+  const ir_value *xv = &g->values[x];
+  int64_t yd[4] = {xv->dims[a], xv->dims[b], xv->dims[c], xv->dims[d]};
+  int y = value(g, name, 4, yd);
+  attr perm[] = {{.name = "perm", .n = 4, .i = {a, b, c, d}}};
+  node(g, "Transpose", 13, &x, 1, y, perm, 1);
+  return y;
+}
+
+/* Values of shape [2, 2, 3, last] (the per-head layout). */
+static int head_value(ir_graph *g, const char *name, int64_t last) {
+  int64_t d[4] = {2, 2, 3, last};
+  return value(g, name, 4, d);
+}
+
+static int attention_inverted; /* Where(drop, fill, scores), GPT-2's form */
+
+static void build_attention(ir_graph *g) {
+  int64_t xd[4] = {2, 3, 2, 8}, bd[1] = {8}, md[4] = {1, 1, 1, 3}, cd[2] = {3, 3};
+  int x = value(g, "x", 4, xd);
+  int kb = value(g, "kx", 4, xd), vs = value(g, "vx", 4, xd);
+  int in_kb[2] = {x, const_value(g, "kbias", 1, bd, 0.3f)};
+  node(g, "Add", 14, in_kb, 2, kb, NULL, 0);
+  node(g, "Sigmoid", 13, &x, 1, vs, NULL, 0);
+  int qt = transpose(g, x, "qt", 0, 2, 1, 3), kt = transpose(g, kb, "kt", 0, 2, 3, 1);
+  int vt = transpose(g, vs, "vt", 0, 2, 1, 3);
+  int q = head_value(g, "q", 8), s = head_value(g, "s", 3), sd = head_value(g, "sd", 3);
+  int in_q[2] = {qt, const_value(g, "qscale", 0, NULL, 1.1f)};
+  node(g, "Mul", 14, in_q, 2, q, NULL, 0);
+  int in_s[2] = {q, kt};
+  node(g, "MatMul", 13, in_s, 2, s, NULL, 0);
+  int in_sd[2] = {s, const_value(g, "sqrt_d", 0, NULL, 3.2284f)};
+  node(g, "Div", 14, in_sd, 2, sd, NULL, 0);
+  int keep;
+  UT_OK(ir_graph_add_value(g, "causal", HD_DT_BOOL, 2, cd, &keep));
+  const uint8_t tri[9] = {1, 0, 0, 1, 1, 0, 1, 1, 1}, upper[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0};
+  UT_OK(ir_value_set_data(g, keep, attention_inverted ? upper : tri, sizeof tri));
+  int sw = head_value(g, "sw", 3), sm = head_value(g, "sm", 3), p = head_value(g, "p", 3);
+  int neg = const_value(g, "neg", 0, NULL, -1e9f);
+  int in_w[3] = {keep, attention_inverted ? neg : sd, attention_inverted ? sd : neg};
+  node(g, "Where", 16, in_w, 3, sw, NULL, 0);
+  int in_m[2] = {sw, const_value(g, "key_bias", 4, md, 0.0f)};
+  node(g, "Add", 14, in_m, 2, sm, NULL, 0);
+  attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
+  node(g, "Softmax", 13, &sm, 1, p, axis, 1);
+  int o = head_value(g, "o", 8), in_o[2] = {p, vt};
+  node(g, "MatMul", 13, in_o, 2, o, NULL, 0);
+  int y = transpose(g, o, "y", 0, 2, 1, 3);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_attention(const ir_graph *g) {
+  int att = 0, copies = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    if (n->kind == OP_ATTENTION) {
+      const op_attention *p = &OP_P(n)->attention;
+      att++;
+      UT_CHECK(p->batched && p->k_transposed && p->in_mask == 3 && p->in_bias == 4);
+      UT_CHECK(p->mask_invert == attention_inverted);
+      UT_CHECK(p->q_perm[1] == 2 && p->k_perm[3] == 1 && p->out_perm[1] == 2);
+      UT_CHECK(fabsf(p->scale - 0.7f / 2.8284f) < 1e-3f);
+    }
+    copies += n->kind == OP_TRANSPOSE;
+  }
+  UT_CHECK(att == 1 && copies == 0);
+}
+
 static int f32_output(const ir_graph *g, const ir_node *n, void *user) {
   (void)user;
   return g->values[n->out[0]].dtype == HD_DT_F32;
@@ -440,6 +540,7 @@ int main(void) {
   }
   ir_shape in2 = {2, {3, 8}};
   check_pass("matmul+add+sigmoid", build_matmul_bias, 1, &in2, ir_matmul_bias);
+  check_pass("matmul+FastGelu(bias)", build_matmul_fast_gelu, 1, &in2, ir_matmul_fast_gelu);
   ir_shape in26 = {2, {3, 6}};
   check_pass("matmul+bias+gelu (torch form)", build_gelu_torch, 1, &in26, ir_matmul_gelu);
   check_pass("matmul+bias+gelu (HF form)", build_gelu_hf, 1, &in26, ir_matmul_gelu);
@@ -448,6 +549,10 @@ int main(void) {
   check_pass("matmul+bias*gamma", build_layer_scale, 1, &in36, ir_layer_scale);
   ir_shape in38 = {3, {2, 3, 8}};
   check_pass("matmul+bias, add+layernorm", build_add_norm, 3, &in38, ir_add_norm);
+  ir_shape in_att = {4, {2, 3, 2, 8}};
+  check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);
+  attention_inverted = 1;
+  check_pass("attention (where(drop, fill, scores))", build_attention, 3, &in_att, ir_attention);
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
   return ut_finish("test_fuse");

@@ -427,6 +427,55 @@ static const op_case k_cases[] = {
     {"f16_skip_layernorm", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
      .in = {IN(3, 2, 3, 16), IN(3, 2, 3, 16), W(1, 16), W(1, 16)}, .nin = 4},
 
+    /* attention (ai.onnx 23; com.microsoft, lowered to a MatMul and an Attention) */
+    {"attention23", "Attention", 23, .in = {IN(4, 2, 3, 5, 8), IN(4, 2, 3, 6, 8), IN(4, 2, 3, 6, 4)}, .nin = 3},
+    {"attention23_causal_scale", "Attention", 23, .in = {IN(4, 1, 2, 6, 8), IN(4, 1, 2, 6, 8), IN(4, 1, 2, 6, 8)}, .nin = 3,
+     .attrs = {AI("is_causal", 1), AF("scale", 0.2f)}, .nattrs = 2},
+    {"attention23_float_mask", "Attention", 23, .in = {IN(4, 2, 3, 5, 8), IN(4, 2, 3, 6, 8), IN(4, 2, 3, 6, 8), IN(2, 5, 6)},
+     .nin = 4},
+    {"attention23_bool_mask", "Attention", 23, .in = {IN(4, 1, 2, 3, 8), IN(4, 1, 2, 4, 8), IN(4, 1, 2, 4, 8),
+                                                     IVALS(BOOL, 2, 3, 4, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 1)}, .nin = 4},
+    {"attention23_gqa", "Attention", 23, .in = {IN(4, 2, 4, 3, 8), IN(4, 2, 2, 5, 8), IN(4, 2, 2, 5, 8)}, .nin = 3},
+    {"attention23_3d_heads", "Attention", 23, .in = {IN(3, 2, 5, 16), IN(3, 2, 6, 8), IN(3, 2, 6, 8)}, .nin = 3,
+     .attrs = {AI("q_num_heads", 4), AI("kv_num_heads", 2)}, .nattrs = 2},
+    {"f16_attention23", "Attention", 23, F16, .in = {IN(4, 2, 3, 5, 16), IN(4, 2, 3, 7, 16), IN(4, 2, 3, 7, 16)}, .nin = 3},
+    {"attention23_long_rows", "Attention", 23, .in = {IN(4, 1, 2, 40, 64), IN(4, 1, 2, 70, 64), IN(4, 1, 2, 70, 32)}, .nin = 3,
+     .attrs = {AI("is_causal", 1)}, .nattrs = 1},
+    /* the GPU kernel's row blockings (1, 2, 4 rows per group) and an odd head size */
+    {"attention23_rows4", "Attention", 23, .in = {IN(4, 1, 16, 256, 32), IN(4, 1, 16, 200, 32), IN(4, 1, 16, 200, 32)}, .nin = 3,
+     .attrs = {AI("is_causal", 1)}, .nattrs = 1},
+    {"attention23_rows2", "Attention", 23, .in = {IN(4, 1, 20, 100, 48), IN(4, 1, 20, 90, 48), IN(4, 1, 20, 90, 80)}, .nin = 3},
+    {"f16_attention23_rows4", "Attention", 23, F16, .in = {IN(4, 1, 16, 256, 32), IN(4, 1, 16, 200, 32), IN(4, 1, 16, 200, 32)},
+     .nin = 3},
+    /* long enough for the GPU's GEMM form (fp32): masked, biased, causal, two batches */
+    {"attention23_gemm_form", "Attention", 23, .in = {IN(4, 2, 2, 192, 64), IN(4, 2, 2, 192, 64), IN(4, 2, 2, 192, 64),
+                                                     IN(2, 192, 192)}, .nin = 4, .attrs = {AI("is_causal", 1)}, .nattrs = 1},
+    {"attention23_gemm_form_3d", "Attention", 23, .in = {IN(3, 2, 192, 128), IN(3, 2, 180, 128), IN(3, 2, 180, 128)}, .nin = 3,
+     .attrs = {AI("q_num_heads", 2), AI("kv_num_heads", 2)}, .nattrs = 2},
+    {"attention23_head6", "Attention", 23, .in = {IN(4, 1, 2, 3, 6), IN(4, 1, 2, 5, 6), IN(4, 1, 2, 5, 5)}, .nin = 3},
+    {"ms_attention", "Attention", .domain = "com.microsoft", .in = {IN(3, 2, 5, 16), W(2, 16, 48), W(1, 48)}, .nin = 3,
+     .attrs = {AI("num_heads", 2)}, .nattrs = 1},
+    {"ms_attention_raw_mask", "Attention", .domain = "com.microsoft",
+     .in = {IN(3, 2, 5, 16), W(2, 16, 48), W(1, 48), IVALS(I32, 2, 2, 5, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1)}, .nin = 4,
+     .attrs = {AI("num_heads", 4)}, .nattrs = 1},
+    {"ms_attention_lens_causal", "Attention", .domain = "com.microsoft",
+     .in = {IN(3, 2, 5, 16), W(2, 16, 48), W(1, 48), IVALS(I32, 1, 2, 3, 5)}, .nin = 4,
+     .attrs = {AI("num_heads", 2), AI("unidirectional", 1)}, .nattrs = 2},
+    {"f16_ms_attention", "Attention", .domain = "com.microsoft", .dtype = F16,
+     /* small weights: the CPU EP keeps the projection in fp32, we round it to fp16 */
+     .in = {IN(3, 2, 5, 32), {.kind = S_W, .rank = 2, .dims = {32, 96}, .scale = 0.25f}, W(1, 96)}, .nin = 3,
+     .attrs = {AI("num_heads", 2)}, .nattrs = 1},
+    {"not_claimed_attention23_softcap", "Attention", 23, .in = {IN(4, 1, 2, 3, 8), IN(4, 1, 2, 4, 8), IN(4, 1, 2, 4, 8)},
+     .nin = 3, .attrs = {AF("softcap", 2.0f)}, .nattrs = 1, .not_claimed = 1},
+
+    /* com.microsoft GELUs */
+    {"ms_gelu", "Gelu", 1, .domain = "com.microsoft", .in = {X4}, .nin = 1},
+    {"fast_gelu", "FastGelu", 1, .domain = "com.microsoft", .in = {X4}, .nin = 1},
+    {"fast_gelu_bias", "FastGelu", 1, .domain = "com.microsoft", .in = {X4, W(1, 5)}, .nin = 2},
+    {"bias_gelu", "BiasGelu", 1, .domain = "com.microsoft", .in = {X4, W(1, 5)}, .nin = 2},
+    {"quick_gelu", "QuickGelu", 1, .domain = "com.microsoft", .in = {X4}, .nin = 1, .attrs = {AF("alpha", 1.5f)}, .nattrs = 1},
+    {"f16_fast_gelu_bias", "FastGelu", 1, F16, .domain = "com.microsoft", .in = {X4, W(1, 5)}, .nin = 2},
+
     /* more arithmetic; integers (shape arithmetic: computed when the plan is
      * built where the inputs are known, else only the reference backend) */
     {"pow", "Pow", 15, .in = {X4P, IN(1, 5)}, .nin = 2},

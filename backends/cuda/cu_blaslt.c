@@ -120,7 +120,7 @@ static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, cu_mm 
   else HD_TRY(layout(&mm->la, t, d->n, d->k, d->ldb, d->batch, d->stride_b));
   if (d->trans_a) HD_TRY(layout(&mm->lb, t, d->m, d->k, d->lda, d->batch, d->stride_a));
   else HD_TRY(layout(&mm->lb, t, d->k, d->m, d->lda, d->batch, d->stride_a));
-  HD_TRY(layout(&mm->ld, t, d->n, d->m, d->n, d->batch, d->m * d->n));
+  HD_TRY(layout(&mm->ld, t, d->n, d->m, d->ldd ? d->ldd : d->n, d->batch, d->stride_d ? d->stride_d : d->m * d->n));
   cublasLtMatmulPreference_t pref = NULL;
   LT(lt.pref_create(&pref));
   uint64_t wl = ws_limit;

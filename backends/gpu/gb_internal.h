@@ -26,8 +26,9 @@
 /* ---- an optional vendor BLAS (cuBLASLt; hipBLASLt later) ---- */
 
 /* Row-major D[batch][m, n] = alpha * op(A)[m, k] op(B)[k, n] (+ bias[n])
- * (relu), A/B/D of dtype, fp32 accumulation. lda/ldb: the row-major leading
- * dims of A and B as stored; batch strides may be 0 (broadcast). */
+ * (relu), A/B/D of dtype, fp32 accumulation. lda/ldb/ldd: the row-major
+ * leading dims as stored (ldd 0: n, D packed; stride_d 0: m * n); batch
+ * strides of A and B may be 0 (broadcast). */
 typedef struct gb_mm_desc {
   int dtype;
   int allow_tf32;
@@ -35,6 +36,7 @@ typedef struct gb_mm_desc {
   int trans_a, trans_b;
   int64_t lda, ldb;
   int64_t batch, stride_a, stride_b;
+  int64_t ldd, stride_d;
   int bias, relu;
   float alpha;
 } gb_mm_desc;

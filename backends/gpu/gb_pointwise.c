@@ -23,22 +23,42 @@ static int64_t numel_of(const be_plan *bp, int v) {
   return ir_numel(t->rank, t->dims);
 }
 
-/* ---- unary ---- */
+/* ---- unary (with a bias: the broadcast add with the act fused) ---- */
+
+static hd_status *unary_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  *ws = 0;
+  if (!OP_P(s)->unary.has_bias) return NULL;
+  gpu_bcast *bc = calloc(1, sizeof *bc);
+  if (!bc) return GB_OOM();
+  s->priv = bc;
+  return gb_bcast_build(gb_t(bp, s->n->in[0]), gb_t(bp, s->n->in[1]), gb_t(bp, s->n->out[0]), bc);
+}
 
 static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
   const ir_node *n = s->n;
   const op_act *a = &OP_P(s)->unary.act;
+  if (s->priv) {
+    if (numel_of(bp, n->out[0]) == 0) return NULL;
+    GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b), gb_addr(bp, n->out[0], b),
+                         gb_t(bp, n->out[0])->dtype, GPU_BIN_ADD, (const gpu_bcast *)s->priv, (int)(a->kind),
+                         a->alpha, a->beta, stream));
+    return NULL;
+  }
   GB_KERNEL(gpu_unary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b), gb_t(bp, n->in[0])->dtype,
                       numel_of(bp, n->out[0]), (int)(a->kind), a->alpha, a->beta, stream));
   return NULL;
 }
 
+static void free_priv(be_plan *bp, gb_step *s);
+
 const gb_family gb_family_unary = {
     .name = "unary",
     .support = no_support_needed,
+    .compile = unary_compile,
     .run = unary_run,
+    .release = free_priv,
 };
 
 /* ---- binary with broadcasting ---- */

@@ -1,5 +1,5 @@
-/* Reference activations (Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid,
- * HardSwish, Tanh): ref_apply_act element by element. */
+/* Reference activations and unary math: ref_apply_act element by element,
+ * after the bias of the contrib GELUs. */
 #include "backends/ref/ref.h"
 
 static hd_status *ref_unary(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
@@ -10,7 +10,13 @@ static hd_status *ref_unary(const ir_plan *p, const ir_step *s, const ir_binding
   void *y = ir_tensor_addr(p, n->out[0], b);
   int dt = xt->dtype;
   size_t cnt = (size_t)ir_numel(xt->rank, xt->dims);
-  for (size_t i = 0; i < cnt; i++) ref_store(dt, y, i, ref_apply_act(&OP_P(s)->unary.act, ref_load(dt, x, i)));
+  const void *bias = OP_P(s)->unary.has_bias ? ir_tensor_addr(p, n->in[1], b) : NULL;
+  size_t cols = xt->rank > 0 ? (size_t)xt->dims[xt->rank - 1] : 1;
+  for (size_t i = 0; i < cnt; i++) {
+    float v = ref_load(dt, x, i);
+    if (bias) v += ref_load(dt, bias, i % cols);
+    ref_store(dt, y, i, ref_apply_act(&OP_P(s)->unary.act, v));
+  }
   return NULL;
 }
 

@@ -1,0 +1,156 @@
+/* gb_attention: attention at the plan's shapes, from the strided layout
+ * the op computes (ops/attention.h), two ways:
+ *   - gpu/gpu_attention.cu's fused kernel (scores stay on chip): any dtype,
+ *     GQA, decode, short sequences;
+ *   - with a BLAS, fp32, S * L >= GB_ATTN_GEMM_MIN_SCORES, V and the output
+ *     with unit-stride head dims (Q and K either way round): scores = Q K^T as one strided-batched GEMM (tensor cores,
+ *     TF32 when allowed) into the workspace, the masks and softmax in one
+ *     pass over them, then P V as a GEMM writing the output in place. The
+ *     fused kernel runs on the CUDA cores; at ViT's 197 x 197 scores per
+ *     head it measured slower than the tensor-core GEMMs (docs/architecture.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+
+#define GB_ATTN_GEMM_MIN_SCORES (176 * 176)
+#define GB_ATTN_GEMM_MAX_SCORE_BYTES ((size_t)256 << 20)
+
+typedef struct gb_attn_step {
+  op_attn_layout l;
+  void *qk, *pv;       /* the BLAS matmuls (GEMM form), or NULL: the fused kernel */
+  int64_t groups;      /* GEMM form: launches (batches that do not collapse into the heads' stride) */
+  size_t scores_bytes; /* GEMM form: the workspace the scores take, before the BLAS's */
+  int64_t sstride;     /* GEMM form: elements from one head's scores to the next */
+} gb_attn_step;
+
+static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  const op_attention *p = &OP_P(n)->attention;
+  int dt = g->values[n->in[p->in_q]].dtype;
+  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
+  return NULL;
+}
+
+/* The GEMM form's matmuls, when it applies; NULL (and no matmuls) when not. */
+static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *ws) {
+  be_context *c = bp->bg->c;
+  const op_attn_layout *l = &as->l;
+  int dt = gb_t(bp, s->n->in[s->p.attention.in_q])->dtype;
+  /* Q and K may be stored either way round (exporters often write K^T) */
+  int ta = l->q_st[3] != 1, tb = l->k_st[3] == 1;
+  if (!c->blas || dt != HD_DT_F32 || l->kv_heads != l->heads || l->seq * l->kv_len < GB_ATTN_GEMM_MIN_SCORES ||
+      (ta && l->q_st[2] != 1) || (!tb && l->k_st[2] != 1) || l->v_st[3] != 1 || l->o_st[3] != 1)
+    return NULL;
+  /* the BLAS picks algorithms for 256-byte aligned matrices: every matrix's start must be */
+  int64_t bmul = l->batch > 1;
+  const int64_t starts[] = {l->q_off, l->k_off, l->v_off, bmul * l->q_st[0], l->q_st[1], bmul * l->k_st[0], l->k_st[1],
+                            bmul * l->v_st[0], l->v_st[1], bmul * l->o_st[0], l->o_st[1]};
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+    if ((starts[i] * (int64_t)sizeof(float)) % 256 != 0) return NULL;
+  as->sstride = (l->seq * l->kv_len + 63) / 64 * 64; /* each head's scores 256-byte aligned */
+  size_t scores = sizeof(float) * (size_t)(l->batch * l->heads * as->sstride);
+  if (scores > GB_ATTN_GEMM_MAX_SCORE_BYTES) return NULL;
+  /* the batch dim folds into the heads' when every operand steps by heads x head stride */
+  int fold = l->batch == 1 || (l->q_st[0] == l->heads * l->q_st[1] && l->k_st[0] == l->heads * l->k_st[1] &&
+                               l->v_st[0] == l->heads * l->v_st[1] && l->o_st[0] == l->heads * l->o_st[1]);
+  int64_t batch = fold ? l->batch * l->heads : l->heads;
+  as->groups = fold ? 1 : l->batch;
+  gb_mm_desc qk = {.dtype = dt, .allow_tf32 = c->opts.use_tf32, .m = l->seq, .n = l->kv_len, .k = l->head_dim,
+                   .trans_a = ta, .trans_b = tb, .lda = ta ? l->q_st[3] : l->q_st[2],
+                   .ldb = tb ? l->k_st[2] : l->k_st[3], .batch = batch,
+                   .stride_a = l->q_st[1], .stride_b = l->k_st[1], .stride_d = as->sstride, .alpha = l->scale};
+  gb_mm_desc pv = {.dtype = dt, .allow_tf32 = c->opts.use_tf32, .m = l->seq, .n = l->v_dim, .k = l->kv_len,
+                   .lda = l->kv_len, .ldb = l->v_st[2], .batch = batch, .stride_a = as->sstride,
+                   .stride_b = l->v_st[1], .ldd = l->o_st[2], .stride_d = l->o_st[1], .alpha = 1.0f};
+  size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need1 = 0, need2 = 0;
+  hd_status *st = c->m->blas.mm_create(c->blas, &qk, limit, &as->qk, &need1);
+  if (!st) st = c->m->blas.mm_create(c->blas, &pv, limit, &as->pv, &need2);
+  if (st) { /* no algorithm: the fused kernel runs it */
+    if (as->qk) c->m->blas.mm_free(as->qk);
+    if (as->pv) c->m->blas.mm_free(as->pv);
+    as->qk = as->pv = NULL;
+    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
+    hd_status_free(st);
+    return NULL;
+  }
+  as->scores_bytes = (scores + 255) / 256 * 256;
+  *ws = as->scores_bytes + (need1 > need2 ? need1 : need2);
+  return NULL;
+}
+
+static hd_status *attention_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  *ws = 0;
+  if (s->n->kind != OP_ATTENTION) return hd_error(HD_ERR_INTERNAL, "%s: %s was not lowered", gb_backend_name, s->n->op_type);
+  gb_attn_step *as = calloc(1, sizeof *as);
+  if (!as) return GB_OOM();
+  s->priv = as;
+  HD_TRY(op_attention_layout(s->n, &s->p.attention, bp->p.t, &as->l));
+  if (as->l.head_dim > GPU_ATTN_MAX_DIM || as->l.v_dim > GPU_ATTN_MAX_DIM)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld/%lld over %d", gb_backend_name,
+                    (long long)as->l.head_dim, (long long)as->l.v_dim, GPU_ATTN_MAX_DIM);
+  return gemm_form(bp, s, as, ws);
+}
+
+static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
+  const ir_node *n = s->n;
+  const op_attention *p = &s->p.attention;
+  const gb_attn_step *as = s->priv;
+  const op_attn_layout *l = &as->l;
+  gpu_attn_desc d = {.batch = l->batch, .heads = l->heads, .kv_heads = l->kv_heads, .seq = l->seq,
+                     .kv_len = l->kv_len, .head_dim = l->head_dim, .v_dim = l->v_dim,
+                     .q_off = l->q_off, .k_off = l->k_off, .v_off = l->v_off,
+                     .scale = l->scale, .fill = p->fill, .causal = p->causal, .mask_add = p->mask_add,
+                     .mask_lens = p->mask_form == OP_ATTN_MASK_LENS, .mask_invert = p->mask_invert,
+                     .empty_zero = p->empty_zero,
+                     .q = gb_addr(bp, n->in[p->in_q], &lc->b), .k = gb_addr(bp, n->in[p->in_k], &lc->b),
+                     .v = gb_addr(bp, n->in[p->in_v], &lc->b), .out = gb_addr(bp, n->out[0], &lc->b)};
+  for (int i = 0; i < 4; i++) {
+    d.q_st[i] = l->q_st[i], d.k_st[i] = l->k_st[i], d.v_st[i] = l->v_st[i], d.o_st[i] = l->o_st[i];
+    d.mask_st[i] = l->mask_st[i], d.bias_st[i] = l->bias_st[i];
+  }
+  if (p->in_mask >= 0) {
+    d.mask = gb_addr(bp, n->in[p->in_mask], &lc->b);
+    d.mask_dtype = gb_t(bp, n->in[p->in_mask])->dtype;
+  }
+  if (p->in_bias >= 0) d.bias = gb_addr(bp, n->in[p->in_bias], &lc->b);
+  int dt = gb_t(bp, n->in[p->in_q])->dtype;
+  if (!as->qk) {
+    GB_KERNEL(gpu_attention(&d, dt, lc->stream));
+    return NULL;
+  }
+  /* the GEMM form: fp32, so element offsets are float offsets */
+  be_context *c = bp->bg->c;
+  float *scores = lc->workspace;
+  void *bws = (char *)lc->workspace + as->scores_bytes;
+  size_t bws_bytes = lc->workspace_bytes - as->scores_bytes;
+  int64_t per = (as->groups > 1 ? l->heads : l->batch * l->heads) * as->sstride;
+  for (int64_t g = 0; g < as->groups; g++) {
+    const float *q = (const float *)d.q + l->q_off + g * l->q_st[0], *k = (const float *)d.k + l->k_off + g * l->k_st[0];
+    HD_TRY(c->m->blas.mm_run(c->blas, as->qk, q, k, scores + g * per, NULL, bws, bws_bytes, lc->stream));
+  }
+  GB_KERNEL(gpu_attention_softmax(&d, scores, as->sstride, lc->stream));
+  for (int64_t g = 0; g < as->groups; g++) {
+    const float *v = (const float *)d.v + l->v_off + g * l->v_st[0];
+    HD_TRY(c->m->blas.mm_run(c->blas, as->pv, scores + g * per, v, (float *)d.out + g * l->o_st[0], NULL, bws,
+                             bws_bytes, lc->stream));
+  }
+  return NULL;
+}
+
+static void attention_release(be_plan *bp, gb_step *s) {
+  gb_attn_step *as = s->priv;
+  if (as && as->qk) bp->bg->c->m->blas.mm_free(as->qk);
+  if (as && as->pv) bp->bg->c->m->blas.mm_free(as->pv);
+  free(as);
+  s->priv = NULL;
+}
+
+const gb_family gb_family_attention = {
+    .name = "attention",
+    .support = attention_support,
+    .compile = attention_compile,
+    .run = attention_run,
+    .release = attention_release,
+};

@@ -1,0 +1,22 @@
+/* plan_fuse.h: what the fusion passes share (plan/plan_fuse*.c only). */
+#ifndef PLAN_FUSE_H
+#define PLAN_FUSE_H
+
+#include "ops/ops.h"
+
+/* n is live and of kind k. */
+int pf_is_kind(const ir_node *n, op_kind k);
+/* The node producing v if v feeds only one node input and leaves no partition. */
+ir_node *pf_sole_producer(ir_graph *g, int v);
+/* The node reading v if it is v's only reader and v leaves no partition, or IR_NONE. */
+int pf_sole_consumer(const ir_graph *g, int v);
+/* v's value when it is a one-element fp32/fp16 constant, else NaN. */
+double pf_scalar_of(const ir_graph *g, int v);
+/* The shapes are equal at every run (static and equal, or the same symbols). */
+int pf_same_shape(const ir_value *a, const ir_value *b);
+
+/* MatMul -> scale -> mask -> Softmax -> MatMul as one Attention node
+ * (plan_fuse_attention.c), rooted at the second MatMul, node ri. */
+hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed);
+
+#endif
