@@ -9,6 +9,9 @@
  *       packed QKV projection and an Attention reading it in place. mask_index
  *       [B] (key lengths), [B, L] or [B, S, L] (0 masks: + mask_filter_value),
  *       unidirectional; no past/present, rotary or unequal qkv_hidden_sizes.
+ *   com.microsoft MultiHeadAttention (1)  query, key, value (3-D [B, S|L,
+ *       heads * D]), bias?, key_padding_mask?, attention_bias? -> output:
+ *       masks as Attention's; no packed QKV/KV, input bias or KV cache yet.
  * The fusion pass (plan/plan_fuse_attention.c) also makes ATTENTION nodes
  * from MatMul -> scale -> mask -> Softmax -> MatMul, in the `batched` form. */
 #include <math.h>
@@ -28,7 +31,7 @@ static hd_status *attention_parse(const ir_graph *g, ir_node *n, const op_attrs 
   p->pack = 1;
   int64_t v;
   if (!op_has_output(n, 0) || op_input(n, 0) == IR_NONE || op_input(n, 1) == IR_NONE ||
-      (n->kind == OP_ATTENTION && op_input(n, 2) == IR_NONE))
+      (n->kind != OP_MS_ATTENTION && op_input(n, 2) == IR_NONE))
     return hd_error(HD_ERR_INVALID_ARG, "%s is missing an input or its output", n->op_type);
   HD_TRY(op_attr_float(a, "scale", 0.0f, &p->scale));
   if (!isfinite(p->scale) || p->scale < 0.0f)
@@ -55,6 +58,29 @@ static hd_status *attention_parse(const ir_graph *g, ir_node *n, const op_attrs 
       if (g->values[n->in[3]].dtype == HD_DT_BOOL) p->in_mask = 3;
       else p->in_bias = 3;
     }
+    return NULL;
+  }
+  if (n->kind == OP_MS_MULTI_HEAD_ATTENTION) {
+    p->in_q = 0, p->in_k = 1, p->in_v = 2;
+    if (op_input(n, 3) != IR_NONE) return hd_error(HD_ERR_NOT_SUPPORTED, "MultiHeadAttention with an input bias");
+    for (int k = 6; k < n->nin; k++)
+      if (op_input(n, k) != IR_NONE) return hd_error(HD_ERR_NOT_SUPPORTED, "MultiHeadAttention with a KV cache");
+    for (int k = 1; k < n->nout; k++)
+      if (op_has_output(n, k)) return hd_error(HD_ERR_NOT_SUPPORTED, "MultiHeadAttention with output %d", k);
+    HD_TRY(op_attr_int(a, "num_heads", 0, &v));
+    if (v <= 0 || v >= (1 << 20)) return hd_error(HD_ERR_INVALID_ARG, "MultiHeadAttention num_heads %lld", (long long)v);
+    p->q_heads = p->kv_heads = (int)v;
+    HD_TRY(op_attr_int(a, "unidirectional", 0, &v));
+    p->causal = v != 0;
+    HD_TRY(op_attr_float(a, "mask_filter_value", -10000.0f, &p->fill));
+    p->mask_add = 1;
+    if (op_input(n, 4) != IR_NONE) {
+      int r = g->values[n->in[4]].rank;
+      if (r < 1 || r > 3) return hd_error(HD_ERR_NOT_SUPPORTED, "MultiHeadAttention key_padding_mask of rank %d", r);
+      p->in_mask = 4;
+      p->mask_form = r == 1 ? OP_ATTN_MASK_LENS : r == 2 ? OP_ATTN_MASK_KEYS : OP_ATTN_MASK_ROWS;
+    }
+    if (op_input(n, 5) != IR_NONE) p->in_bias = 5;
     return NULL;
   }
   /* com.microsoft Attention */
@@ -122,6 +148,10 @@ static hd_status *attention_check(const ir_graph *g, const ir_node *n) {
     return NULL;
   }
   int r = q->rank;
+  if (n->kind == OP_MS_MULTI_HEAD_ATTENTION && r != 3)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "MultiHeadAttention with packed or 4-D inputs");
+  if (p->in_mask >= 0 && n->kind == OP_MS_MULTI_HEAD_ATTENTION && g->values[n->in[p->in_mask]].dtype != HD_DT_I32)
+    return hd_error(HD_ERR_INVALID_ARG, "MultiHeadAttention key_padding_mask is not int32");
   if (p->batched ? (r < 2 || r > 4) : (r != 3 && r != 4))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s of rank %d", n->op_type, r);
   if (g->values[n->in[p->in_k]].rank != r || g->values[n->in[p->in_v]].rank != r)
@@ -337,6 +367,17 @@ const op_def op_def_ATTENTION = {
     .onnx_type = "Attention",
     .min_opset = 23,
     .max_opset = 24,
+    .parse = attention_parse,
+    .check = attention_check,
+    .infer = attention_infer,
+};
+
+const op_def op_def_MS_MULTI_HEAD_ATTENTION = {
+    .kind = OP_MS_MULTI_HEAD_ATTENTION,
+    .onnx_type = "MultiHeadAttention",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .max_opset = 1,
     .parse = attention_parse,
     .check = attention_check,
     .infer = attention_infer,

@@ -6,7 +6,7 @@
 #include "ir/ir.h"
 #include "ops/op_types.h"
 
-OP_FAMILY(attention, op_attention, ATTENTION, MS_ATTENTION)
+OP_FAMILY(attention, op_attention, ATTENTION, MS_ATTENTION, MS_MULTI_HEAD_ATTENTION)
 
 /* The head sizes every backend runs (the fusion makes no attention past
  * it; larger ones stay with the CPU EP). */

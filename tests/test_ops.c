@@ -465,6 +465,14 @@ static const op_case k_cases[] = {
      /* small weights: the CPU EP keeps the projection in fp32, we round it to fp16 */
      .in = {IN(3, 2, 5, 32), {.kind = S_W, .rank = 2, .dims = {32, 96}, .scale = 0.25f}, W(1, 96)}, .nin = 3,
      .attrs = {AI("num_heads", 2)}, .nattrs = 1},
+    {"ms_mha", "MultiHeadAttention", .domain = "com.microsoft", .in = {IN(3, 2, 5, 16), IN(3, 2, 7, 16), IN(3, 2, 7, 8)},
+     .nin = 3, .attrs = {AI("num_heads", 2)}, .nattrs = 1},
+    {"ms_mha_key_padding", "MultiHeadAttention", .domain = "com.microsoft",
+     .in = {IN(3, 2, 5, 16), IN(3, 2, 4, 16), IN(3, 2, 4, 16), NONE, IVALS(I32, 2, 2, 4, 1, 1, 0, 0, 1, 1, 1, 0)}, .nin = 5,
+     .attrs = {AI("num_heads", 4), AF("scale", 0.3f)}, .nattrs = 2},
+    {"ms_mha_lens_causal", "MultiHeadAttention", .domain = "com.microsoft",
+     .in = {IN(3, 2, 5, 16), IN(3, 2, 5, 16), IN(3, 2, 5, 16), NONE, IVALS(I32, 1, 2, 3, 5)}, .nin = 5,
+     .attrs = {AI("num_heads", 2), AI("unidirectional", 1)}, .nattrs = 2},
     {"not_claimed_attention23_softcap", "Attention", 23, .in = {IN(4, 1, 2, 3, 8), IN(4, 1, 2, 4, 8), IN(4, 1, 2, 4, 8)},
      .nin = 3, .attrs = {AF("softcap", 2.0f)}, .nattrs = 1, .not_claimed = 1},
 

@@ -82,7 +82,7 @@ static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *w
 
 static hd_status *attention_compile(be_plan *bp, gb_step *s, size_t *ws) {
   *ws = 0;
-  if (s->n->kind != OP_ATTENTION) return hd_error(HD_ERR_INTERNAL, "%s: %s was not lowered", gb_backend_name, s->n->op_type);
+  if (s->n->kind == OP_MS_ATTENTION) return hd_error(HD_ERR_INTERNAL, "%s: %s was not lowered", gb_backend_name, s->n->op_type);
   gb_attn_step *as = calloc(1, sizeof *as);
   if (!as) return GB_OOM();
   s->priv = as;

@@ -19,7 +19,7 @@ static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bin
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const op_attention *q = &OP_P(s)->attention;
-  if (n->kind != OP_ATTENTION) return hd_error(HD_ERR_INTERNAL, "ref: %s was not lowered", n->op_type);
+  if (n->kind == OP_MS_ATTENTION) return hd_error(HD_ERR_INTERNAL, "ref: %s was not lowered", n->op_type);
   op_attn_layout l;
   HD_TRY(op_attention_layout(n, q, p->t, &l));
   int dt = p->t[n->in[q->in_q]].dtype;
