@@ -225,6 +225,23 @@ typedef struct gpu_norm_desc {
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
 
+/* gpu_embed.cu: EmbedLayerNormalization per token t = (b, s) of batch x seq:
+ *   e = word[ids[t]] + pos[pos_ids ? pos_ids[b * pos_batch_stride + s] : s]
+ *       + seg[seg_ids[t]]   (seg may be NULL);  sum[t] = e (sum may be NULL)
+ *   out[t] = (e - mean) / sqrt(var + eps) * gamma + beta   (fp32 statistics)
+ * An index outside its table gives the token zeros. mask_index (may be
+ * NULL): per b, the count of mask[b, :] == 1 (0 without a mask). */
+#define GPU_EMBED_MAX_HIDDEN 8192
+typedef struct gpu_embed_desc {
+  int64_t batch, seq, hidden, word_rows, pos_rows, seg_rows, pos_batch_stride;
+  float eps;
+  const int32_t *ids, *seg_ids, *mask, *pos_ids;
+  const void *word, *pos, *seg, *gamma, *beta;
+  void *out, *sum;
+  int32_t *mask_index;
+} gpu_embed_desc;
+int gpu_embed_layernorm(const gpu_embed_desc *d, int dtype, void *stream);
+
 /* gpu_attention.cu: per (b, h, s) query row, over keys l < kv_len (kv
  * head h / (heads / kv_heads)):
  *   x_l = scale * q . k_l;  masked: x_l = mask_add ? x_l + fill : fill

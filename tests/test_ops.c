@@ -39,17 +39,20 @@ typedef struct slot {
   float scale;           /* multiplies random data first (0: 1) */
 } slot;
 
+#define CASE_MAX_IN 9 /* EmbedLayerNormalization's */
+
 typedef struct op_case {
   const char *name;
   const char *op;
   int opset;             /* 0 = 17 */
   int dtype;             /* 0 = F32 */
-  slot in[5];
+  slot in[CASE_MAX_IN];
   int nin;
   hh_attr attrs[6];
   int nattrs;
   int nout;              /* outputs declared (0 = 1) */
-  int out2_dtype;        /* dtype of a second output */
+  int out2_dtype;        /* dtype of a second output (and a third, unless out3_dtype) */
+  int out3_dtype;
   const char *domain;    /* NULL: ONNX; "com.microsoft" */
   int out_dtype;         /* of output 0 (0: the case's dtype) */
   int not_claimed;       /* the EP must leave the node to the CPU EP */
@@ -473,6 +476,20 @@ static const op_case k_cases[] = {
     {"ms_mha_lens_causal", "MultiHeadAttention", .domain = "com.microsoft",
      .in = {IN(3, 2, 5, 16), IN(3, 2, 5, 16), IN(3, 2, 5, 16), NONE, IVALS(I32, 1, 2, 3, 5)}, .nin = 5,
      .attrs = {AI("num_heads", 2), AI("unidirectional", 1)}, .nattrs = 2},
+    /* EmbedLayerNormalization: ids, segment ids, word, position, segment tables, gamma, beta, mask, position ids */
+    {"embed_layernorm", "EmbedLayerNormalization", .domain = "com.microsoft",
+     .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), IVALS(I32, 2, 2, 3, 0, 1, 1, 0, 0, 1), W(2, 10, 16), W(2, 8, 16), W(2, 2, 16),
+            W(1, 16), W(1, 16), IVALS(I32, 2, 2, 3, 1, 1, 0, 1, 1, 1)},
+     .nin = 8, .nout = 3, .out2_dtype = I32, .out3_dtype = F32},
+    {"embed_layernorm_plain", "EmbedLayerNormalization", .domain = "com.microsoft",
+     .in = {IVALS(I32, 2, 2, 4, 1, 2, 3, 4, 5, 6, 7, 0), NONE, W(2, 8, 32), W(2, 6, 32), NONE, W(1, 32), W(1, 32)}, .nin = 7, .nout = 2, .out2_dtype = I32,
+     .attrs = {AF("epsilon", 1e-5f)}, .nattrs = 1},
+    {"embed_layernorm_position_ids", "EmbedLayerNormalization", .domain = "com.microsoft",
+     .in = {IVALS(I32, 2, 1, 3, 2, 2, 0), NONE, W(2, 4, 8), W(2, 9, 8), NONE, W(1, 8), W(1, 8), NONE,
+            IVALS(I32, 2, 1, 3, 8, 0, 4)}, .nin = 9, .nout = 2, .out2_dtype = I32},
+    {"f16_embed_layernorm", "EmbedLayerNormalization", .domain = "com.microsoft", .dtype = F16,
+     .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), NONE, W(2, 10, 64), W(2, 8, 64), NONE, W(1, 64), W(1, 64)}, .nin = 7,
+     .nout = 2, .out2_dtype = I32},
     {"not_claimed_attention23_softcap", "Attention", 23, .in = {IN(4, 1, 2, 3, 8), IN(4, 1, 2, 4, 8), IN(4, 1, 2, 4, 8)},
      .nin = 3, .attrs = {AF("softcap", 2.0f)}, .nattrs = 1, .not_claimed = 1},
 
@@ -577,6 +594,7 @@ static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dim
 /* The dtype of output k when the model is built with dtype dt. */
 static int out_dtype(const op_case *c, int k, int dt) {
   int d0 = c->out_dtype ? c->out_dtype : dt;
+  if (k >= 2 && c->out3_dtype) return c->out3_dtype;
   return k == 0 ? d0 : c->out2_dtype ? c->out2_dtype : d0;
 }
 
@@ -584,8 +602,8 @@ static int out_dtype(const op_case *c, int k, int dt) {
  * the reference twin of an fp16 case). */
 static int build(hh_ort *h, const op_case *c, int dt, uint64_t seed, hh_model **out) {
   hh_model *m = hh_model_new(h);
-  char names[5][16];
-  const char *ins[5];
+  char names[CASE_MAX_IN][16];
+  const char *ins[CASE_MAX_IN];
   int rc = m ? 0 : 1;
   for (int i = 0; i < c->nin && !rc; i++) {
     const slot *s = &c->in[i];
@@ -621,7 +639,7 @@ static int build(hh_ort *h, const op_case *c, int dt, uint64_t seed, hh_model **
 /* One run of both sessions with dim 0 of dynamic inputs set to batch. */
 static int run_once(hh_ort *h, const op_case *c, OrtSession *s_ep, OrtSession *s_ref, int64_t batch, uint64_t seed) {
   int dt = c->dtype ? c->dtype : F32, rdt = dt == F16 ? F32 : dt;
-  hh_tensor x[5], xr[5], y[3], yr[3];
+  hh_tensor x[CASE_MAX_IN], xr[CASE_MAX_IN], y[3], yr[3];
   size_t n = 0, nout = c->nout && !c->not_claimed ? (size_t)c->nout : 1;
   int ok = 0;
   memset(y, 0, sizeof y);
