@@ -362,35 +362,19 @@ static hd_status *attention_lower(ir_graph *g, int i) {
   return NULL;
 }
 
-const op_def op_def_ATTENTION = {
-    .kind = OP_ATTENTION,
-    .onnx_type = "Attention",
-    .min_opset = 23,
-    .max_opset = 24,
-    .parse = attention_parse,
-    .check = attention_check,
-    .infer = attention_infer,
-};
+#define ATTENTION_DEF(KIND, TYPE, DOMAIN, MIN, MAX, LOWER) \
+  const op_def op_def_##KIND = {                           \
+      .kind = OP_##KIND,                                   \
+      .onnx_type = TYPE,                                   \
+      .domain = DOMAIN,                                    \
+      .min_opset = MIN,                                    \
+      .max_opset = MAX,                                    \
+      .parse = attention_parse,                            \
+      .check = attention_check,                            \
+      .infer = attention_infer,                            \
+      .lower = LOWER,                                      \
+  };
 
-const op_def op_def_MS_MULTI_HEAD_ATTENTION = {
-    .kind = OP_MS_MULTI_HEAD_ATTENTION,
-    .onnx_type = "MultiHeadAttention",
-    .domain = "com.microsoft",
-    .min_opset = 1,
-    .max_opset = 1,
-    .parse = attention_parse,
-    .check = attention_check,
-    .infer = attention_infer,
-};
-
-const op_def op_def_MS_ATTENTION = {
-    .kind = OP_MS_ATTENTION,
-    .onnx_type = "Attention",
-    .domain = "com.microsoft",
-    .min_opset = 1,
-    .max_opset = 1,
-    .parse = attention_parse,
-    .check = attention_check,
-    .infer = attention_infer,
-    .lower = attention_lower,
-};
+ATTENTION_DEF(ATTENTION, "Attention", NULL, 23, 24, NULL)
+ATTENTION_DEF(MS_MULTI_HEAD_ATTENTION, "MultiHeadAttention", "com.microsoft", 1, 1, NULL)
+ATTENTION_DEF(MS_ATTENTION, "Attention", "com.microsoft", 1, 1, attention_lower)
