@@ -167,5 +167,9 @@ typedef struct ir_bindings {
 } ir_bindings;
 
 void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b);
+/* Node n's input (output) at position k, or NULL when k < 0: ops keep an
+ * optional input's position, -1 when absent. */
+void *ir_input_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b);
+void *ir_output_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b);
 
 #endif

@@ -255,3 +255,11 @@ void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
     default: return (void *)t->host; /* while a plan is built: a view of a known value */
   }
 }
+
+void *ir_input_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 || k >= n->nin || n->in[k] == IR_NONE ? NULL : ir_tensor_addr(p, n->in[k], b);
+}
+
+void *ir_output_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
+  return k < 0 || k >= n->nout || n->out[k] == IR_NONE ? NULL : ir_tensor_addr(p, n->out[k], b);
+}

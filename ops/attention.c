@@ -362,19 +362,6 @@ static hd_status *attention_lower(ir_graph *g, int i) {
   return NULL;
 }
 
-#define ATTENTION_DEF(KIND, TYPE, DOMAIN, MIN, MAX, LOWER) \
-  const op_def op_def_##KIND = {                           \
-      .kind = OP_##KIND,                                   \
-      .onnx_type = TYPE,                                   \
-      .domain = DOMAIN,                                    \
-      .min_opset = MIN,                                    \
-      .max_opset = MAX,                                    \
-      .parse = attention_parse,                            \
-      .check = attention_check,                            \
-      .infer = attention_infer,                            \
-      .lower = LOWER,                                      \
-  };
-
-ATTENTION_DEF(ATTENTION, "Attention", NULL, 23, 24, NULL)
-ATTENTION_DEF(MS_MULTI_HEAD_ATTENTION, "MultiHeadAttention", "com.microsoft", 1, 1, NULL)
-ATTENTION_DEF(MS_ATTENTION, "Attention", "com.microsoft", 1, 1, attention_lower)
+OP_DEF(attention, ATTENTION, "Attention", 23, 24)
+OP_DEF(attention, MS_MULTI_HEAD_ATTENTION, "MultiHeadAttention", 1, 1, .domain = "com.microsoft")
+OP_DEF(attention, MS_ATTENTION, "Attention", 1, 1, .domain = "com.microsoft", .lower = attention_lower)

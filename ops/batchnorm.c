@@ -61,12 +61,4 @@ static hd_status *bn_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op
 
 /* 9: the spatial attribute is gone; 14: training_mode (refused when set);
  * 15: separate parameter types. */
-const op_def op_def_BATCHNORM = {
-    .kind = OP_BATCHNORM,
-    .onnx_type = "BatchNormalization",
-    .min_opset = 9,
-    .max_opset = 15,
-    .parse = bn_parse,
-    .check = bn_check,
-    .infer = bn_infer,
-};
+OP_DEF(bn, BATCHNORM, "BatchNormalization", 9, 15)

@@ -53,26 +53,15 @@ static hd_status *binary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return op_broadcast(a->rank, a->dims, b->rank, b->dims, &y->rank, y->dims);
 }
 
-#define BINARY_DEF(KIND, TYPE, MIN, MAX) \
-  const op_def op_def_##KIND = {         \
-      .kind = OP_##KIND,                 \
-      .onnx_type = TYPE,                 \
-      .min_opset = MIN,                  \
-      .max_opset = MAX,                  \
-      .parse = binary_parse,             \
-      .check = binary_check,             \
-      .infer = binary_infer,             \
-  };
-
 /* 7: numpy broadcasting replaced the broadcast/axis attributes; later
  * versions only added types (Pow 12/13/15: exponent types, which we take
  * equal to the base's). Min/Max/Sum/Mean 8: broadcasting. */
-BINARY_DEF(ADD, "Add", 7, 14)
-BINARY_DEF(SUB, "Sub", 7, 14)
-BINARY_DEF(MUL, "Mul", 7, 14)
-BINARY_DEF(DIV, "Div", 7, 14)
-BINARY_DEF(POW, "Pow", 7, 15)
-BINARY_DEF(MIN, "Min", 8, 13)
-BINARY_DEF(MAX, "Max", 8, 13)
-BINARY_DEF(SUM, "Sum", 8, 13)
-BINARY_DEF(MEAN, "Mean", 8, 13)
+OP_DEF(binary, ADD, "Add", 7, 14)
+OP_DEF(binary, SUB, "Sub", 7, 14)
+OP_DEF(binary, MUL, "Mul", 7, 14)
+OP_DEF(binary, DIV, "Div", 7, 14)
+OP_DEF(binary, POW, "Pow", 7, 15)
+OP_DEF(binary, MIN, "Min", 8, 13)
+OP_DEF(binary, MAX, "Max", 8, 13)
+OP_DEF(binary, SUM, "Sum", 8, 13)
+OP_DEF(binary, MEAN, "Mean", 8, 13)

@@ -41,12 +41,4 @@ static hd_status *cast_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
 
 /* 6: to as an int; 9, 13, 19, 21, 23: more types (19: saturate, for the
  * float8 types we do not claim). */
-const op_def op_def_CAST = {
-    .kind = OP_CAST,
-    .onnx_type = "Cast",
-    .min_opset = 6,
-    .max_opset = 25,
-    .parse = cast_parse,
-    .check = cast_check,
-    .infer = cast_infer,
-};
+OP_DEF(cast, CAST, "Cast", 6, 25)

@@ -52,12 +52,4 @@ static hd_status *concat_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
 }
 
 /* 4: axis required (1 defaulted it); 11: negative axis; 13: types. */
-const op_def op_def_CONCAT = {
-    .kind = OP_CONCAT,
-    .onnx_type = "Concat",
-    .min_opset = 4,
-    .max_opset = 13,
-    .parse = concat_parse,
-    .check = concat_check,
-    .infer = concat_infer,
-};
+OP_DEF(concat, CONCAT, "Concat", 4, 13)

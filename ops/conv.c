@@ -108,12 +108,4 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-const op_def op_def_CONV = {
-    .kind = OP_CONV,
-    .onnx_type = "Conv",
-    .min_opset = 1,
-    .max_opset = 22,
-    .parse = conv_parse,
-    .check = conv_check,
-    .infer = conv_infer,
-};
+OP_DEF(conv, CONV, "Conv", 1, 22)

@@ -282,20 +282,8 @@ hd_status *op_copy_map(const ir_node *n, const op_copy *c, const ir_tensor *t, i
   return NULL;
 }
 
-#define COPY_DEF(KIND, TYPE, MIN, MAX, VALUES) \
-  const op_def op_def_##KIND = {               \
-      .kind = OP_##KIND,                       \
-      .onnx_type = TYPE,                       \
-      .min_opset = MIN,                        \
-      .max_opset = MAX,                        \
-      .parse = copy_parse,                     \
-      .check = copy_check,                     \
-      .infer = copy_infer,                     \
-      .value_inputs = VALUES,                  \
-  };
-
-COPY_DEF(TRANSPOSE, "Transpose", 1, 25, 0)
-COPY_DEF(SLICE, "Slice", 1, 25, 0x1eu) /* 10+: starts, ends, axes, steps */
-COPY_DEF(SPLIT, "Split", 2, 25, 1u << 1)
-COPY_DEF(EXPAND, "Expand", 8, 25, 1u << 1)
-COPY_DEF(TILE, "Tile", 6, 25, 1u << 1)
+OP_DEF(copy, TRANSPOSE, "Transpose", 1, 25)
+OP_DEF(copy, SLICE, "Slice", 1, 25, .value_inputs = 0x1eu) /* 10+: starts, ends, axes, steps */
+OP_DEF(copy, SPLIT, "Split", 2, 25, .value_inputs = 1u << 1)
+OP_DEF(copy, EXPAND, "Expand", 8, 25, .value_inputs = 1u << 1)
+OP_DEF(copy, TILE, "Tile", 6, 25, .value_inputs = 1u << 1)

@@ -84,13 +84,4 @@ static hd_status *embed_infer(const ir_graph *g, const ir_node *n, ir_tensor *t,
   return NULL;
 }
 
-const op_def op_def_EMBED_LAYER_NORMALIZATION = {
-    .kind = OP_EMBED_LAYER_NORMALIZATION,
-    .onnx_type = "EmbedLayerNormalization",
-    .domain = "com.microsoft",
-    .min_opset = 1,
-    .max_opset = 1,
-    .parse = embed_parse,
-    .check = embed_check,
-    .infer = embed_infer,
-};
+OP_DEF(embed, EMBED_LAYER_NORMALIZATION, "EmbedLayerNormalization", 1, 1, .domain = "com.microsoft")

@@ -109,24 +109,6 @@ static hd_status *fill_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-const op_def op_def_CONSTANT_OF_SHAPE = {
-    .kind = OP_CONSTANT_OF_SHAPE,
-    .onnx_type = "ConstantOfShape",
-    .min_opset = 9,
-    .max_opset = 25,
-    .parse = fill_parse,
-    .check = fill_check,
-    .infer = fill_infer,
-    .value_inputs = 1u,
-};
+OP_DEF(fill, CONSTANT_OF_SHAPE, "ConstantOfShape", 9, 25, .value_inputs = 1u)
 
-const op_def op_def_RANGE = {
-    .kind = OP_RANGE,
-    .onnx_type = "Range",
-    .min_opset = 11,
-    .max_opset = 25,
-    .parse = fill_parse,
-    .check = fill_check,
-    .infer = fill_infer,
-    .value_inputs = 7u,
-};
+OP_DEF(fill, RANGE, "Range", 11, 25, .value_inputs = 7u)

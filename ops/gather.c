@@ -93,32 +93,8 @@ static hd_status *gather_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return NULL;
 }
 
-const op_def op_def_GATHER = {
-    .kind = OP_GATHER,
-    .onnx_type = "Gather",
-    .min_opset = 1,
-    .max_opset = 13, /* 11: negative indices; 13: types */
-    .parse = gather_parse,
-    .check = gather_check,
-    .infer = gather_infer,
-};
+OP_DEF(gather, GATHER, "Gather", 1, 13) /* 11: negative indices; 13: types */
 
-const op_def op_def_GATHER_ELEMENTS = {
-    .kind = OP_GATHER_ELEMENTS,
-    .onnx_type = "GatherElements",
-    .min_opset = 11,
-    .max_opset = 13,
-    .parse = gather_parse,
-    .check = gather_check,
-    .infer = gather_infer,
-};
+OP_DEF(gather, GATHER_ELEMENTS, "GatherElements", 11, 13)
 
-const op_def op_def_GATHER_ND = {
-    .kind = OP_GATHER_ND,
-    .onnx_type = "GatherND",
-    .min_opset = 11,
-    .max_opset = 13, /* 12: batch_dims */
-    .parse = gather_parse,
-    .check = gather_check,
-    .infer = gather_infer,
-};
+OP_DEF(gather, GATHER_ND, "GatherND", 11, 13) /* 12: batch_dims */

@@ -86,22 +86,6 @@ static hd_status *gemm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
 
 /* Gemm 7: unidirectional C broadcast, no broadcast attribute; 11: optional
  * C; 13: types. MatMul 9 and 13 only added types. */
-const op_def op_def_GEMM = {
-    .kind = OP_GEMM,
-    .onnx_type = "Gemm",
-    .min_opset = 7,
-    .max_opset = 13,
-    .parse = gemm_parse,
-    .check = gemm_check,
-    .infer = gemm_infer,
-};
+OP_DEF(gemm, GEMM, "Gemm", 7, 13)
 
-const op_def op_def_MATMUL = {
-    .kind = OP_MATMUL,
-    .onnx_type = "MatMul",
-    .min_opset = 1,
-    .max_opset = 13,
-    .parse = gemm_parse,
-    .check = gemm_check,
-    .infer = gemm_infer,
-};
+OP_DEF(gemm, MATMUL, "MatMul", 1, 13)

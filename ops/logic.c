@@ -68,26 +68,15 @@ static hd_status *logic_infer(const ir_graph *g, const ir_node *n, ir_tensor *t,
   return NULL;
 }
 
-#define LOGIC_DEF(KIND, TYPE, MIN, MAX) \
-  const op_def op_def_##KIND = {        \
-      .kind = OP_##KIND,                \
-      .onnx_type = TYPE,                \
-      .min_opset = MIN,                 \
-      .max_opset = MAX,                 \
-      .parse = logic_parse,             \
-      .check = logic_check,             \
-      .infer = logic_infer,             \
-  };
-
 /* 7: numpy broadcasting (earlier versions had broadcast attributes). */
-LOGIC_DEF(EQUAL, "Equal", 7, 19)
-LOGIC_DEF(LESS, "Less", 7, 13)
-LOGIC_DEF(LESS_OR_EQUAL, "LessOrEqual", 12, 16)
-LOGIC_DEF(GREATER, "Greater", 7, 13)
-LOGIC_DEF(GREATER_OR_EQUAL, "GreaterOrEqual", 12, 16)
-LOGIC_DEF(AND, "And", 7, 7)
-LOGIC_DEF(OR, "Or", 7, 7)
-LOGIC_DEF(XOR, "Xor", 7, 7)
-LOGIC_DEF(NOT, "Not", 1, 1)
-LOGIC_DEF(IS_NAN, "IsNaN", 9, 20)
-LOGIC_DEF(IS_INF, "IsInf", 10, 20)
+OP_DEF(logic, EQUAL, "Equal", 7, 19)
+OP_DEF(logic, LESS, "Less", 7, 13)
+OP_DEF(logic, LESS_OR_EQUAL, "LessOrEqual", 12, 16)
+OP_DEF(logic, GREATER, "Greater", 7, 13)
+OP_DEF(logic, GREATER_OR_EQUAL, "GreaterOrEqual", 12, 16)
+OP_DEF(logic, AND, "And", 7, 7)
+OP_DEF(logic, OR, "Or", 7, 7)
+OP_DEF(logic, XOR, "Xor", 7, 7)
+OP_DEF(logic, NOT, "Not", 1, 1)
+OP_DEF(logic, IS_NAN, "IsNaN", 9, 20)
+OP_DEF(logic, IS_INF, "IsInf", 10, 20)

@@ -123,20 +123,8 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-#define NORM_DEF(KIND, TYPE, DOMAIN, MIN, MAX) \
-  const op_def op_def_##KIND = {               \
-      .kind = OP_##KIND,                       \
-      .onnx_type = TYPE,                       \
-      .domain = DOMAIN,                        \
-      .min_opset = MIN,                        \
-      .max_opset = MAX,                        \
-      .parse = norm_parse,                     \
-      .check = norm_check,                     \
-      .infer = norm_infer,                     \
-  };
-
-NORM_DEF(LAYER_NORMALIZATION, "LayerNormalization", NULL, 17, 25)
-NORM_DEF(SIMPLIFIED_LAYER_NORMALIZATION, "SimplifiedLayerNormalization", NULL, 1, 1)
-NORM_DEF(RMS_NORMALIZATION, "RMSNormalization", NULL, 23, 25)
-NORM_DEF(SKIP_LAYER_NORMALIZATION, "SkipLayerNormalization", "com.microsoft", 1, 1)
-NORM_DEF(SKIP_SIMPLIFIED_LAYER_NORMALIZATION, "SkipSimplifiedLayerNormalization", "com.microsoft", 1, 1)
+OP_DEF(norm, LAYER_NORMALIZATION, "LayerNormalization", 17, 25)
+OP_DEF(norm, SIMPLIFIED_LAYER_NORMALIZATION, "SimplifiedLayerNormalization", 1, 1)
+OP_DEF(norm, RMS_NORMALIZATION, "RMSNormalization", 23, 25)
+OP_DEF(norm, SKIP_LAYER_NORMALIZATION, "SkipLayerNormalization", 1, 1, .domain = "com.microsoft")
+OP_DEF(norm, SKIP_SIMPLIFIED_LAYER_NORMALIZATION, "SkipSimplifiedLayerNormalization", 1, 1, .domain = "com.microsoft")

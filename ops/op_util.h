@@ -73,4 +73,10 @@ hd_status *op_window_out(const char *op, int64_t in, int64_t k, int64_t s, int64
  * with dflt when it is absent; INVALID_ARG for another length. */
 hd_status *op_attr_ints_exact(const op_attrs *a, const char *name, int64_t dflt, int64_t *dst, int len);
 
+/* op_def_<KIND> of family `fam` (its fam_parse, fam_check, fam_infer);
+ * further op_def fields (.domain, .value_inputs, ...) after the opsets. */
+#define OP_DEF(fam, KIND, TYPE, MIN, MAX, ...)                                                            \
+  const op_def op_def_##KIND = {.kind = OP_##KIND, .onnx_type = TYPE, .min_opset = MIN, .max_opset = MAX, \
+                                .parse = fam##_parse, .check = fam##_check, .infer = fam##_infer, __VA_ARGS__};
+
 #endif

@@ -6,7 +6,8 @@
  * (op_registry.h, generated from the OP_FAMILY lines) gives the kinds and
  * the parameter union; backends build their tables from it too
  * (ref_family_<family>, gb_family_<family>), so adding a family touches
- * its own files and no list anywhere. */
+ * its own files and no list anywhere. op_util.h's OP_DEF writes a kind's
+ * op_def from the family's <family>_parse/_check/_infer. */
 #ifndef OPS_H
 #define OPS_H
 

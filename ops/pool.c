@@ -92,21 +92,10 @@ static hd_status *pool_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-#define POOL_DEF(KIND, TYPE, MIN, MAX) \
-  const op_def op_def_##KIND = {       \
-      .kind = OP_##KIND,               \
-      .onnx_type = TYPE,               \
-      .min_opset = MIN,                \
-      .max_opset = MAX,                \
-      .parse = pool_parse,             \
-      .check = pool_check,             \
-      .infer = pool_infer,             \
-  };
-
 /* Every version: attributes a version lacks read as their defaults
  * (MaxPool 8: Indices, 10: ceil_mode and dilations, 12: int8 types, 22:
  * bf16; AveragePool 7: count_include_pad, 10: ceil_mode, 19: dilations). */
-POOL_DEF(MAX_POOL, "MaxPool", 1, 22)
-POOL_DEF(AVERAGE_POOL, "AveragePool", 1, 22)
-POOL_DEF(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", 1, 22)
-POOL_DEF(GLOBAL_MAX_POOL, "GlobalMaxPool", 1, 22)
+OP_DEF(pool, MAX_POOL, "MaxPool", 1, 22)
+OP_DEF(pool, AVERAGE_POOL, "AveragePool", 1, 22)
+OP_DEF(pool, GLOBAL_AVERAGE_POOL, "GlobalAveragePool", 1, 22)
+OP_DEF(pool, GLOBAL_MAX_POOL, "GlobalMaxPool", 1, 22)

@@ -72,13 +72,4 @@ static hd_status *reduce_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
 }
 
 /* 1/11/13: axes attribute (11: negative axes, 13: types); 18: axes input. */
-const op_def op_def_REDUCE_MEAN = {
-    .kind = OP_REDUCE_MEAN,
-    .onnx_type = "ReduceMean",
-    .min_opset = 1,
-    .max_opset = 18,
-    .parse = reduce_parse,
-    .check = reduce_check,
-    .infer = reduce_infer,
-    .value_inputs = 1u << 1, /* opset 18 axes */
-};
+OP_DEF(reduce, REDUCE_MEAN, "ReduceMean", 1, 18, .value_inputs = 1u << 1) /* opset 18 axes */

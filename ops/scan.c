@@ -41,13 +41,4 @@ static hd_status *scan_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-const op_def op_def_CUMSUM = {
-    .kind = OP_CUMSUM,
-    .onnx_type = "CumSum",
-    .min_opset = 11,
-    .max_opset = 14,
-    .parse = scan_parse,
-    .check = scan_check,
-    .infer = scan_infer,
-    .value_inputs = 1u << 1,
-};
+OP_DEF(scan, CUMSUM, "CumSum", 11, 14, .value_inputs = 1u << 1)

@@ -63,23 +63,6 @@ static hd_status *select_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return op_broadcast(r, d, y->rank, y->dims, &o->rank, o->dims);
 }
 
-const op_def op_def_WHERE = {
-    .kind = OP_WHERE,
-    .onnx_type = "Where",
-    .min_opset = 9,
-    .max_opset = 16,
-    .parse = select_parse,
-    .check = select_check,
-    .infer = select_infer,
-};
+OP_DEF(select, WHERE, "Where", 9, 16)
 
-const op_def op_def_TRILU = {
-    .kind = OP_TRILU,
-    .onnx_type = "Trilu",
-    .min_opset = 14,
-    .max_opset = 14,
-    .parse = select_parse,
-    .check = select_check,
-    .infer = select_infer,
-    .value_inputs = 1u << 1,
-};
+OP_DEF(select, TRILU, "Trilu", 14, 14, .value_inputs = 1u << 1)

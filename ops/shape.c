@@ -51,17 +51,5 @@ static hd_status *shape_infer(const ir_graph *g, const ir_node *n, ir_tensor *t,
   return NULL;
 }
 
-#define SHAPE_DEF(KIND, TYPE, MIN, MAX) \
-  const op_def op_def_##KIND = {        \
-      .kind = OP_##KIND,                \
-      .onnx_type = TYPE,                \
-      .min_opset = MIN,                 \
-      .max_opset = MAX,                 \
-      .parse = shape_parse,             \
-      .check = shape_check,             \
-      .infer = shape_infer,             \
-      .shape_only = 1,                  \
-  };
-
-SHAPE_DEF(SHAPE, "Shape", 1, 25)
-SHAPE_DEF(SIZE, "Size", 1, 25)
+OP_DEF(shape, SHAPE, "Shape", 1, 25, .shape_only = 1)
+OP_DEF(shape, SIZE, "Size", 1, 25, .shape_only = 1)

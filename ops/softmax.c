@@ -37,12 +37,4 @@ static hd_status *softmax_infer(const ir_graph *g, const ir_node *n, ir_tensor *
   return NULL;
 }
 
-const op_def op_def_SOFTMAX = {
-    .kind = OP_SOFTMAX,
-    .onnx_type = "Softmax",
-    .min_opset = 1,
-    .max_opset = 13,
-    .parse = softmax_parse,
-    .check = softmax_check,
-    .infer = softmax_infer,
-};
+OP_DEF(softmax, SOFTMAX, "Softmax", 1, 13)

@@ -108,48 +108,35 @@ static hd_status *unary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t,
   return NULL;
 }
 
-#define UNARY_DEF(KIND, TYPE, MIN, MAX) UNARY_DEF_IN(KIND, TYPE, NULL, MIN, MAX)
-#define UNARY_DEF_IN(KIND, TYPE, DOMAIN, MIN, MAX) \
-  const op_def op_def_##KIND = {        \
-      .kind = OP_##KIND,                \
-      .onnx_type = TYPE,                \
-      .domain = DOMAIN,                 \
-      .min_opset = MIN,                 \
-      .max_opset = MAX,                 \
-      .parse = unary_parse,             \
-      .check = unary_check,             \
-      .infer = unary_infer,             \
-  };
-
 /* Opset ranges: the first version without the legacy consumed_inputs
  * attribute, up to the newest (later versions only added types). Clip 6
  * reads min/max attributes, 11+ constant inputs. */
-UNARY_DEF(RELU, "Relu", 6, 14)
-UNARY_DEF(LEAKY_RELU, "LeakyRelu", 6, 16)
-UNARY_DEF(CLIP, "Clip", 6, 13)
-UNARY_DEF(SIGMOID, "Sigmoid", 6, 13)
-UNARY_DEF(HARD_SIGMOID, "HardSigmoid", 6, 22)
-UNARY_DEF(HARD_SWISH, "HardSwish", 14, 22)
-UNARY_DEF(TANH, "Tanh", 6, 13)
-UNARY_DEF(ERF, "Erf", 9, 13)
-UNARY_DEF(GELU, "Gelu", 20, 20)
-UNARY_DEF(SQRT, "Sqrt", 6, 13)
-UNARY_DEF(RECIPROCAL, "Reciprocal", 6, 13)
-UNARY_DEF(EXP, "Exp", 6, 13)
-UNARY_DEF(LOG, "Log", 6, 13)
-UNARY_DEF(NEG, "Neg", 6, 13)
-UNARY_DEF(ABS, "Abs", 6, 13)
-UNARY_DEF(SIN, "Sin", 7, 22)
-UNARY_DEF(COS, "Cos", 7, 22)
-UNARY_DEF(FLOOR, "Floor", 6, 13)
-UNARY_DEF(CEIL, "Ceil", 6, 13)
-UNARY_DEF(ROUND, "Round", 11, 22)
-UNARY_DEF(SIGN, "Sign", 9, 13)
-UNARY_DEF(SOFTPLUS, "Softplus", 1, 22)
-UNARY_DEF(ELU, "Elu", 6, 22)
+OP_DEF(unary, RELU, "Relu", 6, 14)
+OP_DEF(unary, LEAKY_RELU, "LeakyRelu", 6, 16)
+OP_DEF(unary, CLIP, "Clip", 6, 13)
+OP_DEF(unary, SIGMOID, "Sigmoid", 6, 13)
+OP_DEF(unary, HARD_SIGMOID, "HardSigmoid", 6, 22)
+OP_DEF(unary, HARD_SWISH, "HardSwish", 14, 22)
+OP_DEF(unary, TANH, "Tanh", 6, 13)
+OP_DEF(unary, ERF, "Erf", 9, 13)
+OP_DEF(unary, GELU, "Gelu", 20, 20)
+OP_DEF(unary, SQRT, "Sqrt", 6, 13)
+OP_DEF(unary, RECIPROCAL, "Reciprocal", 6, 13)
+OP_DEF(unary, EXP, "Exp", 6, 13)
+OP_DEF(unary, LOG, "Log", 6, 13)
+OP_DEF(unary, NEG, "Neg", 6, 13)
+OP_DEF(unary, ABS, "Abs", 6, 13)
+OP_DEF(unary, SIN, "Sin", 7, 22)
+OP_DEF(unary, COS, "Cos", 7, 22)
+OP_DEF(unary, FLOOR, "Floor", 6, 13)
+OP_DEF(unary, CEIL, "Ceil", 6, 13)
+OP_DEF(unary, ROUND, "Round", 11, 22)
+OP_DEF(unary, SIGN, "Sign", 9, 13)
+OP_DEF(unary, SOFTPLUS, "Softplus", 1, 22)
+OP_DEF(unary, ELU, "Elu", 6, 22)
 /* ONNX Runtime's contrib GELUs: Gelu (exact), FastGelu (tanh form, bias
  * optional), BiasGelu (exact, bias), QuickGelu (x * sigmoid(alpha x)). */
-UNARY_DEF_IN(MS_GELU, "Gelu", "com.microsoft", 1, 1)
-UNARY_DEF_IN(FAST_GELU, "FastGelu", "com.microsoft", 1, 1)
-UNARY_DEF_IN(BIAS_GELU, "BiasGelu", "com.microsoft", 1, 1)
-UNARY_DEF_IN(QUICK_GELU, "QuickGelu", "com.microsoft", 1, 1)
+OP_DEF(unary, MS_GELU, "Gelu", 1, 1, .domain = "com.microsoft")
+OP_DEF(unary, FAST_GELU, "FastGelu", 1, 1, .domain = "com.microsoft")
+OP_DEF(unary, BIAS_GELU, "BiasGelu", 1, 1, .domain = "com.microsoft")
+OP_DEF(unary, QUICK_GELU, "QuickGelu", 1, 1, .domain = "com.microsoft")

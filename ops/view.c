@@ -184,25 +184,12 @@ static hd_status *view_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   return NULL;
 }
 
-#define VIEW_DEF(KIND, TYPE, MIN, MAX, VALUES) \
-  const op_def op_def_##KIND = {               \
-      .kind = OP_##KIND,                       \
-      .onnx_type = TYPE,                       \
-      .min_opset = MIN,                        \
-      .max_opset = MAX,                        \
-      .parse = view_parse,                     \
-      .check = view_check,                     \
-      .infer = view_infer,                     \
-      .view = 1,                               \
-      .value_inputs = VALUES,                  \
-  };
-
 /* Versions after these firsts only added types (Reshape 14: allowzero, read
  * here; Squeeze/Unsqueeze 13: axes became an input; Flatten 11: negative
  * axis; Dropout 12: ratio/training_mode inputs). */
-VIEW_DEF(FLATTEN, "Flatten", 1, 25, 0)
-VIEW_DEF(RESHAPE, "Reshape", 5, 25, 1u << 1)
-VIEW_DEF(SQUEEZE, "Squeeze", 1, 25, 1u << 1) /* opset 13+: axes input (absent before) */
-VIEW_DEF(UNSQUEEZE, "Unsqueeze", 1, 25, 1u << 1)
-VIEW_DEF(IDENTITY, "Identity", 1, 25, 0)
-VIEW_DEF(DROPOUT, "Dropout", 7, 22, 0)
+OP_DEF(view, FLATTEN, "Flatten", 1, 25, .view = 1)
+OP_DEF(view, RESHAPE, "Reshape", 5, 25, .view = 1, .value_inputs = 1u << 1)
+OP_DEF(view, SQUEEZE, "Squeeze", 1, 25, .view = 1, .value_inputs = 1u << 1) /* opset 13+: axes input (absent before) */
+OP_DEF(view, UNSQUEEZE, "Unsqueeze", 1, 25, .view = 1, .value_inputs = 1u << 1)
+OP_DEF(view, IDENTITY, "Identity", 1, 25, .view = 1)
+OP_DEF(view, DROPOUT, "Dropout", 7, 22, .view = 1)

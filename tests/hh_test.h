@@ -21,7 +21,8 @@
 
 /* Opens ORT, registers the EP and picks the device per the environment.
  * Returns 0, HH_SKIP (a GPU was asked for and none is listed; prints the SKIP
- * line) or 1 (error printed). On 0 and HH_SKIP, h must be closed. */
+ * line; h is closed) or 1 (error printed; h is closed). On 0, h must be
+ * closed. */
 static inline int ht_setup(hh_ort *h, hh_target *t) {
   if (hh_ort_open(h, NULL)) {
     fprintf(stderr, "FAIL: %s\n", hh_err(h));
@@ -36,6 +37,7 @@ static inline int ht_setup(hh_ort *h, hh_target *t) {
   int rc = hh_target_pick(h, NULL, t);
   if (rc == HH_SKIP) {
     printf("SKIP: no GPU device listed\n");
+    hh_ort_close(h);
     return HH_SKIP;
   }
   if (rc) {

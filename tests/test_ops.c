@@ -747,7 +747,6 @@ int main(int argc, char **argv) {
   hh_ort h;
   hh_target t = {0};
   int rc = ht_setup(&h, &t);
-  if (rc == HH_SKIP) hh_ort_close(&h);
   if (rc) return rc;
   op_run_ctx r = {&h, &t};
   rc = ht_run_cases("op", nc, case_name, case_run, &r, filter);

@@ -179,7 +179,6 @@ int main(void) {
   hh_ort h;
   hh_target t;
   int rc = ht_setup(&h, &t);
-  if (rc == HH_SKIP) hh_ort_close(&h);
   if (rc) return rc;
   int8_conv(&h, &t);
   conv_integer(&h, &t);

@@ -110,11 +110,9 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
     d.q_st[i] = l->q_st[i], d.k_st[i] = l->k_st[i], d.v_st[i] = l->v_st[i], d.o_st[i] = l->o_st[i];
     d.mask_st[i] = l->mask_st[i], d.bias_st[i] = l->bias_st[i];
   }
-  if (p->in_mask >= 0) {
-    d.mask = gb_addr(bp, n->in[p->in_mask], &lc->b);
-    d.mask_dtype = gb_t(bp, n->in[p->in_mask])->dtype;
-  }
-  if (p->in_bias >= 0) d.bias = gb_addr(bp, n->in[p->in_bias], &lc->b);
+  d.mask = ir_input_addr(&bp->p, n, p->in_mask, &lc->b);
+  d.bias = ir_input_addr(&bp->p, n, p->in_bias, &lc->b);
+  if (d.mask) d.mask_dtype = gb_t(bp, n->in[p->in_mask])->dtype;
   int dt = gb_t(bp, n->in[p->in_q])->dtype;
   if (!as->qk) {
     GB_KERNEL(gpu_attention(&d, dt, lc->stream));

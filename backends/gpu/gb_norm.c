@@ -16,14 +16,6 @@ static hd_status *norm_support(be_context *c, const ir_graph *g, const ir_node *
   return NULL;
 }
 
-static const void *in_or_null(be_plan *bp, const ir_node *n, int k, const ir_bindings *b) {
-  return k < 0 ? NULL : gb_addr(bp, n->in[k], b);
-}
-
-static void *out_or_null(be_plan *bp, const ir_node *n, int k, const ir_bindings *b) {
-  return k < 0 ? NULL : gb_addr(bp, n->out[k], b);
-}
-
 static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
@@ -33,13 +25,13 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                      .skip_n = 1,
                      .eps = p->epsilon,
                      .rms = p->rms,
-                     .skip = in_or_null(bp, n, p->in_skip, &l->b),
-                     .sbias = in_or_null(bp, n, p->in_skip_bias, &l->b),
-                     .scale = in_or_null(bp, n, p->in_scale, &l->b),
-                     .bias = in_or_null(bp, n, p->in_bias, &l->b),
-                     .sum = out_or_null(bp, n, p->out_sum, &l->b),
-                     .mean = out_or_null(bp, n, p->out_mean, &l->b),
-                     .inv = out_or_null(bp, n, p->out_inv, &l->b)};
+                     .skip = ir_input_addr(&bp->p, n, p->in_skip, &l->b),
+                     .sbias = ir_input_addr(&bp->p, n, p->in_skip_bias, &l->b),
+                     .scale = ir_input_addr(&bp->p, n, p->in_scale, &l->b),
+                     .bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b),
+                     .sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b),
+                     .mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b),
+                     .inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b)};
   if (p->in_skip >= 0) d.skip_n = ir_numel(gb_t(bp, n->in[p->in_skip])->rank, gb_t(bp, n->in[p->in_skip])->dims);
   GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
   return NULL;

@@ -25,8 +25,7 @@ static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bin
   int dt = p->t[n->in[q->in_q]].dtype;
   const void *qp = ir_tensor_addr(p, n->in[q->in_q], bd), *kp = ir_tensor_addr(p, n->in[q->in_k], bd);
   const void *vp = ir_tensor_addr(p, n->in[q->in_v], bd);
-  const void *mask = q->in_mask >= 0 ? ir_tensor_addr(p, n->in[q->in_mask], bd) : NULL;
-  const void *bias = q->in_bias >= 0 ? ir_tensor_addr(p, n->in[q->in_bias], bd) : NULL;
+  const void *mask = ir_input_addr(p, n, q->in_mask, bd), *bias = ir_input_addr(p, n, q->in_bias, bd);
   const ir_tensor *mt = q->in_mask >= 0 ? &p->t[n->in[q->in_mask]] : NULL;
   void *y = ir_tensor_addr(p, n->out[0], bd);
   double *sc = malloc(sizeof(double) * (size_t)(l.kv_len > 0 ? l.kv_len : 1));

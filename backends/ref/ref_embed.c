@@ -24,14 +24,13 @@ static hd_status *ref_embed(const ir_plan *p, const ir_step *s, const ir_binding
   int dt = wt->dtype;
   int64_t B = idt->dims[0], S = idt->dims[1], H = wt->dims[1];
   const int32_t *ids = ir_tensor_addr(p, n->in[0], b);
-  const int32_t *seg_ids = q->in_segment_ids >= 0 ? ir_tensor_addr(p, n->in[q->in_segment_ids], b) : NULL;
-  const int32_t *mask = q->in_mask >= 0 ? ir_tensor_addr(p, n->in[q->in_mask], b) : NULL;
-  const int32_t *pos_ids = q->in_position_ids >= 0 ? ir_tensor_addr(p, n->in[q->in_position_ids], b) : NULL;
+  const int32_t *seg_ids = ir_input_addr(p, n, q->in_segment_ids, b), *mask = ir_input_addr(p, n, q->in_mask, b);
+  const int32_t *pos_ids = ir_input_addr(p, n, q->in_position_ids, b);
   int64_t pos_b = pos_ids && p->t[n->in[q->in_position_ids]].dims[0] == B ? S : 0;
   const void *word = ir_tensor_addr(p, n->in[2], b), *pos = ir_tensor_addr(p, n->in[3], b);
-  const void *seg = q->in_segment >= 0 ? ir_tensor_addr(p, n->in[q->in_segment], b) : NULL;
+  const void *seg = ir_input_addr(p, n, q->in_segment, b);
   const void *gamma = ir_tensor_addr(p, n->in[5], b), *beta = ir_tensor_addr(p, n->in[6], b);
-  void *y = ir_tensor_addr(p, n->out[0], b), *sum = q->out_sum >= 0 ? ir_tensor_addr(p, n->out[q->out_sum], b) : NULL;
+  void *y = ir_tensor_addr(p, n->out[0], b), *sum = ir_output_addr(p, n, q->out_sum, b);
   double *e = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
   if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "ref EmbedLayerNormalization: out of host memory");
   hd_status *st = NULL;

@@ -19,14 +19,6 @@ static float row_value(const norm_row *w, int64_t r, int64_t c) {
   return v;
 }
 
-static const void *in_or_null(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
-  return k < 0 ? NULL : ir_tensor_addr(p, n->in[k], b);
-}
-
-static void *out_or_null(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
-  return k < 0 ? NULL : ir_tensor_addr(p, n->out[k], b);
-}
-
 static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
@@ -34,15 +26,15 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
   const ir_tensor *xt = &p->t[n->in[0]];
   norm_row w = {.dt = xt->dtype,
                 .x = ir_tensor_addr(p, n->in[0], b),
-                .skip = in_or_null(p, n, q->in_skip, b),
-                .sbias = in_or_null(p, n, q->in_skip_bias, b),
+                .skip = ir_input_addr(p, n, q->in_skip, b),
+                .sbias = ir_input_addr(p, n, q->in_skip_bias, b),
                 .cols = ir_numel(xt->rank - q->axis, xt->dims + q->axis),
                 .skip_n = 1};
   if (w.skip) w.skip_n = ir_numel(p->t[n->in[q->in_skip]].rank, p->t[n->in[q->in_skip]].dims);
-  const void *scale = in_or_null(p, n, q->in_scale, b), *bias = in_or_null(p, n, q->in_bias, b);
+  const void *scale = ir_input_addr(p, n, q->in_scale, b), *bias = ir_input_addr(p, n, q->in_bias, b);
   void *y = ir_tensor_addr(p, n->out[0], b);
-  void *mean_o = out_or_null(p, n, q->out_mean, b), *inv_o = out_or_null(p, n, q->out_inv, b);
-  void *sum_o = out_or_null(p, n, q->out_sum, b);
+  void *mean_o = ir_output_addr(p, n, q->out_mean, b), *inv_o = ir_output_addr(p, n, q->out_inv, b);
+  void *sum_o = ir_output_addr(p, n, q->out_sum, b);
   int64_t rows = ir_numel(q->axis, xt->dims);
   for (int64_t r = 0; r < rows; r++) {
     double sum = 0, sq = 0;

@@ -10,6 +10,7 @@
 
 #include "common/hd_dtype.h"
 #include "onnx/onnx.pb-c.h"
+#include "tools/conformance/cf_model.h"
 #include "tools/conformance/cf_tensor.h"
 #include "tools/harness/harness.h"
 
@@ -34,25 +35,6 @@ static const char *const nasty_strings[] = {"", "SAME_UPPER", "SAME_LOWER", "VAL
                                             "tanh", "linear", "nearest"};
 
 /* ---- files ---- */
-
-static unsigned char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  unsigned char *buf = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long n = ftell(f);
-    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-      buf = malloc((size_t)n + 1);
-      if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-      }
-      *len = (size_t)n;
-    }
-  }
-  fclose(f);
-  return buf;
-}
 
 static int spit(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
@@ -251,7 +233,7 @@ static int copy_inputs(const char *src, const char *dst) {
   for (size_t k = 0;; k++) {
     snprintf(from, sizeof from, "%s/test_data_set_0/input_%zu.pb", src, k);
     size_t len = 0;
-    unsigned char *b = slurp(from, &len);
+    unsigned char *b = cf_slurp(from, &len);
     if (!b) return 0;
     snprintf(to, sizeof to, "%s/test_data_set_0/input_%zu.pb", dst, k);
     int rc = spit(to, b, len);
@@ -268,7 +250,7 @@ static int make_mutant(const char *src, const char *dst, mut_kind kind, uint64_t
   if (copy_inputs(src, dst)) return 1;
   snprintf(path, sizeof path, "%s/model.onnx", src);
   size_t len = 0;
-  unsigned char *model = slurp(path, &len);
+  unsigned char *model = cf_slurp(path, &len);
   if (!model || len < 2) {
     free(model);
     return 1;
@@ -498,7 +480,7 @@ static void read_mutation(const char *dir, const char *name, char *buf, size_t l
   char path[4400];
   snprintf(path, sizeof path, "%s/%s/mutation.txt", dir, name);
   size_t n = 0;
-  unsigned char *b = slurp(path, &n);
+  unsigned char *b = cf_slurp(path, &n);
   snprintf(buf, len, "%.*s", b ? (int)n : 0, b ? (const char *)b : "");
   char *nl = strchr(buf, '\n');
   if (nl) *nl = 0;

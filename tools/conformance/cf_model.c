@@ -27,7 +27,7 @@ static void kind_of(const Onnx__ValueInfoProto *v, int *kind, int *dtype) {
   }
 }
 
-static unsigned char *slurp(const char *path, size_t *len) {
+unsigned char *cf_slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   unsigned char *buf = NULL;
@@ -46,7 +46,7 @@ static unsigned char *slurp(const char *path, size_t *len) {
 int cf_model_read(const char *path, cf_model *m, char *err, size_t errlen) {
   memset(m, 0, sizeof *m);
   size_t len = 0;
-  unsigned char *buf = slurp(path, &len);
+  unsigned char *buf = cf_slurp(path, &len);
   if (!buf) { snprintf(err, errlen, "cannot read %s", path); return 1; }
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);

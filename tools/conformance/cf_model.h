@@ -20,6 +20,10 @@ typedef struct cf_model {
   int *output_dtypes;
 } cf_model;
 
+/* The whole file at path (malloc'ed, one spare byte; *len its size), or
+ * NULL when it cannot be read. */
+unsigned char *cf_slurp(const char *path, size_t *len);
+
 /* Reads path (model.onnx). Returns 0, or non-zero with a message in err. */
 int cf_model_read(const char *path, cf_model *m, char *err, size_t errlen);
 void cf_model_free(cf_model *m);
