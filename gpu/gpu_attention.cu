@@ -103,14 +103,26 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
     const int64_t base = d.q_off + b * d.q_st[0] + h * d.q_st[1] + row * d.q_st[2];
     for (int i = lane; i < D; i += 32) qs[r * D + i] = row < d.seq ? ld(Q, base + i * d.q_st[3]) : 0.f;
   }
-  int64_t klim = d.kv_len;
+  int64_t lens = d.kv_len, past = 0;  // keys at or past lens are masked; rows start at key past (GQA)
+  const bool use_lens = d.seqlens || (d.mask && d.mask_lens);
+  if (d.mask && d.mask_lens) lens = mask_len(d.mask, d.mask_dtype, b * d.mask_st[0]);
+  if (d.seqlens) {
+    const int64_t keys = (int64_t)d.seqlens[b] + 1;
+    lens = keys < d.kv_len ? keys : d.kv_len;
+    past = d.first_prompt ? 0 : keys - d.seq;
+  }
+  const bool windowed = d.seqlens && d.window >= 0;
+  int64_t klim = use_lens && lens < d.kv_len ? (lens > 0 ? lens : 0) : d.kv_len;
   if (d.causal) {  // no row of this block sees keys past its last row
     int64_t last = (int64_t)(blockIdx.x + 1) * kWarps * R - 1;
     if (last > d.seq - 1) last = d.seq - 1;
-    if (last + 1 < klim) klim = last + 1;
+    if (last + past + 1 < klim) klim = last + past + 1 > 0 ? last + past + 1 : 0;
   }
-  int64_t lens = d.kv_len;
-  if (d.mask && d.mask_lens) lens = mask_len(d.mask, d.mask_dtype, b * d.mask_st[0]);
+  int64_t kfirst = 0;  // nor keys before its first row's window
+  if (windowed) {
+    const int64_t first = (int64_t)blockIdx.x * kWarps * R + past - d.window + 1;
+    if (first > 0) kfirst = first / kTile * kTile;
+  }
   const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1];
   const int64_t vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
   float acc[R][NV], m[R], l[R];
@@ -121,7 +133,7 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
 #pragma unroll
     for (int t = 0; t < NV; ++t) acc[r][t] = 0.f;
   }
-  for (int64_t k0 = 0; k0 < klim; k0 += kTile) {
+  for (int64_t k0 = kfirst; k0 < klim; k0 += kTile) {
     __syncthreads();  // the previous tile's V reads (and the q rows) are done
     load_tile(tile, ldk, K, kbase, k0, d.kv_len, D, d.k_st[2], d.k_st[3], w, lane);
     __syncthreads();
@@ -138,7 +150,9 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
       float s = -INFINITY;
       if (valid) {
         s = d.scale * dot[r];
-        bool masked = (d.causal && key > row) || (d.mask && d.mask_lens && key >= lens);
+        if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
+        bool masked = (d.causal && key > row + past) || (use_lens && key >= lens) ||
+                      (windowed && key <= row + past - d.window);
         if (d.mask && !d.mask_lens)
           masked = masked || mask_keeps(d.mask, d.mask_dtype,
                                         b * d.mask_st[0] + h * d.mask_st[1] + row * d.mask_st[2] + key * d.mask_st[3]) ==

@@ -262,8 +262,47 @@ typedef struct gpu_attn_desc {
   int empty_zero; /* rows whose every score is -inf: zeros (else NaN) */
   const void *q, *k, *v, *mask, *bias;
   void *out;
+  /* GroupQueryAttention (ops/gqa.h), when seqlens is set: batch b has
+   * seqlens[b] + 1 keys, its rows start at key past_b (0 when first_prompt,
+   * else keys - seq) and causal is bottom-right: row s sees keys up to
+   * past_b + s, and from past_b + s - window + 1 on when window >= 0; scores
+   * softcap * tanh(score / softcap) when softcap > 0. Other masks unused. */
+  const int32_t *seqlens;
+  int first_prompt;
+  int64_t window;
+  float softcap;
 } gpu_attn_desc;
 int gpu_attention(const gpu_attn_desc *d, int dtype, void *stream);
+
+/* gpu_rotary.cu: rotary embedding (ops/rotary.h) of x into y, elements
+ * (b, n, s, i) at b * st[0] + n * st[1] + s * st[2] + i in both; the row of
+ * token (b, s) is b * seq + s (pos NULL), pos[b * seq + s] (pos_offset 0)
+ * or pos[0] + s (pos_offset 1). A row outside the tables rotates to zeros. */
+typedef struct gpu_rope_desc {
+  int64_t batch, heads, seq, head_dim, rot_dim, table_rows;
+  int64_t st[3];
+  int interleaved, pos_offset;
+  const void *x, *cos, *sin;
+  const int64_t *pos;
+  void *y;
+} gpu_rope_desc;
+int gpu_rotary(const gpu_rope_desc *d, int dtype, void *stream);
+
+/* gpu_gqa.cu: steps 1 and 2 of GroupQueryAttention (ops/gqa.h): the new
+ * tokens' Q (rotated) into q_out [B, S, heads, D] (when rotary), K (rotated)
+ * and V into present_k/present_v [B, kv_heads, present_len, D] at rows
+ * past_b + s; when past is not present's buffer, present's other rows are
+ * past's (below past_b) or zeros. q/k/v: the inputs (k, v NULL: packed in
+ * q). Rows outside present are skipped; positions outside the tables rotate
+ * to zeros. */
+typedef struct gpu_gqa_desc {
+  int64_t batch, seq, heads, kv_heads, head_dim, past_len, present_len, rot_dim, table_rows;
+  int first_prompt, interleaved;
+  const void *q, *k, *v, *past_k, *past_v, *cos, *sin;
+  const int32_t *seqlens;
+  void *q_out, *present_k, *present_v;
+} gpu_gqa_desc;
+int gpu_gqa_append(const gpu_gqa_desc *d, int dtype, void *stream);
 /* The middle of attention done as two GEMMs (fp32): scores[b, h][s, l]
  * (already scale * q . k; rows packed, heads head_stride elements apart)
  * masked and biased as above, then softmax over l, in place. The desc's

@@ -45,5 +45,10 @@ void ref_store_i64(int dtype, void *base, size_t i, int64_t v);
 /* A float to an integer of [lo, hi]: truncated toward zero, saturated, NaN 0. */
 int64_t ref_f64_to_i64(double v, int64_t lo, int64_t hi);
 float ref_apply_act(const op_act *a, float x);
+/* One head row of head_dim elements rotated (ops/rotary.h's formula) from
+ * x at xo into y at yo (y may be x), with the cos/sin row at element to of
+ * cs/sn (dtype dt, rot / 2 of them). */
+void ref_rope_row(int dt, const void *x, size_t xo, void *y, size_t yo, const void *cs, const void *sn, size_t to,
+                  int64_t head_dim, int64_t rot, int interleaved);
 
 #endif

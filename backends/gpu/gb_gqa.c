@@ -1,0 +1,66 @@
+/* gb_gqa: GroupQueryAttention as two launches: gpu/gpu_gqa.cu rotates the
+ * new tokens' Q (into the workspace) and K and appends K/V to present (in
+ * place when present is past's buffer: GenAI binds one buffer as both),
+ * then gpu/gpu_attention.cu's fused kernel reads Q and present, with each
+ * batch's key count from seqlens_k on the device, so a run never reads a
+ * length on the host. */
+#include <math.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+
+static hd_status *gqa_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  int dt = g->values[n->in[0]].dtype;
+  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
+  return NULL;
+}
+
+static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  const op_gqa *p = &s->p.gqa;
+  op_gqa_dims l;
+  HD_TRY(op_gqa_layout(s->n, p, bp->p.t, &l));
+  if (l.head_dim > GPU_ATTN_MAX_DIM)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld over %d", gb_backend_name, (long long)l.head_dim, GPU_ATTN_MAX_DIM);
+  int dt = gb_t(bp, s->n->in[0])->dtype;
+  *ws = p->rotary ? hd_dtype_size(dt) * (size_t)(l.batch * l.seq * p->heads * l.head_dim) : 0;
+  return NULL;
+}
+
+static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
+  const ir_node *n = s->n;
+  const op_gqa *p = &s->p.gqa;
+  op_gqa_dims l;
+  HD_TRY(op_gqa_layout(n, p, bp->p.t, &l));
+  int dt = gb_t(bp, n->in[0])->dtype;
+  const ir_bindings *b = &lc->b;
+  int64_t H = p->heads, KH = p->kv_heads, D = l.head_dim, S = l.seq, PL = l.present_len;
+  gpu_gqa_desc g = {.batch = l.batch, .seq = S, .heads = H, .kv_heads = KH, .head_dim = D, .past_len = l.past_len,
+                    .present_len = PL, .rot_dim = l.rot_dim, .table_rows = l.table_rows,
+                    .first_prompt = p->first_prompt, .interleaved = p->interleaved,
+                    .q = gb_addr(bp, n->in[0], b), .k = ir_input_addr(&bp->p, n, p->packed ? -1 : 1, b),
+                    .v = ir_input_addr(&bp->p, n, p->packed ? -1 : 2, b),
+                    .past_k = ir_input_addr(&bp->p, n, p->has_past ? 3 : -1, b),
+                    .past_v = ir_input_addr(&bp->p, n, p->has_past ? 4 : -1, b),
+                    .cos = ir_input_addr(&bp->p, n, p->rotary ? 7 : -1, b), .sin = ir_input_addr(&bp->p, n, p->rotary ? 8 : -1, b),
+                    .seqlens = gb_addr(bp, n->in[5], b), .q_out = p->rotary ? lc->workspace : NULL,
+                    .present_k = gb_addr(bp, n->out[1], b), .present_v = gb_addr(bp, n->out[2], b)};
+  GB_KERNEL(gpu_gqa_append(&g, dt, lc->stream));
+  /* Q: the rotated copy [B, S, H, D], or the input (packed: Q|K|V per token) */
+  int64_t qw = p->rotary ? H * D : p->packed ? (H + 2 * KH) * D : H * D;
+  gpu_attn_desc d = {.batch = l.batch, .heads = H, .kv_heads = KH, .seq = S, .kv_len = PL, .head_dim = D, .v_dim = D,
+                     .q_st = {S * qw, D, qw, 1}, .k_st = {KH * PL * D, PL * D, D, 1}, .v_st = {KH * PL * D, PL * D, D, 1},
+                     .o_st = {S * H * D, D, H * D, 1}, .scale = l.scale, .fill = -INFINITY, .causal = 1, .empty_zero = 1,
+                     .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
+                     .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
+                     .window = p->window, .softcap = p->softcap};
+  GB_KERNEL(gpu_attention(&d, dt, lc->stream));
+  return NULL;
+}
+
+const gb_family gb_family_gqa = {
+    .name = "gqa",
+    .support = gqa_support,
+    .compile = gqa_compile,
+    .run = gqa_run,
+};
