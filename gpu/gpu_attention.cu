@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
   float *tile = sm;
   float *qs = sm + tile_floats + w * R * D;  // this group's R query rows
   const int64_t b = blockIdx.z, h = blockIdx.y, kh = h / (d.heads / d.kv_heads);
-  const int64_t row0 = (int64_t)blockIdx.x * kWarps * R + w * R;  // this group's first row
+  const int64_t nrb = (d.seq + kWarps * R - 1) / (kWarps * R), rb = blockIdx.x % nrb, split = blockIdx.x / nrb;
+  const int64_t row0 = rb * kWarps * R + w * R;  // this group's first row
   const T *Q = (const T *)d.q, *K = (const T *)d.k, *V = (const T *)d.v;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -111,17 +112,23 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
     lens = keys < d.kv_len ? keys : d.kv_len;
     past = d.first_prompt ? 0 : keys - d.seq;
   }
+  if (d.seqlens && d.fold) past = d.first_prompt ? 0 : past + d.seq - 1;  // one token: keys - 1
   const bool windowed = d.seqlens && d.window >= 0;
   int64_t klim = use_lens && lens < d.kv_len ? (lens > 0 ? lens : 0) : d.kv_len;
   if (d.causal) {  // no row of this block sees keys past its last row
-    int64_t last = (int64_t)(blockIdx.x + 1) * kWarps * R - 1;
+    int64_t last = (rb + 1) * kWarps * R - 1;
     if (last > d.seq - 1) last = d.seq - 1;
+    if (d.fold) last = 0;
     if (last + past + 1 < klim) klim = last + past + 1 > 0 ? last + past + 1 : 0;
   }
   int64_t kfirst = 0;  // nor keys before its first row's window
   if (windowed) {
-    const int64_t first = (int64_t)blockIdx.x * kWarps * R + past - d.window + 1;
+    const int64_t first = (d.fold ? 0 : rb * kWarps * R) + past - d.window + 1;
     if (first > 0) kfirst = first / kTile * kTile;
+  }
+  if (d.split > 1) {  // this block's range of keys
+    if (split * d.split_len > kfirst) kfirst = split * d.split_len;
+    if ((split + 1) * d.split_len < klim) klim = (split + 1) * d.split_len;
   }
   const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1];
   const int64_t vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
@@ -151,8 +158,8 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
       if (valid) {
         s = d.scale * dot[r];
         if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
-        bool masked = (d.causal && key > row + past) || (use_lens && key >= lens) ||
-                      (windowed && key <= row + past - d.window);
+        const int64_t pos = (d.fold ? 0 : row) + past;
+        bool masked = (d.causal && key > pos) || (use_lens && key >= lens) || (windowed && key <= pos - d.window);
         if (d.mask && !d.mask_lens)
           masked = masked || mask_keeps(d.mask, d.mask_dtype,
                                         b * d.mask_st[0] + h * d.mask_st[1] + row * d.mask_st[2] + key * d.mask_st[3]) ==
@@ -189,6 +196,19 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
         for (int t = 0; t < NV; ++t) acc[r][t] = fmaf(pj, vj[t], acc[r][t]);
       }
     }
+  }
+  if (d.split > 1) {  // unnormalised: the combine kernel weighs the ranges
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = row0 + r;
+      if (row >= d.seq) break;
+      float *part = d.partial + (((b * d.heads + h) * d.seq + row) * d.split + split) * (Dv + 2);
+      if (lane == 0) part[0] = m[r], part[1] = l[r];
+#pragma unroll
+      for (int t = 0; t < NV; ++t)
+        if (lane + 32 * t < Dv) part[2 + lane + 32 * t] = acc[r][t];
+    }
+    return;
   }
   T *O = (T *)d.out;
 #pragma unroll
@@ -239,10 +259,35 @@ __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
   for (int64_t k = lane; k < d.kv_len; k += 32) xr[k] = __expf(xr[k] - mu) * inv;
 }
 
+// The key ranges of a split attention merged per row: out = sum_i e^(m_i - M)
+// acc_i / sum_i e^(m_i - M) l_i, one 32-lane group per row.
+template <typename T>
+__global__ void combine_splits(gpu_attn_desc d) {
+  const int64_t rows = d.batch * d.heads * d.seq;
+  const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int64_t s = row % d.seq, bh = row / d.seq, h = bh % d.heads, b = bh / d.heads;
+  const int64_t Dv = d.v_dim, w = Dv + 2;
+  const float *part = d.partial + row * d.split * w;
+  float M = -INFINITY;
+  for (int64_t i = 0; i < d.split; ++i) M = fmaxf(M, part[i * w]);
+  const float mu = M == -INFINITY ? 0.f : M;
+  float L = 0.f;
+  for (int64_t i = 0; i < d.split; ++i) L += part[i * w + 1] * __expf(part[i * w] - mu);
+  const float inv = L > 0.f ? 1.f / L : 0.f;
+  const int64_t obase = b * d.o_st[0] + h * d.o_st[1] + s * d.o_st[2];
+  for (int64_t c = lane; c < Dv; c += 32) {
+    float acc = 0.f;
+    for (int64_t i = 0; i < d.split; ++i) acc += part[i * w + 2 + c] * __expf(part[i * w] - mu);
+    st((T *)d.out, obase + c * d.o_st[3], L > 0.f ? acc * inv : d.empty_zero ? 0.f : NAN);
+  }
+}
+
 template <typename T, int R, int NV>
 int launch(const gpu_attn_desc *d, gpuStream_t s) {
   const int rows = kWarps * R;
-  const int64_t gx = (d->seq + rows - 1) / rows;
+  const int64_t gx = (d->seq + rows - 1) / rows * (d->split > 1 ? d->split : 1);
   if (gx > 0x7fffffff) return -1;
   const int ldk = (int)((d->head_dim + 3) / 4 * 4 + 4);
   const int tile = kTile * (ldk > d->v_dim ? ldk : (int)d->v_dim);
@@ -250,6 +295,11 @@ int launch(const gpu_attn_desc *d, gpuStream_t s) {
   if (smem > 48 * 1024) return -1;
   dim3 grid((unsigned)gx, (unsigned)d->heads, (unsigned)d->batch);
   attention_rows<T, R, NV><<<grid, 32 * kWarps, smem, s>>>(*d);
+  if (d->split > 1) {
+    const int64_t nrows = d->batch * d->heads * d->seq, blocks = (nrows + 7) / 8;
+    if (blocks > 0x7fffffff) return -1;
+    combine_splits<T><<<(unsigned)blocks, 256, 0, s>>>(*d);
+  }
   return gpu::last_error();
 }
 

@@ -271,6 +271,15 @@ typedef struct gpu_attn_desc {
   int first_prompt;
   int64_t window;
   float softcap;
+  /* fold: the rows are the query heads of one KV head at one new token
+   * (GQA decode: seq = heads per KV head, heads = kv_heads, strides to
+   * match), so every row sits at position past_b. */
+  int fold;
+  /* split > 1: the keys are cut into `split` ranges of split_len (a
+   * multiple of 32), one block each, combined by a second kernel through
+   * `partial`: batch * heads * seq * split * (v_dim + 2) floats. */
+  int64_t split, split_len;
+  float *partial;
 } gpu_attn_desc;
 int gpu_attention(const gpu_attn_desc *d, int dtype, void *stream);
 

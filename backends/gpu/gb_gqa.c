@@ -16,6 +16,27 @@ static hd_status *gqa_support(be_context *c, const ir_graph *g, const ir_node *n
   return NULL;
 }
 
+/* Decode (one new token): the fused kernel's rows become the query heads
+ * of each KV head (every K/V tile read once per group, not once per query
+ * head) and the keys are split over enough blocks to fill the GPU; the
+ * ranges are merged by a second kernel. A batch-1 decode otherwise has only
+ * heads blocks, each walking the whole cache. */
+#define GB_GQA_BLOCKS_WANTED 264 /* about two per multiprocessor of an H100 */
+
+static int64_t decode_splits(const op_gqa *p, const op_gqa_dims *l, int64_t *split_len) {
+  int64_t group = p->heads / p->kv_heads, blocks = l->batch * p->kv_heads * ((group + 3) / 4);
+  int64_t n = (GB_GQA_BLOCKS_WANTED + blocks - 1) / blocks, most = (l->present_len + 63) / 64;
+  if (n > most) n = most;
+  if (n < 1) n = 1;
+  *split_len = ((l->present_len + n - 1) / n + 31) / 32 * 32;
+  return *split_len > 0 ? (l->present_len + *split_len - 1) / *split_len : 1;
+}
+
+static size_t qbuf_bytes(const op_gqa *p, const op_gqa_dims *l, int dt) {
+  size_t b = p->rotary ? hd_dtype_size(dt) * (size_t)(l->batch * l->seq * p->heads * l->head_dim) : 0;
+  return (b + 255) / 256 * 256;
+}
+
 static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   const op_gqa *p = &s->p.gqa;
   op_gqa_dims l;
@@ -23,7 +44,11 @@ static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (l.head_dim > GPU_ATTN_MAX_DIM)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld over %d", gb_backend_name, (long long)l.head_dim, GPU_ATTN_MAX_DIM);
   int dt = gb_t(bp, s->n->in[0])->dtype;
-  *ws = p->rotary ? hd_dtype_size(dt) * (size_t)(l.batch * l.seq * p->heads * l.head_dim) : 0;
+  *ws = qbuf_bytes(p, &l, dt);
+  if (l.seq == 1) {
+    int64_t len, split = decode_splits(p, &l, &len);
+    if (split > 1) *ws += sizeof(float) * (size_t)(l.batch * p->heads * split * (l.head_dim + 2));
+  }
   return NULL;
 }
 
@@ -54,6 +79,13 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                      .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
                      .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
                      .window = p->window, .softcap = p->softcap};
+  if (S == 1) { /* decode: rows = the group's query heads (ops strides: head h = kh * group + row) */
+    int64_t group = H / KH, len, split = decode_splits(p, &l, &len);
+    d.heads = KH, d.seq = group, d.fold = 1;
+    d.q_st[1] = group * D, d.q_st[2] = D;
+    d.o_st[1] = group * D, d.o_st[2] = D;
+    if (split > 1) d.split = split, d.split_len = len, d.partial = (float *)((char *)lc->workspace + qbuf_bytes(p, &l, dt));
+  }
   GB_KERNEL(gpu_attention(&d, dt, lc->stream));
   return NULL;
 }
