@@ -260,7 +260,9 @@ __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
 }
 
 // The key ranges of a split attention merged per row: out = sum_i e^(m_i - M)
-// acc_i / sum_i e^(m_i - M) l_i, one 32-lane group per row.
+// acc_i / sum_i e^(m_i - M) l_i, one 32-lane group per row. Lane i holds range
+// i's weight (ranges past 32 fold into lanes); the column sums then read the
+// ranges' partial rows with independent loads (unrolled), not one chain.
 template <typename T>
 __global__ void combine_splits(gpu_attn_desc d) {
   const int64_t rows = d.batch * d.heads * d.seq;
@@ -268,18 +270,21 @@ __global__ void combine_splits(gpu_attn_desc d) {
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const int64_t s = row % d.seq, bh = row / d.seq, h = bh % d.heads, b = bh / d.heads;
-  const int64_t Dv = d.v_dim, w = Dv + 2;
-  const float *part = d.partial + row * d.split * w;
+  const int n = (int)d.split, Dv = (int)d.v_dim, w = Dv + 2;
+  const float *part = d.partial + row * (int64_t)n * w;
   float M = -INFINITY;
-  for (int64_t i = 0; i < d.split; ++i) M = fmaxf(M, part[i * w]);
+  for (int i = lane; i < n; i += 32) M = fmaxf(M, part[i * w]);
+  for (int off = 16; off > 0; off /= 2) M = fmaxf(M, gpu::shfl_xor32(M, off));
   const float mu = M == -INFINITY ? 0.f : M;
   float L = 0.f;
-  for (int64_t i = 0; i < d.split; ++i) L += part[i * w + 1] * __expf(part[i * w] - mu);
+  for (int i = lane; i < n; i += 32) L += part[i * w + 1] * __expf(part[i * w] - mu);
+  for (int off = 16; off > 0; off /= 2) L += gpu::shfl_xor32(L, off);
   const float inv = L > 0.f ? 1.f / L : 0.f;
   const int64_t obase = b * d.o_st[0] + h * d.o_st[1] + s * d.o_st[2];
-  for (int64_t c = lane; c < Dv; c += 32) {
+  for (int c = lane; c < Dv; c += 32) {
     float acc = 0.f;
-    for (int64_t i = 0; i < d.split; ++i) acc += part[i * w + 2 + c] * __expf(part[i * w] - mu);
+#pragma unroll 8
+    for (int i = 0; i < n; ++i) acc += part[i * w + 2 + c] * __expf(part[i * w] - mu);
     st((T *)d.out, obase + c * d.o_st[3], L > 0.f ? acc * inv : d.empty_zero ? 0.f : NAN);
   }
 }

@@ -158,7 +158,8 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float *sh) {
   if (lane == 0) sh[g] = v;
   __syncthreads();
   float r = sh[0];
-  for (int i = 1; i < 8; ++i) r = is_max ? fmaxf(r, sh[i]) : r + sh[i];
+  const int groups = (int)(blockDim.x + 31) / 32;  // sh holds one value per group
+  for (int i = 1; i < groups; ++i) r = is_max ? fmaxf(r, sh[i]) : r + sh[i];
   return r;
 }
 

@@ -1,0 +1,294 @@
+"""LLM decode benchmark (GPU machine): a decoder in onnxruntime-genai's layout
+(tools/llm/gen_decoder.py) on HipDNNExecutionProvider with device I/O, the way
+GenAI drives it (one KV buffer per layer bound as both past_key_values.N and
+present.N, the attention mask growing by one per step, greedy tokens picked on
+the host), against transformers' LlamaForCausalLM with the same config in fp16,
+a static KV cache and the decode step captured in a CUDA graph, in one process.
+
+Prints one table per model: prefill ms (cold: first run at that prompt length,
+plan build included; warm: again), ms per decode step, tokens/s, and the
+bandwidth figure (weight bytes + KV bytes read per step / step time, against
+the GPU's peak). Then device memory after 100 and after --mem-steps decode steps.
+
+usage: python3 bench/llm_bench.py [--quant none,int4] [--prompts 128,1024]
+          [--batches 1,8] [--steps 128] [--mem-steps 1000] [--json FILE]
+Torch's weights are its own random initialisation (timing only: the tests
+check our answers against the CPU EP; tests/test_decoder.c, bench --check).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hdep  # noqa: E402
+
+LLAMA_1B = dict(layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, mlp=8192, vocab=128256)
+# HBM peak by GPU name (GB/s): H100 SXM 3350, H100 PCIe 2000, H200 4800
+PEAK_GBS = [("H200", 4800.0), ("H100 PCIe", 2000.0), ("H100", 3350.0)]
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def generate(out_dir, cfg, dtype, quant, max_len):
+    if os.path.exists(os.path.join(out_dir, "model.onnx")):
+        return
+    cmd = [sys.executable, os.environ.get("HIPDNN_EP_GEN_DECODER") or os.path.join(hdep.REPO, "tools", "llm", "gen_decoder.py"), "--out", out_dir,
+           "--dtype", dtype, "--quant", quant, "--max-len", str(max_len)]
+    for k, v in cfg.items():
+        cmd += [f"--{k.replace('_', '-')}", str(v)]
+    t = time.time()
+    subprocess.run(cmd, check=True)
+    log(f"generated {out_dir} in {time.time() - t:.1f} s")
+
+
+def weight_bytes(path):
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    total = 0
+    for t in m.graph.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        total += n * {1: 4, 10: 2, 16: 2, 2: 1, 3: 1, 6: 4, 7: 8}.get(t.data_type, 4)
+    return total
+
+
+class Decoder:
+    """Our EP's session over one generated model, with GenAI's buffer sharing."""
+
+    def __init__(self, ort, np, path, dev, cfg, batch, max_len, np_dtype):
+        self.ort, self.np, self.cfg, self.batch, self.max_len = ort, np, cfg, batch, max_len
+        self.sess = hdep.ep_session(ort, path, dev)
+        self.np_dtype = np_dtype
+        self.kv = {}
+        shape = [batch, cfg["kv_heads"], max_len, cfg["head_dim"]]
+        for i in range(cfg["layers"]):
+            for kind in ("key", "value"):
+                self.kv[i, kind] = ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, np_dtype), "gpu", 0, hdep.NVIDIA)
+        self.logits = {}
+
+    def run(self, ids, total):
+        np, ort = self.np, self.ort
+        io = self.sess.io_binding()
+        b, s = ids.shape
+        ov_ids = ort.OrtValue.ortvalue_from_numpy(ids, "gpu", 0, hdep.NVIDIA)
+        ov_mask = ort.OrtValue.ortvalue_from_numpy(np.ones((b, total), np.int64), "gpu", 0, hdep.NVIDIA)
+        io.bind_ortvalue_input("input_ids", ov_ids)
+        io.bind_ortvalue_input("attention_mask", ov_mask)
+        for (i, kind), ov in self.kv.items():
+            io.bind_ortvalue_input(f"past_key_values.{i}.{kind}", ov)
+            io.bind_ortvalue_output(f"present.{i}.{kind}", ov)
+        if s not in self.logits:
+            self.logits[s] = ort.OrtValue.ortvalue_from_shape_and_type([b, s, self.cfg["vocab"]], self.np_dtype, "gpu", 0,
+                                                                       hdep.NVIDIA)
+        io.bind_ortvalue_output("logits", self.logits[s])
+        self.sess.run_with_iobinding(io)
+        return self.logits[s]
+
+    def step(self, ids, total):
+        """One run and the last token's logits on the host (GenAI samples there)."""
+        return self.run(ids, total).numpy()[:, -1, :]
+
+    def generate(self, prompt, steps, times=None):
+        np = self.np
+        last = self.step(prompt, prompt.shape[1])
+        toks = []
+        total = prompt.shape[1]
+        for _ in range(steps):
+            tok = np.argmax(last, axis=-1).astype(np.int64).reshape(-1, 1)
+            toks.append(tok)
+            total += 1
+            t = time.perf_counter()
+            last = self.step(tok, total)
+            if times is not None:
+                times.append((time.perf_counter() - t) * 1e3)
+        return np.concatenate(toks, axis=1)
+
+
+def torch_decode(torch, cfg, batch, prompt_len, steps, max_len):
+    """(prefill ms warm, decode ms/step, how) for LlamaForCausalLM in fp16."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.cache_utils import StaticCache
+    lc = LlamaConfig(vocab_size=cfg["vocab"], hidden_size=cfg["hidden"], intermediate_size=cfg["mlp"],
+                     num_hidden_layers=cfg["layers"], num_attention_heads=cfg["heads"],
+                     num_key_value_heads=cfg["kv_heads"], head_dim=cfg["head_dim"], max_position_embeddings=max_len,
+                     rope_theta=500000.0, tie_word_embeddings=False, torch_dtype=torch.float16)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(lc).to(torch.float16).eval()
+    try:
+        cache = StaticCache(config=lc, max_batch_size=batch, max_cache_len=max_len, device="cuda", dtype=torch.float16)
+    except TypeError:
+        cache = StaticCache(config=lc, max_cache_len=max_len)
+    ids = torch.randint(0, cfg["vocab"], (batch, prompt_len), device="cuda")
+    pos = torch.arange(prompt_len, device="cuda")
+
+    def prefill():
+        cache.reset()
+        return model(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True).logits
+
+    with torch.no_grad():
+        prefill()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        prefill()
+        torch.cuda.synchronize()
+        pre_ms = (time.perf_counter() - t) * 1e3
+        tok = torch.zeros((batch, 1), dtype=torch.long, device="cuda")
+        cpos = torch.tensor([prompt_len], device="cuda")
+
+        def step():
+            return model(input_ids=tok, past_key_values=cache, cache_position=cpos, use_cache=True).logits
+
+        how = "CUDA graph"
+        try:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    step()
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                out = step()
+            run = g.replay
+        except Exception as e:  # noqa: BLE001
+            how = f"eager ({type(e).__name__}: {str(e)[:80]})"
+            out = None
+            run = None
+        ts = []
+        for i in range(steps):
+            cpos.fill_(prompt_len + i)
+            t = time.perf_counter()
+            if run:
+                run()
+                logits = out
+            else:
+                logits = step()
+            nxt = logits[:, -1, :].argmax(-1, keepdim=True)
+            nxt_host = nxt.cpu()  # the host picks the token, as GenAI does
+            tok.copy_(nxt_host.to("cuda", non_blocking=True))
+            ts.append((time.perf_counter() - t) * 1e3)
+    del model, cache
+    torch.cuda.empty_cache()
+    return pre_ms, hdep.median(ts[3:]), how
+
+
+def peak_gbs(name):
+    for key, gbs in PEAK_GBS:
+        if key in name:
+            return gbs
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quant", default="none,int4")
+    ap.add_argument("--prompts", default="128,1024")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--steps", type=int, default=128)
+    ap.add_argument("--mem-steps", type=int, default=1000)
+    ap.add_argument("--max-len", type=int, default=2048)
+    ap.add_argument("--models", default=os.path.join(os.environ.get("OUT", "/tmp"), "llm-models"))
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--json", default="")
+    a = ap.parse_args()
+    import numpy as np
+    import onnxruntime as ort
+    hdep.register(ort)
+    dev = hdep.gpu_device(ort)
+    torch = None
+    gpu = "?"
+    if not a.no_torch:
+        import torch
+        gpu = torch.cuda.get_device_name(0)
+    peak = peak_gbs(gpu)
+    cfg = LLAMA_1B
+    rows = []
+    for quant in a.quant.split(","):
+        path_dir = os.path.join(a.models, f"llama1b-fp16-{quant}")
+        generate(path_dir, cfg, "fp16", quant, a.max_len)
+        path = os.path.join(path_dir, "model.onnx")
+        wbytes = weight_bytes(path)
+        for batch in [int(x) for x in a.batches.split(",")]:
+            dec = Decoder(ort, np, path, dev, cfg, batch, a.max_len, np.float16)
+            for p in [int(x) for x in a.prompts.split(",")]:
+                prompt = np.random.default_rng(p).integers(0, cfg["vocab"], (batch, p)).astype(np.int64)
+                # prefill: the run alone (logits stay on the device; torch's are not copied either)
+                t = time.perf_counter()
+                dec.run(prompt, p)
+                cold = (time.perf_counter() - t) * 1e3
+                t = time.perf_counter()
+                dec.run(prompt, p)
+                warm = (time.perf_counter() - t) * 1e3
+                times = []
+                dec.generate(prompt, a.steps, times)
+                step = hdep.median(times[3:])
+                # the same step again and again at one mask width: the plan is
+                # cached and its graph captured (what a step would cost if the
+                # plan did not depend on the mask's width)
+                tok = np.ones((batch, 1), np.int64)
+                same = []
+                for _ in range(40):
+                    t = time.perf_counter()
+                    dec.run(tok, p + a.steps)
+                    same.append((time.perf_counter() - t) * 1e3)
+                same_ms = hdep.median(same[5:])
+                ctx = p + a.steps / 2
+                kv_bytes = 2 * cfg["layers"] * batch * cfg["kv_heads"] * ctx * cfg["head_dim"] * 2
+                gbs = (wbytes + kv_bytes) / (step * 1e-3) / 1e9
+                row = {"quant": quant, "batch": batch, "prompt": p, "prefill_cold_ms": cold, "prefill_ms": warm,
+                       "step_ms": step, "same_shape_step_ms": same_ms, "tok_s": batch * 1e3 / step, "gbs": gbs,
+                       "weight_bytes": wbytes,
+                       "floor_ms": (wbytes + kv_bytes) / (peak * 1e9) * 1e3 if peak else None}
+                if torch is not None and quant == "none":
+                    try:
+                        tp, ts, how = torch_decode(torch, cfg, batch, p, a.steps, a.max_len)
+                        row.update(torch_prefill_ms=tp, torch_step_ms=ts, torch_how=how, torch_tok_s=batch * 1e3 / ts)
+                    except Exception as e:  # noqa: BLE001
+                        row["torch_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                log(json.dumps(row))
+                rows.append(row)
+            if a.mem_steps and batch == 1:
+                free0 = None
+                prompt = np.ones((1, 16), np.int64)
+                dec.run(prompt, 16)
+                total = 16
+                tok = np.ones((1, 1), np.int64)
+                mem = {}
+                for i in range(a.mem_steps):
+                    total = 16 + (i % (a.max_len - 32)) + 1
+                    dec.run(tok, total)
+                    if i + 1 in (100, a.mem_steps) and torch is not None:
+                        free, _ = torch.cuda.mem_get_info()
+                        mem[i + 1] = free
+                        free0 = free0 or free
+                rows.append({"quant": quant, "mem_free_bytes": mem})
+                log(f"[{quant}] device free memory after decode steps: {mem}")
+            del dec
+    log("")
+    log(f"GPU: {gpu}; peak HBM {peak} GB/s; Llama-3.2-1B shape, fp16 activations; greedy; {a.steps} decode steps")
+    log("| weights | batch | prompt | prefill ms (cold / warm) | torch prefill ms | ms/step | same-shape ms/step | tok/s | "
+        "torch ms/step (how) | ours / torch tok/s | GB/s (% peak) | floor ms |")
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "step_ms" not in r:
+            continue
+        tor = f"{r['torch_step_ms']:.2f} ({r['torch_how'][:12]})" if "torch_step_ms" in r else r.get("torch_error", "")[:40]
+        ratio = f"{r['tok_s'] / r['torch_tok_s']:.2f}" if "torch_tok_s" in r else ""
+        pct = f" ({100 * r['gbs'] / peak:.0f}%)" if peak else ""
+        log(f"| {'fp16' if r['quant'] == 'none' else r['quant']} | {r['batch']} | {r['prompt']} | "
+            f"{r['prefill_cold_ms']:.1f} / {r['prefill_ms']:.1f} | {r.get('torch_prefill_ms', float('nan')):.1f} | "
+            f"{r['step_ms']:.2f} | {r['same_shape_step_ms']:.2f} | {r['tok_s']:.0f} | {tor} | {ratio} | {r['gbs']:.0f}{pct} | "
+            f"{r['floor_ms'] or float('nan'):.2f} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"gpu": gpu, "peak_gbs": peak, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
