@@ -242,6 +242,29 @@ typedef struct gpu_embed_desc {
 } gpu_embed_desc;
 int gpu_embed_layernorm(const gpu_embed_desc *d, int dtype, void *stream);
 
+/* gpu_nbits.cu: MatMulNBits over 4-bit block-quantised weights kept as the
+ * model gives them. B [n, k_blocks, block_size / 2], two codes a byte, low
+ * nibble first; w[j][k] = (code - zp) * scales[j * k_blocks + k / block_size],
+ * zp the 4-bit zero point of that block in zp[j * zp_bytes + blk / 2] (low
+ * nibble for even blocks), 8 when zp is NULL. Codes past k (the last block's
+ * padding) are ignored. A [m, k], y [m, n], scales and bias (may be NULL) of
+ * dtype (f32 or f16). fp32 arithmetic. */
+#define GPU_NBITS_GEMV_ROWS 8
+typedef struct gpu_nbits_desc {
+  int64_t m, n, k, block_size, k_blocks, zp_bytes;
+  const void *a, *scales, *bias;
+  const uint8_t *b, *zp;
+  void *y;
+} gpu_nbits_desc;
+/* y = a w^T + bias without a dequantised copy: each 32-lane group streams
+ * two rows of B once per GPU_NBITS_GEMV_ROWS rows of a (passes of that many
+ * rows when m is larger). -1 for a dtype or alignment it does not take (B
+ * must be 8-byte aligned). */
+int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream);
+/* w [nc, k] (dtype, rows packed) = the weights of rows n0 .. n0 + nc - 1 of
+ * B (a and y not read): for a BLAS GEMM over them. */
+int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, int dtype, void *stream);
+
 /* gpu_attention.cu: per (b, h, s) query row, over keys l < kv_len (kv
  * head h / (heads / kv_heads)):
  *   x_l = scale * q . k_l;  masked: x_l = mask_add ? x_l + fill : fill

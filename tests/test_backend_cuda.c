@@ -418,13 +418,29 @@ static int tg_const_i64(tg *t, int rank, const int64_t *dims, const int64_t *val
   return v;
 }
 
-/* Adds node `type` parsed by its op; returns its (new, shape-unknown) output. */
-static int tg_node(tg *t, const char *type, int opset, const int *in, int nin, const attr *attrs,
-                   int nattrs) {
+/* uint8 constant of random bytes (packed 4-bit codes). */
+static int tg_const_u8(tg *t, int rank, const int64_t *dims) {
+  int v = tg_value(t, HD_DT_U8, rank, dims);
+  if (t->st) return v;
+  size_t n = (size_t)ir_numel(rank, dims);
+  uint8_t *d = malloc(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    d[i] = (uint8_t)(rng_state >> 24);
+  }
+  t->st = ir_value_set_data(t->g, v, d, n);
+  free(d);
+  return v;
+}
+
+/* Adds node `type` of `domain` ("" for ONNX's) parsed by its op; returns its
+ * (new, shape-unknown) output. */
+static int tg_node_in(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
+                      const attr *attrs, int nattrs) {
   int64_t dyn[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   int out = tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
   if (t->st) return out;
-  const op_def *def = op_find("", type, opset);
+  const op_def *def = op_find(domain, type, opset);
   if (!def) {
     t->st = hd_error(HD_ERR_NOT_FOUND, "no op %s-%d", type, opset);
     return out;
@@ -436,6 +452,11 @@ static int tg_node(tg *t, const char *type, int opset, const int *in, int nin, c
   op_attrs a = attr_table_reader(&at);
   t->st = def->parse(t->g, &t->g->nodes[idx], &a);
   return out;
+}
+
+static int tg_node(tg *t, const char *type, int opset, const int *in, int nin, const attr *attrs,
+                   int nattrs) {
+  return tg_node_in(t, "", type, opset, in, nin, attrs, nattrs);
 }
 
 static void tg_output(tg *t, int v) {
@@ -692,6 +713,23 @@ static void b_flatten_gemm(tg *t) {
   tg_output(t, f); /* the view is also a partition output: a copy */
 }
 
+/* MatMulNBits: A [.., k] x 4-bit B [n, k_blocks, bs / 2] (+ zero points, bias) */
+static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+  int64_t kb = (k + bs - 1) / bs;
+  attr a[] = {A_INT("K", k), A_INT("N", n), A_INT("bits", 4), A_INT("block_size", bs)};
+  int in[6] = {tg_input(t, a_rank, a_dims), tg_const_u8(t, 3, D(n, kb, bs / 2)), tg_const(t, 1, D(n * kb), -0.05f, 0.05f),
+               zp ? tg_const_u8(t, 1, D(n * ((kb + 1) / 2))) : IR_NONE, IR_NONE,
+               bias ? tg_const(t, 1, D(n), -1.f, 1.f) : IR_NONE};
+  tg_output(t, tg_node_in(t, "com.microsoft", "MatMulNBits", 1, in, bias ? 6 : zp ? 4 : 3, a, NA(a)));
+}
+static void b_nbits_m1(tg *t) { nbits(t, D(1, 1024), 2, 1024, 300, 32, 1, 1); }
+static void b_nbits_m7_tail(tg *t) { nbits(t, D(7, 520), 2, 520, 77, 16, 1, 0); }
+static void b_nbits_m3_b128(tg *t) { nbits(t, D(1, 3, 768), 3, 768, 64, 128, 0, 1); }
+static void b_nbits_m40(tg *t) { nbits(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
+static void b_nbits_m20_tail(tg *t) { nbits(t, D(20, 200), 2, 200, 136, 64, 1, 1); }
+/* fp32: 1100 x 4096 weights are 18 MB dequantised: column chunks of 1024 and 76 */
+static void b_nbits_m12_chunks(tg *t) { nbits(t, D(12, 4096), 2, 4096, 1100, 64, 1, 1); }
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -727,6 +765,9 @@ static const op_case op_cases[] = {
     {"concat_axis1", b_cat1, 0, 0, 0}, {"concat_axis0", b_cat0, 0, 0, 0},
     {"concat_10_inputs", b_cat_many, 0, 0, 0}, {"reshape_output_copy", b_reshape_out, 0, 0, 0},
     {"relu_flatten_gemm", b_flatten_gemm, 1, 5e-3, 1e-2},
+    {"nbits_gemv_m1", b_nbits_m1, 0, 1e-5, 2e-3}, {"nbits_gemv_m7_k_tail", b_nbits_m7_tail, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m3_b128", b_nbits_m3_b128, 0, 1e-5, 2e-3}, {"nbits_gemm_m40", b_nbits_m40, 0, 5e-3, 1e-2},
+    {"nbits_gemm_m20_k_tail", b_nbits_m20_tail, 0, 5e-3, 1e-2}, {"nbits_gemm_m12_chunks", b_nbits_m12_chunks, 0, 5e-3, 1e-2},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {
@@ -744,6 +785,21 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
   }
   compare_graph(e, ctx, g, name, dtype, dtype == HD_DT_F32 ? oc->tol32 : oc->tol16);
   ir_graph_free(g);
+}
+
+/* MatMulNBits with its path forced (HIPDNN_EP_NBITS_GEMV_MAX_M): 20 rows on
+ * the GEMV in passes of 8 (what a module without a BLAS runs), 3 rows on the
+ * dequantise + GEMM path. */
+static void test_nbits_paths(gpu_env *e) {
+  static const op_case gemv = {"nbits_gemv_m20_passes", b_nbits_m20_tail, 0, 1e-5, 2e-3};
+  static const op_case gemm = {"nbits_gemm_m3", b_nbits_m3_b128, 0, 5e-3, 1e-2};
+  setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "1000", 1);
+  run_op_case(e, &gemv, HD_DT_F32, e->ctx, "");
+  run_op_case(e, &gemv, HD_DT_F16, e->ctx_cap, " [graph]");
+  setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "0", 1);
+  run_op_case(e, &gemm, HD_DT_F32, e->ctx_strict, " [no tf32]");
+  run_op_case(e, &gemm, HD_DT_F16, e->ctx_cap, " [graph]");
+  unsetenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
 }
 
 /* ==== a ResNet-ish chain: stem, blocks, head ==== */
@@ -1292,6 +1348,82 @@ static void bench_chain(gpu_env *e) {
   }
 }
 
+/* Microseconds per run of g's plan at its inputs' shapes on ctx (-1 on a failure). */
+static double time_graph(gpu_env *e, be_context *ctx, ir_graph *g) {
+  ir_plan *p = NULL;
+  be_graph *cg = NULL;
+  be_plan *cp = NULL;
+  void *hin = NULL, *din = NULL, *dout = NULL;
+  double us = -1;
+  ir_shape sh;
+  const ir_value *x = &g->values[g->inputs[0]];
+  sh.rank = x->rank;
+  memcpy(sh.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  OK(plan_create(g, &sh, NULL, &p));
+  const ir_tensor *xt = &p->t[g->inputs[0]], *yt = &p->t[g->outputs[0]];
+  hin = malloc(xt->nbytes + 1);
+  fill(xt->dtype, hin, (size_t)ir_numel(xt->rank, xt->dims), 1.0f);
+  OK(be_mem_alloc(e->cu, 0, xt->nbytes, &din));
+  OK(be_mem_alloc(e->cu, 0, yt->nbytes, &dout));
+  OK(be_copy(e->cu, 0, din, hin, xt->nbytes, BE_COPY_HOST_TO_DEVICE, e->stream));
+  OK(be_graph_compile(e->cu, ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  for (int r = 0; r < 20; ++r) OK(be_plan_run(e->cu, cp, &din, &dout, e->stream));
+  OK(be_stream_sync(e->cu, 0, e->stream));
+  enum { RUNS = 200 };
+  double s0 = now_us();
+  for (int r = 0; r < RUNS; ++r) OK(be_plan_run(e->cu, cp, &din, &dout, e->stream));
+  OK(be_stream_sync(e->cu, 0, e->stream));
+  us = (now_us() - s0) / RUNS;
+done:
+  be_mem_free(e->cu, 0, din);
+  be_mem_free(e->cu, 0, dout);
+  free(hin);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cg) be_graph_free(e->cu, cg);
+  if (p) plan_free(p);
+  return us;
+}
+
+/* MatMulNBits at a 7B-class layer (K = N = 4096, block 32, zero points,
+ * fp16, graph capture): each path at each M (HIPDNN_EP_NBITS_GEMV_MAX_M
+ * forces one), and a dense fp16 MatMul of the same size; the GEMV's rate
+ * counts the bytes it must read (codes, scales, zero points). */
+static void bench_nbits(gpu_env *e) {
+  static const int64_t ms[] = {1, 2, 4, 8, 12, 16, 24, 32, 64, 128, 512};
+  const int64_t K = 4096, N = 4096, bs = 32, kb = K / bs;
+  double bytes = (double)N * (double)K / 2 + (double)N * (double)kb * 2.5;
+  printf("\nMatMulNBits fp16, K = N = %lld, block %lld, zero points (graph replay; us per run)\n", (long long)K,
+         (long long)bs);
+  printf("%-5s %10s %14s %12s %12s\n", "M", "gemv", "dequant+gemm", "dense fp16", "gemv GB/s");
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) {
+    double us[3];
+    for (int path = 0; path < 3; ++path) {
+      tg t;
+      ir_graph *g = NULL;
+      tg_begin(&t, HD_DT_F16);
+      if (path < 2) {
+        nbits(&t, D(ms[i], K), 2, K, N, bs, 1, 0);
+      } else {
+        int in[2] = {tg_input(&t, 2, D(ms[i], K)), tg_const(&t, 2, D(K, N), -0.05f, 0.05f)};
+        tg_output(&t, tg_node(&t, "MatMul", 13, in, 2, NULL, 0));
+      }
+      hd_status *st = tg_end(&t, 0, &g);
+      us[path] = -1;
+      if (st) {
+        CHECK(0, "bench_nbits: build: %s", hd_status_msg(st));
+        hd_status_free(st);
+        continue;
+      }
+      setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", path == 0 ? "1000000" : "0", 1);
+      us[path] = time_graph(e, e->ctx_cap, g);
+      ir_graph_free(g);
+    }
+    unsetenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
+    printf("%-5lld %10.1f %14.1f %12.1f %12.0f\n", (long long)ms[i], us[0], us[1], us[2], bytes / us[0] / 1e3);
+  }
+}
+
 static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
                      const char *msg) {
   (void)user; (void)file; (void)line; (void)func;
@@ -1330,6 +1462,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "-v") == 0) verbose = 1;
     else if (strcmp(argv[i], "--bench") == 0) do_bench = 1;
+    else if (strcmp(argv[i], "--bench-nbits") == 0) do_bench = 2;
     else filter = argv[i];
   }
   gpu_env e;
@@ -1381,6 +1514,10 @@ int main(int argc, char **argv) {
   OK(be_context_create(e.ref, 0, &opts, &halloc, &e.rctx));
   OK(be_stream_create(e.cu, 0, &e.stream));
 
+  if (do_bench == 2) {
+    bench_nbits(&e);
+    goto done;
+  }
   if (do_bench) {
     bench(&e);
     bench_chain(&e);
@@ -1411,6 +1548,7 @@ int main(int argc, char **argv) {
     run_op_case(&e, bc, HD_DT_F32, e.ctx_strict, " [no tf32]");
     run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
   }
+  if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
     test_capture(&e, HD_DT_F16);

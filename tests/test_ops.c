@@ -9,6 +9,7 @@
  * on the CPU EP, as in test_conv.
  *
  * usage: test_ops [--filter SUBSTRING] [--list] */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ typedef struct slot {
   float fval;            /* S_FC */
   float shift;           /* added to random data (positive divisors, variances) */
   float scale;           /* multiplies random data first (0: 1) */
+  int bytes;             /* uint8 data: random bytes 0..255 (packed 4-bit codes) */
+  int grid;              /* rounds random data to multiples of 1/grid (few mantissa bits) */
 } slot;
 
 #define CASE_MAX_IN 9 /* EmbedLayerNormalization's */
@@ -84,6 +87,11 @@ typedef struct op_case {
 /* an int32 constant of n values */
 #define IVALS32C(n, ...) {.kind = S_INTS, .dtype = HD_DT_I32, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 #define NONE {.kind = S_NONE}
+/* MatMulNBits: packed codes (a uint8 initializer of random bytes), scales
+ * that are multiples of 1/64 (so (code - zero point) * scale is exact in
+ * fp16 too), and an int32 initializer */
+#define QB(r, ...) {.kind = S_W, .dtype = HD_DT_U8, .rank = r, .dims = {__VA_ARGS__}, .bytes = 1}
+#define SC(r, ...) {.kind = S_W, .rank = r, .dims = {__VA_ARGS__}, .grid = 64}
 
 #define AI(nm, v) {.name = nm, .kind = HH_ATTR_INT, .i = v}
 #define AF(nm, v) {.name = nm, .kind = HH_ATTR_FLOAT, .f = v}
@@ -490,6 +498,64 @@ static const op_case k_cases[] = {
     {"f16_embed_layernorm", "EmbedLayerNormalization", .domain = "com.microsoft", .dtype = F16,
      .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), NONE, W(2, 10, 64), W(2, 8, 64), NONE, W(1, 64), W(1, 64)}, .nin = 7,
      .nout = 2, .out2_dtype = I32},
+    /* com.microsoft MatMulNBits: A [..., K], B [N, k_blocks, block_size / 2] random codes, scales [N * k_blocks]
+     * or [N, k_blocks], zero points [N * ceil(k_blocks / 2)] (or 2-D), g_idx, bias [N]. M (rows of A) <= 8
+     * runs the GPU's GEMV, more the dequantise + GEMM path. */
+    {"nbits_b16_m1", "MatMulNBits", .domain = "com.microsoft", .in = {IN(2, 1, 64), QB(3, 24, 4, 8), SC(1, 96)}, .nin = 3,
+     .attrs = {AI("K", 64), AI("N", 24), AI("bits", 4), AI("block_size", 16)}, .nattrs = 4},
+    {"nbits_b32_zp_m3", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(3, 1, 3, 128), QB(3, 40, 4, 16), SC(2, 40, 4), QB(1, 80)}, .nin = 4,
+     .attrs = {AI("K", 128), AI("N", 40), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4},
+    {"nbits_b64_zp_bias_m8", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 8, 256), QB(3, 33, 4, 32), SC(1, 132), QB(2, 33, 2), NONE, W(1, 33)}, .nin = 6,
+     .attrs = {AI("K", 256), AI("N", 33), AI("bits", 4), AI("block_size", 64), AI("accuracy_level", 0)}, .nattrs = 5},
+    {"nbits_b128_bias_m33", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(3, 3, 11, 256), QB(3, 48, 2, 64), SC(1, 96), NONE, NONE, W(1, 48)}, .nin = 6,
+     .attrs = {AI("K", 256), AI("N", 48), AI("bits", 4), AI("block_size", 128)}, .nattrs = 4},
+    {"nbits_b32_zp_bias_m33", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 33, 96), QB(3, 20, 3, 16), SC(2, 20, 3), QB(1, 40), NONE, W(1, 20)}, .nin = 6,
+     .attrs = {AI("K", 96), AI("N", 20), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4},
+    {"nbits_b256_m2", "MatMulNBits", .domain = "com.microsoft", .in = {IN(2, 2, 512), QB(3, 8, 2, 128), SC(1, 16)},
+     .nin = 3, .attrs = {AI("K", 512), AI("N", 8), AI("bits", 4), AI("block_size", 256)}, .nattrs = 4},
+    /* K not a multiple of block_size: the last block's padding codes are ignored */
+    {"nbits_k_tail_zp_m5", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 5, 200), QB(3, 20, 7, 16), SC(1, 140), QB(1, 80)}, .nin = 4,
+     .attrs = {AI("K", 200), AI("N", 20), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4},
+    {"nbits_k_tail_bias_m33", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 33, 72), QB(3, 16, 2, 32), SC(1, 32), QB(1, 16), NONE, W(1, 16)}, .nin = 6,
+     .attrs = {AI("K", 72), AI("N", 16), AI("bits", 4), AI("block_size", 64)}, .nattrs = 4},
+    {"nbits_k_tail_b16_m1", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(3, 1, 1, 37), QB(3, 12, 3, 8), SC(1, 36), QB(1, 24)}, .nin = 4,
+     .attrs = {AI("K", 37), AI("N", 12), AI("bits", 4), AI("block_size", 16)}, .nattrs = 4},
+    /* decode, then prefill, then decode again: one plan per shape, each its own path */
+    {"nbits_dynamic_rows", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IND(2, 2, 128), QB(3, 24, 4, 16), SC(1, 96), QB(1, 48), NONE, W(1, 24)}, .nin = 6,
+     .attrs = {AI("K", 128), AI("N", 24), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4, .batch2 = 40},
+    {"f16_nbits_b32_zp_bias_m1", "MatMulNBits", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(2, 1, 256), QB(3, 64, 8, 16), SC(1, 512), QB(1, 256), NONE, W(1, 64)}, .nin = 6,
+     .attrs = {AI("K", 256), AI("N", 64), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4},
+    {"f16_nbits_b128_m8", "MatMulNBits", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 2, 4, 256), QB(3, 32, 2, 64), SC(2, 32, 2)}, .nin = 3,
+     .attrs = {AI("K", 256), AI("N", 32), AI("bits", 4), AI("block_size", 128)}, .nattrs = 4},
+    {"f16_nbits_b16_zp_bias_m33", "MatMulNBits", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(2, 33, 96), QB(3, 40, 6, 8), SC(1, 240), QB(1, 120), NONE, W(1, 40)}, .nin = 6,
+     .attrs = {AI("K", 96), AI("N", 40), AI("bits", 4), AI("block_size", 16)}, .nattrs = 4},
+    {"f16_nbits_k_tail_m33", "MatMulNBits", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 3, 11, 100), QB(3, 24, 2, 32), SC(1, 48), QB(1, 24)}, .nin = 4,
+     .attrs = {AI("K", 100), AI("N", 24), AI("bits", 4), AI("block_size", 64)}, .nattrs = 4},
+    /* left to the CPU EP: 8-bit codes, g_idx, float zero points, B not a constant */
+    {"nbits_not_claimed_8bits", "MatMulNBits", .domain = "com.microsoft", .in = {IN(2, 3, 64), QB(3, 16, 2, 32), SC(1, 32)},
+     .nin = 3, .attrs = {AI("K", 64), AI("N", 16), AI("bits", 8), AI("block_size", 32)}, .nattrs = 4, .not_claimed = 1},
+    {"nbits_not_claimed_g_idx", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 3, 32), QB(3, 8, 2, 8), SC(1, 16), NONE,
+            IVALS32C(32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)},
+     .nin = 5, .attrs = {AI("K", 32), AI("N", 8), AI("bits", 4), AI("block_size", 16)}, .nattrs = 4, .not_claimed = 1},
+    {"nbits_not_claimed_float_zp", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 3, 64), QB(3, 16, 2, 16), SC(1, 32), WPOS(1, 32)}, .nin = 4,
+     .attrs = {AI("K", 64), AI("N", 16), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4, .not_claimed = 1},
+    {"nbits_not_claimed_b_input", "MatMulNBits", .domain = "com.microsoft",
+     .in = {IN(2, 3, 64), INT(HD_DT_U8, 3, 16, 2, 16), SC(1, 32)}, .nin = 3,
+     .attrs = {AI("K", 64), AI("N", 16), AI("bits", 4), AI("block_size", 32)}, .nattrs = 4, .not_claimed = 1},
     {"not_claimed_attention23_softcap", "Attention", 23, .in = {IN(4, 1, 2, 3, 8), IN(4, 1, 2, 4, 8), IN(4, 1, 2, 4, 8)},
      .nin = 3, .attrs = {AF("softcap", 2.0f)}, .nattrs = 1, .not_claimed = 1},
 
@@ -625,11 +691,19 @@ static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dim
     hh_tensor_set(&t, 0, s->fval);
   } else if (s->ivals) {
     for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, (double)s->ivals[i]);
+  } else if (s->bytes) {
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < t.n; i++) {
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      hh_tensor_set(&t, i, (double)(r >> 56));
+    }
   } else {
     hh_tensor_fill_random(&t, seed);
     float scale = s->scale != 0.0f ? s->scale : 1.0f;
     if (s->shift != 0.0f || scale != 1.0f)
       for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) * scale + s->shift);
+    if (s->grid)
+      for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, nearbyint(hh_tensor_get(&t, i) * s->grid) / s->grid);
   }
   int rc = 0;
   if (own == want) *out = t;

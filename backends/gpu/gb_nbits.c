@@ -1,0 +1,160 @@
+/* gb_nbits: MatMulNBits. The packed 4-bit B, its scales and zero points stay
+ * on the device as the model gives them (uploaded once with the graph's
+ * constants), so a step reads each weight as half a byte. Per plan, by the
+ * rows M of A (its leading dims):
+ *   - M <= GB_NBITS_GEMV_MAX_M (decode), or no BLAS: gpu_nbits_gemv, one
+ *     pass over B per 8 rows of A, dequantised in registers, fp32 sums;
+ *   - larger M (prefill): column chunks of B dequantised into the workspace
+ *     as A's type, each multiplied by the BLAS (tensor cores; TF32 only when
+ *     use_tf32 allows) with the bias in its epilogue.
+ * Why 8 rows: the GEMV keeps 8 rows of sums in registers, and past that
+ * re-reads B once per 8 rows with its CUDA-core work growing with M, while
+ * the GEMM path costs a fixed ~4.5 bytes a weight in fp16 (read 0.5, write
+ * 2, read 2) with the multiply on tensor cores. Measured on an H100 (K = N
+ * = 4096, fp16, block 32; test_backend_cuda --bench-nbits): GEMV 8.4,
+ * 10.9, 17.1, 33.0 us at M = 1, 2, 4, 8; dequantise + GEMM 30.5-31 us for
+ * any M up to 32: the two cross at M = 8. */
+#include <stdlib.h>
+
+#include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
+
+#define GB_NBITS_GEMV_MAX_M GPU_NBITS_GEMV_ROWS
+/* Most bytes of B dequantised at once: a column chunk this small mostly
+ * stays in the 50 MB L2 of an H100/H200 between the dequantising kernel's
+ * writes and the GEMM's reads, and bounds the workspace for any N (an LLM
+ * head of 128k columns would need 1 GB dequantised whole). */
+#define GB_NBITS_CHUNK_BYTES ((size_t)16 << 20)
+/* Chunk widths are multiples of 128 columns: every chunk's output, bias and
+ * weights start 256-byte aligned, as the BLAS's algorithms assume. */
+#define GB_NBITS_CHUNK_ALIGN 128
+
+/* The most rows the GEMV takes: GB_NBITS_GEMV_MAX_M, or the environment's
+ * HIPDNN_EP_NBITS_GEMV_MAX_M (a number >= 0), which benchmarks and tests
+ * use to time and check both paths at one shape; read per plan. */
+static int64_t gemv_max_m(void) {
+  const char *v = getenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
+  char *end = NULL;
+  long long m = v && v[0] ? strtoll(v, &end, 10) : -1;
+  return m >= 0 && end && *end == '\0' ? (int64_t)m : GB_NBITS_GEMV_MAX_M;
+}
+
+typedef struct gb_nbits_step {
+  gpu_nbits_desc d; /* sizes; pointers bound per run */
+  int dtype;
+  int64_t chunk;    /* GEMM path: columns dequantised per BLAS call; 0: GEMV */
+  void *mm, *mm_tail; /* the BLAS's matmuls for full chunks and the last one */
+  size_t w_bytes;   /* GEMM path: workspace the dequantised chunk takes (256-aligned) */
+} gb_nbits_step;
+
+static hd_status *nbits_support(be_context *c, const ir_graph *g, const ir_node *n) {
+  (void)c;
+  int dt = g->values[n->in[0]].dtype;
+  if (dt != HD_DT_F32 && dt != HD_DT_F16)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
+  if (g->values[n->out[0]].rank > GPU_MAX_DIMS)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type, g->values[n->out[0]].rank);
+  return NULL;
+}
+
+static void free_mms(be_context *c, gb_nbits_step *ns) {
+  if (ns->mm) c->m->blas.mm_free(ns->mm);
+  if (ns->mm_tail) c->m->blas.mm_free(ns->mm_tail);
+  ns->mm = ns->mm_tail = NULL;
+}
+
+/* The GEMM path's matmuls, when the BLAS has them; else the step stays on
+ * the GEMV (ns->chunk 0). */
+static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, size_t *ws) {
+  const gpu_nbits_desc *d = &ns->d;
+  size_t es = hd_dtype_size(ns->dtype);
+  int64_t chunk = d->n;
+  if ((size_t)(d->n * d->k) * es > GB_NBITS_CHUNK_BYTES) {
+    chunk = (int64_t)(GB_NBITS_CHUNK_BYTES / ((size_t)d->k * es)) / GB_NBITS_CHUNK_ALIGN * GB_NBITS_CHUNK_ALIGN;
+    if (chunk < GB_NBITS_CHUNK_ALIGN) chunk = GB_NBITS_CHUNK_ALIGN;
+    if (chunk > d->n) chunk = d->n;
+  }
+  int64_t tail = d->n % chunk;
+  gb_mm_desc md = {.dtype = ns->dtype, .allow_tf32 = c->opts.use_tf32, .m = d->m, .n = chunk, .k = d->k,
+                   .trans_b = 1, .lda = d->k, .ldb = d->k, .batch = 1, .ldd = d->n,
+                   .bias = s->p.nbits.in_bias >= 0, .alpha = 1.0f};
+  size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need = 0, need_tail = 0;
+  hd_status *st = c->m->blas.mm_create(c->blas, &md, limit, &ns->mm, &need);
+  if (!st && tail) {
+    md.n = tail;
+    st = c->m->blas.mm_create(c->blas, &md, limit, &ns->mm_tail, &need_tail);
+  }
+  if (st) {
+    free_mms(c, ns);
+    HD_LOG(HD_LOG_VERBOSE, "%s: %s '%s' [%lld x %lld x %lld] on the GEMV kernel: %s", gb_backend_name,
+           s->n->op_type, s->n->name, (long long)d->m, (long long)d->n, (long long)d->k, hd_status_msg(st));
+    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
+    hd_status_free(st);
+    return NULL;
+  }
+  ns->chunk = chunk;
+  ns->w_bytes = ((size_t)(chunk * d->k) * es + 255) / 256 * 256;
+  *ws = ns->w_bytes + (need > need_tail ? need : need_tail);
+  return NULL;
+}
+
+static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  *ws = 0;
+  be_context *c = bp->bg->c;
+  const ir_node *n = s->n;
+  const op_nbits *p = &s->p.nbits;
+  gb_nbits_step *ns = calloc(1, sizeof *ns);
+  if (!ns) return GB_OOM();
+  s->priv = ns;
+  const ir_tensor *A = gb_t(bp, n->in[0]);
+  ns->dtype = A->dtype;
+  ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
+                           .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes};
+  if (ns->d.m > gemv_max_m() && c->blas) return gemm_path(c, s, ns, ws);
+  return NULL;
+}
+
+static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  const ir_node *n = s->n;
+  const op_nbits *p = &s->p.nbits;
+  const gb_nbits_step *ns = s->priv;
+  gpu_nbits_desc d = ns->d;
+  if (d.m == 0) return NULL;
+  d.a = gb_addr(bp, n->in[0], &l->b);
+  d.b = gb_addr(bp, n->in[1], &l->b);
+  d.scales = gb_addr(bp, n->in[2], &l->b);
+  d.zp = ir_input_addr(&bp->p, n, p->in_zp, &l->b);
+  d.bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b);
+  d.y = gb_addr(bp, n->out[0], &l->b);
+  if (!ns->chunk) {
+    GB_KERNEL(gpu_nbits_gemv(&d, ns->dtype, l->stream));
+    return NULL;
+  }
+  be_context *c = bp->bg->c;
+  size_t es = hd_dtype_size(ns->dtype);
+  void *w = l->workspace, *bws = (char *)l->workspace + ns->w_bytes;
+  size_t bws_bytes = l->workspace_bytes - ns->w_bytes;
+  for (int64_t n0 = 0; n0 < d.n; n0 += ns->chunk) {
+    int64_t nc = d.n - n0 < ns->chunk ? d.n - n0 : ns->chunk;
+    GB_KERNEL(gpu_nbits_dequant(&d, n0, nc, w, ns->dtype, l->stream));
+    const void *bias = d.bias ? (const char *)d.bias + (size_t)n0 * es : NULL;
+    HD_TRY(c->m->blas.mm_run(c->blas, nc == ns->chunk ? ns->mm : ns->mm_tail, d.a, w, (char *)d.y + (size_t)n0 * es,
+                             bias, bws, bws_bytes, l->stream));
+  }
+  return NULL;
+}
+
+static void nbits_release(be_plan *bp, gb_step *s) {
+  gb_nbits_step *ns = s->priv;
+  if (ns) free_mms(bp->bg->c, ns);
+  free(ns);
+  s->priv = NULL;
+}
+
+const gb_family gb_family_nbits = {
+    .name = "nbits",
+    .support = nbits_support,
+    .compile = nbits_compile,
+    .run = nbits_run,
+    .release = nbits_release,
+};
