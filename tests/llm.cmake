@@ -1,0 +1,78 @@
+# LLM decoders in onnxruntime-genai's layout (included by tests/CMakeLists.txt).
+#
+# tools/llm/gen_decoder.py writes each model at build time into
+# build/llm/<name>/ (model.onnx + model.onnx.data, genai_config.json, and
+# reference.bin: the numpy greedy decode the tests check the CPU EP
+# against). A python3 that cannot import onnx writes build/llm/<name>/SKIP
+# with the reason instead, and every test of that model exits 77 (SKIP).
+#
+# decoder_<name>          the model on our EP with CPU fallback against the
+#                         CPU EP: prefill of 12 tokens at batch 1 and 2, then
+#                         50 greedy steps with the KV cache, shared and
+#                         separate past/present; logits and tokens per step.
+# decoder_full_ep_<name>  the same, then a session with CPU fallback off: it
+#                         must hold every node. SKIP while the only nodes left
+#                         to the CPU EP are of the op types in HH_LLM_PENDING
+#                         (any other unclaimed op, wrong token or logits
+#                         mismatch FAILS). Empty HH_LLM_PENDING once they land.
+if(NOT TARGET hh_harness)
+  return()
+endif()
+
+# Op types our EP does not claim yet in these models: the contrib ops being
+# added on other branches, and ReduceSum (the sum over the int64
+# attention_mask that becomes GroupQueryAttention's seqlens_k; the EP has
+# ReduceMean only). Sub and Cast after it are already ours.
+set(HH_LLM_PENDING "GroupQueryAttention,MatMulNBits,RotaryEmbedding,ReduceSum")
+
+# Debian's interpreter first (python3-onnx); a pyenv/venv python3 earlier on
+# PATH usually has no onnx.
+find_program(HIPDNN_EP_LLM_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH
+             DOC "python3 with numpy + onnx, for tools/llm/gen_decoder.py")
+if(NOT HIPDNN_EP_LLM_PYTHON)
+  find_program(HIPDNN_EP_LLM_PYTHON NAMES python3)
+endif()
+
+add_executable(test_decoder test_decoder.c)
+target_link_libraries(test_decoder PRIVATE hh_harness m)
+
+set(HH_LLM_DIR ${CMAKE_BINARY_DIR}/llm)
+set(HH_LLM_GEN ${CMAKE_SOURCE_DIR}/tools/llm/gen_decoder.py)
+# Batch sizes, prompt length and steps of the tests; the numpy reference is
+# decoded for the same cases.
+set(HH_LLM_CASES 1:12:50,2:12:50)
+set(HH_LLM_STAMPS "")
+
+# hh_llm_model(NAME TEST_ARGS GEN_ARGS...): generates build/llm/NAME and
+# registers decoder_NAME and decoder_full_ep_NAME (both runtimes).
+function(hh_llm_model name test_args)
+  set(dir ${HH_LLM_DIR}/${name})
+  if(HIPDNN_EP_LLM_PYTHON)
+    add_custom_command(OUTPUT ${dir}/gen.stamp
+      COMMAND ${HIPDNN_EP_LLM_PYTHON} ${HH_LLM_GEN} --out ${dir} --skip-marker ${dir}/SKIP
+              --reference ${HH_LLM_CASES} ${ARGN}
+      COMMAND ${CMAKE_COMMAND} -E touch ${dir}/gen.stamp
+      DEPENDS ${HH_LLM_GEN}
+      COMMENT "gen_decoder.py: ${name}"
+      VERBATIM)
+    set(HH_LLM_STAMPS ${HH_LLM_STAMPS} ${dir}/gen.stamp PARENT_SCOPE)
+  else()
+    file(WRITE ${dir}/SKIP "no python3 found when CMake configured this build\n")
+  endif()
+  set(args --model ${dir} --batch 1,2 --prompt 12 --gen 50 ${test_args})
+  hh_add_ort_test(decoder_${name} test_decoder ${args})
+  hh_add_ort_test(decoder_full_ep_${name} test_decoder ${args} --full-ep --pending ${HH_LLM_PENDING})
+endfunction()
+
+# The builder's CPU model (fp32, GroupQueryAttention), its CUDA model (fp16),
+# the int4 models (MatMulNBits, block 32; symmetric as the builder's default,
+# and with zero points; accuracy_level 0 so MatMulNBits is exact dequant-then-
+# fp32 and the numpy reference holds at 1e-4), and the packed com.microsoft
+# Attention form (equal Q and KV heads: ORT's Attention needs them equal).
+hh_llm_model(tiny_fp32 "--reference")
+hh_llm_model(tiny_fp16 "" --dtype fp16)
+hh_llm_model(tiny_int4 "--reference" --quant int4 --accuracy-level 0)
+hh_llm_model(tiny_int4_zp "--reference" --quant int4 --zero-points --accuracy-level 0 --seed 2)
+hh_llm_model(tiny_int4_fp16 "" --quant int4 --dtype fp16 --seed 3)
+hh_llm_model(tiny_ms "--reference" --attention ms --kv-heads 4 --seed 4)
+add_custom_target(hh_llm_models ALL DEPENDS ${HH_LLM_STAMPS})
