@@ -23,7 +23,7 @@ endif()
 # added on other branches, and ReduceSum (the sum over the int64
 # attention_mask that becomes GroupQueryAttention's seqlens_k; the EP has
 # ReduceMean only). Sub and Cast after it are already ours.
-set(HH_LLM_PENDING "GroupQueryAttention,MatMulNBits,RotaryEmbedding,ReduceSum")
+set(HH_LLM_PENDING "ReduceSum")
 
 # Debian's interpreter first (python3-onnx); a pyenv/venv python3 earlier on
 # PATH usually has no onnx.
