@@ -124,14 +124,29 @@ int gpu_global_pool(const void *x, void *y, int dtype, int64_t rows, int64_t len
 int gpu_softmax(const void *x, void *y, int dtype, int64_t outer, int64_t len, int64_t inner,
                 void *stream);
 
-/* gpu_reduce.cu: mean over the `red` dims; one output per `keep` index,
- * outputs packed in keep order. Strides are the input's, in elements. */
+/* gpu_reduce.cu: a reduction (GPU_REDUCE_*) over the `red` dims; one output
+ * per `keep` index, outputs packed in keep order. Strides are the input's, in
+ * elements. Floats accumulate in fp32; int32/int64 (Sum, Max, Min, Prod) in
+ * int64. An empty reduction (a red dim of 0) gives the op's value for the
+ * empty set (0, 1, -inf, ...). */
+enum {
+  GPU_REDUCE_SUM,
+  GPU_REDUCE_MEAN,
+  GPU_REDUCE_MAX,
+  GPU_REDUCE_MIN,
+  GPU_REDUCE_PROD,
+  GPU_REDUCE_L1,
+  GPU_REDUCE_L2,
+  GPU_REDUCE_SUM_SQUARE,
+  GPU_REDUCE_LOG_SUM,
+  GPU_REDUCE_LOG_SUM_EXP
+};
 typedef struct gpu_reduce_desc {
   int nkeep, nred;
   int64_t keep_dims[GPU_MAX_DIMS], keep_strides[GPU_MAX_DIMS];
   int64_t red_dims[GPU_MAX_DIMS], red_strides[GPU_MAX_DIMS];
 } gpu_reduce_desc;
-int gpu_reduce_mean(const void *x, void *y, int dtype, const gpu_reduce_desc *d, void *stream);
+int gpu_reduce(const void *x, void *y, int dtype, int op, const gpu_reduce_desc *d, void *stream);
 
 /* gpu_concat.cu: y[outer, width_total] (element size es bytes) gets each
  * input x[i][outer, width[i]] at column offset[i]. Up to 8 inputs a call. */

@@ -261,8 +261,8 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
   /* Empty tensors are legal: a step all of whose outputs are empty has
    * nothing to compute and nothing to write, so no backend ever runs a
    * kernel over an empty output. (A step with a non-empty output from an
-   * empty input is its op's business: ReduceMean over an empty axis gives
-   * 0, as ONNX Runtime's kernel does.) */
+   * empty input is its op's business: a reduction over an empty axis gives
+   * the empty-set value (ReduceMean 0), as ONNX Runtime's kernels do.) */
   for (int s = 0; s < p->nsteps && !st; s++) {
     const ir_node *node = &g->nodes[p->steps[s].node];
     int empty = 1;

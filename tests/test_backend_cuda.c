@@ -692,6 +692,16 @@ static void b_rm_hw(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {2, 3}}};
 static void b_rm_0(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {0}}, A_INT("keepdims", 0)}; int x = tg_input(t, 2, D(50, 7)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, a, 2)); }
 static void b_rm_all(tg *t) { int x = tg_input(t, 3, D(4, 5, 6)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, NULL, 0)); }
 static void b_rm_13(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {1, -1}}}; int x = tg_input(t, 4, D(2, 3, 4, 5)); tg_output(t, tg_node(t, "ReduceMean", 13, &x, 1, a, 1)); }
+/* The other reductions: warp per output (contiguous reduced dim of >= 32) and thread per output. */
+static void b_rs_warp(tg *t) { int in[2] = {tg_input(t, 3, D(4, 6, 40)), tg_const_i64(t, 1, D(1), (const int64_t[]){-1})}; tg_output(t, tg_node(t, "ReduceSum", 13, in, 2, NULL, 0)); }
+static void b_rmax_mid(tg *t) { int in[2] = {tg_input(t, 3, D(4, 40, 6)), tg_const_i64(t, 1, D(1), (const int64_t[]){1})}; tg_output(t, tg_node(t, "ReduceMax", 18, in, 2, NULL, 0)); }
+static void b_rmin_0(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {0}}, A_INT("keepdims", 0)}; int x = tg_input(t, 2, D(50, 7)); tg_output(t, tg_node(t, "ReduceMin", 13, &x, 1, a, 2)); }
+static void b_rlse_warp(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {2}}}; int x = tg_input(t, 3, D(3, 5, 64)); tg_output(t, tg_node(t, "ReduceLogSumExp", 13, &x, 1, a, 1)); }
+static void b_rlse_mid(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {1}}}; int x = tg_input(t, 3, D(3, 9, 5)); tg_output(t, tg_node(t, "ReduceLogSumExp", 13, &x, 1, a, 1)); }
+static void b_rl2_all(tg *t) { int x = tg_input(t, 3, D(4, 5, 6)); tg_output(t, tg_node(t, "ReduceL2", 13, &x, 1, NULL, 0)); }
+static void b_rl1_hw(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {2, 3}}}; int x = tg_input(t, 4, D(2, 3, 8, 9)); tg_output(t, tg_node(t, "ReduceL1", 13, &x, 1, a, 1)); }
+static void b_rss_13(tg *t) { attr a[] = {{.name = "axes", .n = 2, .i = {1, -1}}}; int x = tg_input(t, 4, D(2, 3, 4, 5)); tg_output(t, tg_node(t, "ReduceSumSquare", 13, &x, 1, a, 1)); }
+static void b_rprod_1(tg *t) { attr a[] = {{.name = "axes", .n = 1, .i = {1}}}; int x = tg_input(t, 3, D(4, 5, 6)); tg_output(t, tg_node(t, "ReduceProd", 13, &x, 1, a, 1)); }
 /* concat */
 static void b_cat1(tg *t) { attr a[] = {A_INT("axis", 1)}; int in[3] = {tg_input(t, 3, D(2, 3, 4)), tg_input(t, 3, D(2, 5, 4)), tg_const(t, 3, D(2, 1, 4), -1.f, 1.f)}; tg_output(t, tg_node(t, "Concat", 13, in, 3, a, 1)); }
 static void b_cat0(tg *t) { attr a[] = {A_INT("axis", 0)}; int in[2] = {tg_input(t, 2, D(2, 7)), tg_input(t, 2, D(3, 7))}; tg_output(t, tg_node(t, "Concat", 13, in, 2, a, 1)); }
@@ -762,6 +772,11 @@ static const op_case op_cases[] = {
     {"softmax_legacy_2d", b_sm_legacy, 0, 1e-5, 2e-3}, {"softmax_long_row", b_sm_long, 0, 1e-5, 2e-3},
     {"reducemean_hw", b_rm_hw, 0, 1e-5, 2e-3}, {"reducemean_axis0", b_rm_0, 0, 1e-5, 2e-3},
     {"reducemean_all", b_rm_all, 0, 1e-5, 2e-3}, {"reducemean_1_-1", b_rm_13, 0, 1e-5, 2e-3},
+    {"reducesum_warp", b_rs_warp, 0, 1e-5, 2e-3}, {"reducemax18_mid", b_rmax_mid, 0, 0, 0},
+    {"reducemin_axis0", b_rmin_0, 0, 0, 0}, {"reducelogsumexp_warp", b_rlse_warp, 0, 1e-5, 2e-3},
+    {"reducelogsumexp_mid", b_rlse_mid, 0, 1e-5, 2e-3}, {"reducel2_all", b_rl2_all, 0, 1e-5, 2e-3},
+    {"reducel1_hw", b_rl1_hw, 0, 1e-5, 2e-3}, {"reducesumsquare_1_-1", b_rss_13, 0, 1e-5, 2e-3},
+    {"reduceprod_axis1", b_rprod_1, 0, 1e-5, 2e-3},
     {"concat_axis1", b_cat1, 0, 0, 0}, {"concat_axis0", b_cat0, 0, 0, 0},
     {"concat_10_inputs", b_cat_many, 0, 0, 0}, {"reshape_output_copy", b_reshape_out, 0, 0, 0},
     {"relu_flatten_gemm", b_flatten_gemm, 1, 5e-3, 1e-2},

@@ -323,6 +323,75 @@ static const op_case k_cases[] = {
     {"reducemean_dynamic_batch", "ReduceMean", 13, .in = {IND(3, 2, 3, 4)}, .nin = 1, .attrs = {AIS("axes", 2)},
      .nattrs = 1, .batch2 = 4},
 
+    /* The other reductions. ReduceSum: axes attribute to 11, input from 13;
+     * the others: attribute to 13, input from 18. */
+    {"reducesum11_hw", "ReduceSum", 11, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducesum13_axes_input", "ReduceSum", 13, .in = {X4, INTS(2, 1, 3)}, .nin = 2},
+    {"reducesum13_neg_no_keepdims", "ReduceSum", 13, .in = {X4, INTS(2, -1, -3)}, .nin = 2, .attrs = {AI("keepdims", 0)},
+     .nattrs = 1},
+    {"reducesum13_all", "ReduceSum", 13, .in = {X4}, .nin = 1},
+    {"reducesum1_all_no_keepdims", "ReduceSum", 1, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"reducesum13_long_row", "ReduceSum", 13, .in = {IN(3, 2, 6, 40), INTS(1, -1)}, .nin = 2},
+    {"reducemax13_hw", "ReduceMax", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducemax18_axes_input", "ReduceMax", 18, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducemax20_axes_input", "ReduceMax", 20, .in = {X4, INTS(2, 0, -1)}, .nin = 2, .attrs = {AI("keepdims", 0)},
+     .nattrs = 1},
+    {"reducemax13_all_no_keepdims", "ReduceMax", 13, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"reducemax13_long_row", "ReduceMax", 13, .in = {IN(3, 2, 6, 40)}, .nin = 1, .attrs = {AIS("axes", 2)}, .nattrs = 1},
+    {"reducemin13_neg_axes", "ReduceMin", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", -1, 0)}, .nattrs = 1},
+    {"reducemin18_axes_input", "ReduceMin", 18, .in = {X4, INTS(1, 2)}, .nin = 2},
+    {"reducemin20_all", "ReduceMin", 20, .in = {X4}, .nin = 1},
+    {"reduceprod13_axis1", "ReduceProd", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reduceprod18_axes_input", "ReduceProd", 18, .in = {X4, INTS(1, -2)}, .nin = 2, .attrs = {AI("keepdims", 0)},
+     .nattrs = 1},
+    {"reducel1_13_hw", "ReduceL1", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducel1_18_all_no_keepdims", "ReduceL1", 18, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"reducel2_13_neg_axes", "ReduceL2", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", -1)}, .nattrs = 1},
+    {"reducel2_18_axes_input", "ReduceL2", 18, .in = {X4, INTS(2, 0, 2)}, .nin = 2},
+    {"reducesumsquare13_axis1", "ReduceSumSquare", 13, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducesumsquare18_axes_input", "ReduceSumSquare", 18, .in = {X4, INTS(1, 3)}, .nin = 2},
+    {"reducelogsum13_hw", "ReduceLogSum", 13, .in = {X4P}, .nin = 1, .attrs = {AIS("axes", 2, 3)}, .nattrs = 1},
+    {"reducelogsum18_axes_input", "ReduceLogSum", 18, .in = {X4P, INTS(1, -1)}, .nin = 2, .attrs = {AI("keepdims", 0)},
+     .nattrs = 1},
+    {"reducelogsumexp13_axis1", "ReduceLogSumExp", 13, .in = {X4S}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducelogsumexp18_axes_input", "ReduceLogSumExp", 18, .in = {X4S, INTS(2, 2, 3)}, .nin = 2},
+    {"reducelogsumexp13_long_row", "ReduceLogSumExp", 13, .in = {{.kind = S_IN, .rank = 3, .dims = {2, 6, 40}, .scale = 30.0f}},
+     .nin = 1, .attrs = {AIS("axes", -1)}, .nattrs = 1},
+    {"reducelogsumexp11_all", "ReduceLogSumExp", 11, .in = {X4}, .nin = 1},
+    {"f16_reducesum", "ReduceSum", 13, F16, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"f16_reducemax", "ReduceMax", 18, F16, .in = {X4, INTS(2, 2, 3)}, .nin = 2},
+    {"f16_reducel2", "ReduceL2", 13, F16, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 3)}, .nattrs = 1},
+    {"f16_reducelogsumexp", "ReduceLogSumExp", 13, F16, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    /* Integers: exact, summed in int64. GenAI's seqlens_k is ReduceSum(mask, axes=[1]) of an int64 mask. */
+    {"reducesum_int64_mask", "ReduceSum", 13, .dtype = I64,
+     .in = {IVALS(I64, 2, 3, 5, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0), INTS(1, 1)}, .nin = 2},
+    {"reducesum_int64_axis1", "ReduceSum", 13, .dtype = I64, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducesum_int32_axis1", "ReduceSum", 13, .dtype = I32, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducesum11_int64_all", "ReduceSum", 11, .dtype = I64, .in = {X4}, .nin = 1, .attrs = {AI("keepdims", 0)}, .nattrs = 1},
+    {"reducemax_int64_axis1", "ReduceMax", 13, .dtype = I64, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducemax_int32_axis1", "ReduceMax", 18, .dtype = I32, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducemin_int64_axis1", "ReduceMin", 18, .dtype = I64, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducemin_int32_axis1", "ReduceMin", 13, .dtype = I32, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reduceprod_int64_axis1", "ReduceProd", 13, .dtype = I64, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reduceprod_int32_axis1", "ReduceProd", 18, .dtype = I32, .in = {X4, INTS(1, 1)}, .nin = 2},
+    {"reducesum_int64_long_row", "ReduceSum", 13, .dtype = I64, .in = {IN(2, 3, 100), INTS(1, 1)}, .nin = 2},
+    /* Empty reductions: each op's value for the empty set, as the CPU EP gives. */
+    {"reducesum13_empty", "ReduceSum", 13, .in = {IN(3, 2, 0, 4), INTS(1, 1)}, .nin = 2},
+    {"reducemean13_empty", "ReduceMean", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducemax13_empty", "ReduceMax", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducemin13_empty", "ReduceMin", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reduceprod13_empty", "ReduceProd", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducel1_13_empty", "ReduceL1", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducel2_13_empty", "ReduceL2", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducesumsquare13_empty", "ReduceSumSquare", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)},
+     .nattrs = 1},
+    {"reducelogsum13_empty", "ReduceLogSum", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)}, .nattrs = 1},
+    {"reducelogsumexp13_empty", "ReduceLogSumExp", 13, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)},
+     .nattrs = 1},
+    {"reducesum_int64_empty", "ReduceSum", 13, .dtype = I64, .in = {IN(3, 2, 0, 4), INTS(1, 1)}, .nin = 2},
+    {"reducemax_int32_empty", "ReduceMax", 13, .dtype = I32, .in = {IN(3, 2, 0, 4)}, .nin = 1, .attrs = {AIS("axes", 1)},
+     .nattrs = 1},
+
     /* Shape and Size: computed when the plan is built */
     {"shape", "Shape", 13, .in = {X4}, .nin = 1, .out_dtype = I64},
     {"shape15_start_end", "Shape", 15, .in = {X4}, .nin = 1, .out_dtype = I64,
@@ -675,6 +744,15 @@ static const op_case k_cases[] = {
      .nin = 2, .not_claimed = 1},
     {"not_claimed_reducemean18_noop", "ReduceMean", 18, .in = {X4}, .nin = 1, .attrs = {AI("noop_with_empty_axes", 1)},
      .nattrs = 1, .not_claimed = 1},
+    {"not_claimed_reducesum13_noop", "ReduceSum", 13, .in = {X4}, .nin = 1, .attrs = {AI("noop_with_empty_axes", 1)},
+     .nattrs = 1, .not_claimed = 1},
+    {"not_claimed_reducemean_int64", "ReduceMean", 13, .dtype = I64, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)},
+     .nattrs = 1, .not_claimed = 1},
+    {"not_claimed_reducel1_int32", "ReduceL1", 13, .dtype = I32, .in = {X4}, .nin = 1, .attrs = {AIS("axes", 1)},
+     .nattrs = 1, .not_claimed = 1},
+    {"not_claimed_reducesum_axes_graph_input", "ReduceSum", 13, .in = {X4, {.kind = S_IN, .dtype = I64, .rank = 1,
+                                                                           .dims = {1}, .ivals = (const int64_t[]){1}}},
+     .nin = 2, .not_claimed = 1},
 };
 
 /* The dtype of slot s of case c when the model is built with dtype dt. */
@@ -796,7 +874,7 @@ static int run_once(hh_ort *h, const op_case *c, OrtSession *s_ep, OrtSession *s
     ok &= ht_check_close(&y[k], &yr[k], out_dtype(c, (int)k, dt), what);
   }
 done:
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < CASE_MAX_IN; i++) {
     hh_tensor_free(&x[i]);
     hh_tensor_free(&xr[i]);
   }

@@ -1,4 +1,4 @@
-/* gb_reduce: ReduceMean on gpu/gpu_reduce.cu over any axes. The input's dims
+/* gb_reduce: the reductions on gpu/gpu_reduce.cu over any axes. The input's dims
  * split into kept and reduced ones (each run of neighbours merged), so a
  * reduction over the trailing dims is one contiguous row per output. */
 #include <stdlib.h>
@@ -7,9 +7,19 @@
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 
+_Static_assert(GPU_REDUCE_SUM == (int)OP_RED_SUM && GPU_REDUCE_MEAN == (int)OP_RED_MEAN &&
+                   GPU_REDUCE_PROD == (int)OP_RED_PROD && GPU_REDUCE_LOG_SUM_EXP == (int)OP_RED_LOG_SUM_EXP,
+               "GPU_REDUCE_* and op_reduce_kind disagree");
+
 static hd_status *reduce_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  return gb_check_float_io(g, n, 1);
+  const ir_value *x = &g->values[n->in[0]];
+  int int_ok = op_reduce_int_ok(OP_P(n)->reduce.kind) && (x->dtype == HD_DT_I32 || x->dtype == HD_DT_I64);
+  if (!gb_dtype_ok(x->dtype) && !int_ok)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(x->dtype));
+  if (x->rank > GPU_MAX_DIMS)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of rank %d", gb_backend_name, n->op_type, x->rank);
+  return NULL;
 }
 
 static void push(int64_t *dims, int64_t *strides, int *n, int64_t dim, int64_t stride) {
@@ -63,13 +73,10 @@ static hd_status *reduce_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_bindings *b = &l->b;
   gpuStream_t stream = l->stream;
   const ir_tensor *x = gb_t(bp, s->n->in[0]);
-  if (ir_numel(x->rank, x->dims) == 0) { /* an empty reduction gives 0, as ONNX Runtime's kernel does */
-    const ir_tensor *y = gb_t(bp, s->n->out[0]);
-    GB_CHECK(gpuMemsetAsync(gb_addr(bp, s->n->out[0], b), 0, y->nbytes, stream));
-    return NULL;
-  }
-  GB_KERNEL(gpu_reduce_mean(gb_addr(bp, s->n->in[0], b), gb_addr(bp, s->n->out[0], b), x->dtype,
-                            (const gpu_reduce_desc *)s->priv, stream));
+  /* An empty reduction (x empty, y not) reads nothing and gives the op's
+   * empty-set value (0, 1, -inf, ...). */
+  GB_KERNEL(gpu_reduce(gb_addr(bp, s->n->in[0], b), gb_addr(bp, s->n->out[0], b), x->dtype,
+                       (int)OP_P(s)->reduce.kind, (const gpu_reduce_desc *)s->priv, stream));
   return NULL;
 }
 
