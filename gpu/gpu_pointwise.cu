@@ -76,6 +76,45 @@ int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, i
   return gpu::last_error();
 }
 
+// Integers (int32, int64): Add, Sub, Mul wrap around as two's complement
+// (computed unsigned: no signed overflow), Min, Max; no activation.
+template <typename T>
+__device__ __forceinline__ T bin_int(int op, T a, T b) {
+  typedef unsigned long long U;
+  switch (op) {
+    case GPU_BIN_ADD: return (T)((U)a + (U)b);
+    case GPU_BIN_SUB: return (T)((U)a - (U)b);
+    case GPU_BIN_MUL: return (T)((U)a * (U)b);
+    case GPU_BIN_MIN: return a < b ? a : b;
+    default: return a > b ? a : b;
+  }
+}
+
+template <typename T>
+__global__ void binary_int_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast bc, int op) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int64_t rem = i, oa = 0, ob = 0;
+    for (int d = bc.rank - 1; d >= 0; --d) {
+      int64_t q = rem / bc.dims[d], r = rem - q * bc.dims[d];
+      oa += r * bc.sa[d];
+      ob += r * bc.sb[d];
+      rem = q;
+    }
+    y[i] = bin_int(op, a[oa], b[ob]);
+  }
+}
+
+template <typename T>
+int binary_int(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, gpuStream_t s) {
+  if (op != GPU_BIN_ADD && op != GPU_BIN_SUB && op != GPU_BIN_MUL && op != GPU_BIN_MIN && op != GPU_BIN_MAX) return -1;
+  int64_t n = 1;
+  for (int d = 0; d < bc->rank; ++d) n *= bc->dims[d];
+  if (n <= 0) return 0;
+  binary_int_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y, n, *bc, op);
+  return gpu::last_error();
+}
+
 template <typename T>
 __global__ void bn_kernel(const T *x, T *y, const T *scale, const T *bias, const T *mean,
                           const T *var, float eps, int64_t n, int64_t channels, int64_t inner) {
@@ -108,6 +147,11 @@ extern "C" int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, 
 extern "C" int gpu_binary(const void *a, const void *b, void *y, int dtype, int op,
                           const gpu_bcast *bc, int act, float alpha, float beta, void *stream) {
   if (bc->rank < 1 || bc->rank > GPU_MAX_DIMS) return -1;
+  if (dtype == GPU_DT_I32 || dtype == GPU_DT_I64) {
+    if (act != OP_ACT_NONE) return -1;
+    return dtype == GPU_DT_I32 ? binary_int<int32_t>(a, b, y, op, bc, (gpuStream_t)stream)
+                               : binary_int<int64_t>(a, b, y, op, bc, (gpuStream_t)stream);
+  }
   GPU_DISPATCH(dtype, binary, a, b, y, op, bc, act, alpha, beta, (gpuStream_t)stream)
 }
 

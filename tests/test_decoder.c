@@ -480,7 +480,10 @@ static int run_all(hh_ort *h, const dc_model *m, const dc_opts *o, OrtSession *s
        * ORT's GroupQueryAttention refuses a multi-token run over a past at
        * batch > 1 ("batch_size must be 1 when sequence_length > 1 ...") */
       if (f == DC_STATIC && b != 1) continue;
-      int rc = decode(h, m, o, sess, b, f, ref, tol, 1e-4, &res[forms ? 1 : 0]);
+      /* the numpy reference is float64 throughout: the CPU EP's fp16 model rounds
+       * every activation (7e-4 rel L2 on the H100 machine's CPU, AVX-512 FP16) */
+      double ref_tol = m->dtype == HD_DT_F32 ? 1e-4 : 1e-2;
+      int rc = decode(h, m, o, sess, b, f, ref, tol, ref_tol, &res[forms ? 1 : 0]);
       bad += rc;
       if (rc) continue;
       /* the KV forms are one model: the CPU EP must give the same tokens */

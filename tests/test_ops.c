@@ -737,7 +737,12 @@ static const op_case k_cases[] = {
     {"not_claimed_clip_input_min", "Clip", 13, .in = {X4, IN(0, 0)}, .nin = 2, .not_claimed = 1},
     {"not_claimed_dropout_mask", "Dropout", 12, .in = {X4}, .nin = 1, .nout = 2, .out2_dtype = HD_DT_BOOL,
      .not_claimed = 1},
-    {"add_int32_host_only", "Add", .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2, .host_only = 1},
+    {"add_int32", "Add", .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2},
+    /* GenAI's seqlens_k: ReduceSum(mask) - 1 on the device, int64 with a broadcast constant */
+    {"sub_int64_bcast_const", "Sub", .dtype = I64, .in = {IN(2, 3, 1), INTS(1, 1)}, .nin = 2},
+    {"mul_int64_bcast", "Mul", .dtype = I64, .in = {IN(3, 2, 3, 4), IN(2, 3, 1)}, .nin = 2},
+    {"min_int32", "Min", 13, .dtype = HD_DT_I32, .in = {X4, X4}, .nin = 2},
+    {"max_int64_bcast", "Max", 13, .dtype = I64, .in = {X4, IN(1, 5)}, .nin = 2},
     {"not_claimed_add_double", "Add", .dtype = HD_DT_F64, .in = {X4, X4}, .nin = 2, .not_claimed = 1},
     {"not_claimed_reshape_input_shape", "Reshape", .in = {X4, {.kind = S_IN, .dtype = I64, .rank = 1, .dims = {2},
                                                                 .ivals = (const int64_t[]){6, 20}}},

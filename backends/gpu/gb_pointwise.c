@@ -67,6 +67,17 @@ static hd_status *binary_support(be_context *c, const ir_graph *g, const ir_node
   (void)c;
   if (n->nin != 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s needs two inputs", gb_backend_name, n->op_type);
+  int dt = g->values[n->in[0]].dtype;
+  if (dt == HD_DT_I32 || dt == HD_DT_I64) { /* masks and lengths computed on the device (an LLM's seqlens_k) */
+    op_binary_kind k = OP_P(n)->binary.kind;
+    if (k != OP_BIN_ADD && k != OP_BIN_SUB && k != OP_BIN_MUL && k != OP_BIN_MIN && k != OP_BIN_MAX)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: integer %s", gb_backend_name, n->op_type);
+    if (g->values[n->in[1]].dtype != dt || g->values[n->out[0]].dtype != dt || g->values[n->in[0]].rank > GPU_MAX_DIMS ||
+        g->values[n->in[1]].rank > GPU_MAX_DIMS)
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with mixed types or rank over %d", gb_backend_name, n->op_type,
+                      GPU_MAX_DIMS);
+    return NULL;
+  }
   return gb_check_float_io(g, n, 2);
 }
 
