@@ -65,11 +65,11 @@ static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *w
                    .lda = l->kv_len, .ldb = l->v_st[2], .batch = batch, .stride_a = as->sstride,
                    .stride_b = l->v_st[1], .ldd = l->o_st[2], .stride_d = l->o_st[1], .alpha = 1.0f};
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need1 = 0, need2 = 0;
-  hd_status *st = c->m->blas.mm_create(c->blas, &qk, limit, &as->qk, &need1);
-  if (!st) st = c->m->blas.mm_create(c->blas, &pv, limit, &as->pv, &need2);
+  hd_status *st = gb_mm_get(c, &qk, limit, &as->qk, &need1);
+  if (!st) st = gb_mm_get(c, &pv, limit, &as->pv, &need2);
   if (st) { /* no algorithm: the fused kernel runs it */
-    if (as->qk) c->m->blas.mm_free(as->qk);
-    if (as->pv) c->m->blas.mm_free(as->pv);
+    if (as->qk) gb_mm_put(c, as->qk);
+    if (as->pv) gb_mm_put(c, as->pv);
     as->qk = as->pv = NULL;
     if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
     hd_status_free(st);
@@ -139,8 +139,8 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
 
 static void attention_release(be_plan *bp, gb_step *s) {
   gb_attn_step *as = s->priv;
-  if (as && as->qk) bp->bg->c->m->blas.mm_free(as->qk);
-  if (as && as->pv) bp->bg->c->m->blas.mm_free(as->pv);
+  if (as && as->qk) gb_mm_put(bp->bg->c, as->qk);
+  if (as && as->pv) gb_mm_put(bp->bg->c, as->pv);
   free(as);
   s->priv = NULL;
 }

@@ -119,7 +119,7 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
       .alpha = 1.f,
   };
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20;
-  hd_status *st = c->m->blas.mm_create(c->blas, &md, limit, mm, ws);
+  hd_status *st = gb_mm_get(c, &md, limit, mm, ws);
   if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
     HD_LOG(HD_LOG_VERBOSE, "%s: 1x1 conv on the DNN library: %s", gb_backend_name, hd_status_msg(st));
     hd_status_free(st);
@@ -612,7 +612,7 @@ static void conv_release(be_plan *bp, gb_step *s) {
     ((gb_conv_entry *)cs->e)->refs--;
     pthread_mutex_unlock(&c->mu);
   }
-  if (cs->mm) bp->bg->c->m->blas.mm_free(cs->mm);
+  if (cs->mm) gb_mm_put(bp->bg->c, cs->mm);
   free(cs);
   s->priv = NULL;
 }

@@ -168,7 +168,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
     md.relu = p->act.kind == OP_ACT_RELU && (!p->has_c || bias_ok);
     size_t need = 0;
     size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20;
-    hd_status *st = c->m->blas.mm_create(c->blas, &md, limit, &gs->mm, &need);
+    hd_status *st = gb_mm_get(c, &md, limit, &gs->mm, &need);
     if (st) {
       HD_LOG(HD_LOG_VERBOSE, "%s: %s [%lld x %lld x %lld] x %lld on the built-in kernel: %s",
              gb_backend_name, n->op_type, (long long)m, (long long)nn, (long long)k,
@@ -213,7 +213,7 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
 
 static void gemm_release(be_plan *bp, gb_step *s) {
   gb_gemm_step *gs = s->priv;
-  if (gs && gs->mm) bp->bg->c->m->blas.mm_free(gs->mm);
+  if (gs && gs->mm) gb_mm_put(bp->bg->c, gs->mm);
   free(gs);
   s->priv = NULL;
 }

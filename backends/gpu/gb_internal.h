@@ -98,6 +98,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out);
 void gb_plan_free(be_plan *bp);
 
 typedef struct gb_conv_cache gb_conv_cache; /* gb_conv.c */
+typedef struct gb_mm_cache gb_mm_cache;     /* gb_mmcache.c */
 typedef struct gb_exec gb_exec;             /* gb_exec.c */
 typedef struct gb_exec_set gb_exec_set;
 typedef struct gb_plan_slot gb_plan_slot;
@@ -111,6 +112,7 @@ struct be_context {
   void *blas;          /* the BLAS handle, or NULL */
   pthread_mutex_t mu;  /* guards the handles (stream + execute), caches and runs */
   gb_conv_cache *conv; /* conv plans by signature */
+  gb_mm_cache *mm;     /* BLAS matmul plans by descriptor (NULL without a BLAS) */
 };
 
 struct be_graph {
@@ -178,6 +180,13 @@ extern const gb_family gb_family_view; /* a view that is a partition output: a c
 #define GB_NOT_ON_GPU(family) {.name = #family " (not on the GPU)"}
 
 void gb_conv_cache_free(be_context *c);
+/* The BLAS matmul plan for d (gb_mmcache.c): shared, counted; every
+ * successful gb_mm_get is paired with one gb_mm_put when its step is
+ * released. mm_create's errors pass through (NOT_SUPPORTED: no algorithm). */
+hd_status *gb_mm_cache_create(gb_mm_cache **out);
+void gb_mm_cache_free(be_context *c);
+hd_status *gb_mm_get(be_context *c, const gb_mm_desc *d, size_t limit, void **mm, size_t *ws);
+void gb_mm_put(be_context *c, void *mm);
 
 /* ---- runs (gb_exec.c) ---- */
 

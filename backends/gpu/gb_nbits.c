@@ -58,8 +58,8 @@ static hd_status *nbits_support(be_context *c, const ir_graph *g, const ir_node 
 }
 
 static void free_mms(be_context *c, gb_nbits_step *ns) {
-  if (ns->mm) c->m->blas.mm_free(ns->mm);
-  if (ns->mm_tail) c->m->blas.mm_free(ns->mm_tail);
+  if (ns->mm) gb_mm_put(c, ns->mm);
+  if (ns->mm_tail) gb_mm_put(c, ns->mm_tail);
   ns->mm = ns->mm_tail = NULL;
 }
 
@@ -79,10 +79,10 @@ static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, 
                    .trans_b = 1, .lda = d->k, .ldb = d->k, .batch = 1, .ldd = d->n,
                    .bias = s->p.nbits.in_bias >= 0, .alpha = 1.0f};
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need = 0, need_tail = 0;
-  hd_status *st = c->m->blas.mm_create(c->blas, &md, limit, &ns->mm, &need);
+  hd_status *st = gb_mm_get(c, &md, limit, &ns->mm, &need);
   if (!st && tail) {
     md.n = tail;
-    st = c->m->blas.mm_create(c->blas, &md, limit, &ns->mm_tail, &need_tail);
+    st = gb_mm_get(c, &md, limit, &ns->mm_tail, &need_tail);
   }
   if (st) {
     free_mms(c, ns);

@@ -156,8 +156,10 @@ hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
         c->blas = NULL;
       }
     }
+    if (c->blas) st = gb_mm_cache_create(&c->mm);
   }
   if (st) {
+    if (c->blas) cm->blas.handle_destroy(c->blas);
     if (c->handle) cm->vd.destroy(c->handle);
     free(c);
     return st;
@@ -171,6 +173,7 @@ void gb_context_destroy(be_context *c) {
   if (!c) return;
   (void)gpuSetDevice(c->ordinal);
   gb_conv_cache_free(c);
+  gb_mm_cache_free(c);
   if (c->blas) c->m->blas.handle_destroy(c->blas);
   if (c->handle) c->m->vd.destroy(c->handle);
   pthread_mutex_destroy(&c->mu);
@@ -182,6 +185,8 @@ void gb_context_destroy(be_context *c) {
 hd_status *gb_supports_node(be_context *c, const ir_graph *g, int node) {
   const ir_node *n = &g->nodes[node];
   const gb_family *f = family_of(n->kind);
+  if (!f && n->kind > OP_UNKNOWN && n->kind < OP_COUNT && gb_ops[n->kind]) /* GB_NOT_ON_GPU */
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s backend leaves %s to plan time", gb_backend_name, n->op_type);
   if (!f)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s backend does not run %s", gb_backend_name,
                     n->op_type);
