@@ -27,10 +27,7 @@ typedef struct gb_attn_step {
 
 static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  const op_attention *p = &OP_P(n)->attention;
-  int dt = g->values[n->in[p->in_q]].dtype;
-  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
-  return NULL;
+  return gb_support_float_input(g, n, OP_P(n)->attention.in_q);
 }
 
 /* The GEMM form's matmuls, when it applies; NULL (and no matmuls) when not. */

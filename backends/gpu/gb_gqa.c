@@ -11,9 +11,7 @@
 
 static hd_status *gqa_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  int dt = g->values[n->in[0]].dtype;
-  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
-  return NULL;
+  return gb_support_float_input(g, n, 0);
 }
 
 /* Decode (one new token): the fused kernel's rows become the query heads

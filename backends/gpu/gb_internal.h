@@ -209,6 +209,10 @@ dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_ste
 #define GB_OOM() hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__)
 
 int gb_dtype_ok(int dtype);            /* f32, f16, bf16 */
+/* NOT_SUPPORTED unless input k of n has a dtype the kernels take: the
+ * support check of families whose kernels take any shape (their op's
+ * check vetted the rest). */
+hd_status *gb_support_float_input(const ir_graph *g, const ir_node *n, int k);
 /* The plan tensor of value v, and its address under bindings b. */
 const ir_tensor *gb_t(const be_plan *bp, int v);
 void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);

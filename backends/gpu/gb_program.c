@@ -51,6 +51,12 @@ hd_status *gb_kernel_status(int rc, const char *kernel, const char *file, int li
 
 int gb_dtype_ok(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16 || dt == HD_DT_BF16; }
 
+hd_status *gb_support_float_input(const ir_graph *g, const ir_node *n, int k) {
+  int dt = g->values[n->in[k]].dtype;
+  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
+  return NULL;
+}
+
 const ir_tensor *gb_t(const be_plan *bp, int v) { return &bp->p.t[v]; }
 
 void *gb_addr(const be_plan *bp, int v, const ir_bindings *b) {

@@ -4,9 +4,7 @@
 
 static hd_status *rotary_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
-  int dt = g->values[n->in[0]].dtype;
-  if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
-  return NULL;
+  return gb_support_float_input(g, n, 0);
 }
 
 static hd_status *rotary_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
