@@ -9,7 +9,7 @@
 
 static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
 
-static const char *ORT_API_CALL e_get_name(const OrtEp *p) { (void)p; return EP_NAME; }
+static const char *ORT_API_CALL e_get_name(const OrtEp *p) { return ep_of(p)->f->name; }
 
 /* Node i of an imported graph: 0 not ours, 1 the backend runs it, 2 only
  * the planner can (its outputs are known at plan time, computed on the host:
@@ -150,21 +150,34 @@ static void ORT_API_CALL e_release_infos(OrtEp *p, OrtNodeComputeInfo **infos, s
   for (size_t i = 0; i < n; i++) ep_kernel_destroy(infos[i]);
 }
 
-/* The session's device memory comes from the EP's own pool, so gpu_mem_limit
- * and the statistics cover ORT's tensors and ours alike. Pinned memory gets
- * a pool of its own. */
+/* The session's device memory comes from the pool our steps use too (the
+ * device's process-wide pool, or the session's own with gpu_mem_limit), so
+ * the limit and the statistics cover ORT's tensors and ours alike. The
+ * memory info may be another caller's naming our device (the umbrella EP's):
+ * the allocator reports it as given. */
 static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo *info, OrtAllocator **out) {
   ep_ep *ep = ep_of(p);
   *out = NULL;
   const OrtMemoryDevice *md = ep_ep_api->MemoryInfo_GetMemoryDevice(info);
-  ep_device *d = ep_factory_device_for_memory(ep->f, md);
-  if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no allocator for this memory info");
+  ep_device *d = ep_lib_device_for_memory(ep->f->lib, md);
+  if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no allocator for this memory info: not a GPU of this EP");
   int is_device = ep_ep_api->MemoryDevice_GetMemoryType(md) == OrtDeviceMemoryType_DEFAULT;
   ep_allocator *a = NULL;
-  hd_status *st = ep_allocator_create(d, info, 0, d == ep->dev && is_device ? ep->device_alloc : NULL, &a);
+  hd_status *st = d == ep->dev && is_device ? ep_allocator_create(d, info, 0, ep->device_alloc, &a)
+                                            : ep_allocator_create_shared(d, info, &a);
   if (st) return ep_status_to_ort(st);
   *out = ep_allocator_ort(a);
   return NULL;
+}
+
+/* Callers that wrap our OrtEp (the umbrella EP) ask the EP, not the
+ * factory, for streams. */
+static OrtStatus *ORT_API_CALL e_create_stream(OrtEp *p, const OrtMemoryDevice *md, OrtSyncStreamImpl **out) {
+  ep_ep *ep = ep_of(p);
+  *out = NULL;
+  ep_device *d = ep_lib_device_for_memory(ep->f->lib, md);
+  if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no stream for this memory device");
+  return ep_status_to_ort(ep_stream_create(d, out));
 }
 
 /* Our device memory is where ORT must put the inputs and outputs of our
@@ -199,7 +212,9 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
   if (dev->mem_device) {
     ep->base.CreateAllocator = e_create_allocator;
     ep->base.GetDefaultMemoryDevice = e_default_memory_device;
-    st = ep_allocator_create(dev, dev->mem_device, opts->gpu_mem_limit, NULL, &ep->device_alloc);
+    ep->base.CreateSyncStreamForDevice = e_create_stream;
+    st = opts->gpu_mem_limit ? ep_allocator_create(dev, dev->mem_device, opts->gpu_mem_limit, NULL, &ep->device_alloc)
+                             : ep_allocator_create_shared(dev, dev->mem_device, &ep->device_alloc);
     if (!st) alloc = ep_allocator_be(ep->device_alloc);
   }
   if (!st) st = be_context_create(dev->be, dev->ordinal, &opts->be, &alloc, &ep->ctx);
@@ -207,7 +222,7 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
     ep_destroy(&ep->base);
     return ep_status_to_ort(hd_status_wrap(st, "creating the EP on %s: ", dev->info.name));
   }
-  HD_LOG(HD_LOG_INFO, "EP created on %s (backend %s)", dev->info.name, be_name(dev->be));
+  HD_LOG(HD_LOG_INFO, "EP '%s' created on %s (backend %s)", f->name, dev->info.name, be_name(dev->be));
   *out = &ep->base;
   return NULL;
 }

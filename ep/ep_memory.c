@@ -168,6 +168,23 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   return NULL;
 }
 
+hd_status *ep_allocator_create_shared(ep_device *dev, const OrtMemoryInfo *info, ep_allocator **out) {
+  int pinned = ep_ep_api->MemoryDevice_GetMemoryType(ep_ep_api->MemoryInfo_GetMemoryDevice(info)) ==
+               OrtDeviceMemoryType_HOST_ACCESSIBLE;
+  pthread_mutex_lock(&dev->shared_mu);
+  ep_allocator **base = pinned ? &dev->shared_pinned : &dev->shared_device;
+  hd_status *st = *base ? NULL : ep_allocator_create(dev, pinned ? dev->mem_pinned : dev->mem_device, 0, NULL, base);
+  if (!st) st = ep_allocator_create(dev, info, 0, *base, out);
+  pthread_mutex_unlock(&dev->shared_mu);
+  return st;
+}
+
+void ep_device_release_shared(ep_device *dev) {
+  if (dev->shared_device) ep_allocator_destroy(&dev->shared_device->base);
+  if (dev->shared_pinned) ep_allocator_destroy(&dev->shared_pinned->base);
+  dev->shared_device = dev->shared_pinned = NULL;
+}
+
 int ep_device_mark_use(ep_device *dev, void *ptr, void *stream) {
   int rc = 0;
   pthread_mutex_lock(&dev->pools_mu);
@@ -222,7 +239,7 @@ be_alloc ep_allocator_be(ep_allocator *a) { return (be_alloc){a->sp->pool, be_al
 
 typedef struct ep_transfer {
   OrtDataTransferImpl base;
-  ep_factory *f;
+  ep_lib *lib;
 } ep_transfer;
 
 /* Host memory is CPU memory or our pinned memory; device memory is a GPU of ours. */
@@ -233,21 +250,21 @@ static int is_host(const OrtMemoryDevice *md) {
 
 static bool ORT_API_CALL t_can_copy(const OrtDataTransferImpl *t, const OrtMemoryDevice *src,
                                     const OrtMemoryDevice *dst) {
-  ep_factory *f = ((const ep_transfer *)(const void *)t)->f;
-  ep_device *ds = is_host(src) ? NULL : ep_factory_device_for_memory(f, src);
-  ep_device *dd = is_host(dst) ? NULL : ep_factory_device_for_memory(f, dst);
+  ep_lib *lib = ((const ep_transfer *)(const void *)t)->lib;
+  ep_device *ds = is_host(src) ? NULL : ep_lib_device_for_memory(lib, src);
+  ep_device *dd = is_host(dst) ? NULL : ep_lib_device_for_memory(lib, dst);
   if (!ds && !dd) return false; /* host to host is ORT's own */
   return (ds || is_host(src)) && (dd || is_host(dst));
 }
 
 static OrtStatus *ORT_API_CALL t_copy(OrtDataTransferImpl *t, const OrtValue **src, OrtValue **dst,
                                       OrtSyncStream **streams, size_t n) {
-  ep_factory *f = ((ep_transfer *)(void *)t)->f;
+  ep_lib *lib = ((ep_transfer *)(void *)t)->lib;
   for (size_t i = 0; i < n; i++) {
     const OrtMemoryDevice *ms = ep_ep_api->Value_GetMemoryDevice(src[i]);
     const OrtMemoryDevice *md = ep_ep_api->Value_GetMemoryDevice(dst[i]);
-    ep_device *ds = is_host(ms) ? NULL : ep_factory_device_for_memory(f, ms);
-    ep_device *dd = is_host(md) ? NULL : ep_factory_device_for_memory(f, md);
+    ep_device *ds = is_host(ms) ? NULL : ep_lib_device_for_memory(lib, ms);
+    ep_device *dd = is_host(md) ? NULL : ep_lib_device_for_memory(lib, md);
     ep_device *d = dd ? dd : ds;
     if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "copy between memories this EP does not own");
     be_copy_kind kind = ds && dd ? BE_COPY_DEVICE_TO_DEVICE : ds ? BE_COPY_DEVICE_TO_HOST : BE_COPY_HOST_TO_DEVICE;
@@ -276,14 +293,14 @@ static OrtStatus *ORT_API_CALL t_copy(OrtDataTransferImpl *t, const OrtValue **s
 
 static void ORT_API_CALL t_release(OrtDataTransferImpl *t) { (void)t; /* owned by the factory */ }
 
-hd_status *ep_transfer_create(ep_factory *f, OrtDataTransferImpl **out) {
+hd_status *ep_transfer_create(ep_lib *lib, OrtDataTransferImpl **out) {
   ep_transfer *t;
   HD_ALLOC_OR_RETURN(t, 1);
   t->base.ort_version_supported = ORT_API_VERSION;
   t->base.Release = t_release;
   t->base.CanCopy = t_can_copy;
   t->base.CopyTensors = t_copy;
-  t->f = f;
+  t->lib = lib;
   *out = &t->base;
   return NULL;
 }

@@ -64,16 +64,23 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     else if (strcmp(value, "EXHAUSTIVE") == 0) o->be.algo_search = BE_ALGO_EXHAUSTIVE;
     else if (strcmp(value, "DEFAULT") == 0) o->be.algo_search = BE_ALGO_DEFAULT;
     else return bad(key, value, "EXHAUSTIVE, HEURISTIC or DEFAULT");
+  } else if (strcmp(key, "model_arch") == 0 || strcmp(key, "profile") == 0) {
+    /* Sent by callers, not chosen by users: onnxruntime-genai always adds
+     * model_arch (the model's type), and the umbrella EP's callers add
+     * profile (its backend routing). Every graph gets the same treatment
+     * here, so both are accepted and ignored. */
+    HD_LOG(HD_LOG_VERBOSE, "provider option %s=%s: accepted, not used", key, value);
   } else {
     return hd_error(HD_ERR_INVALID_ARG,
                     "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
-                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph)",
+                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph; accepted and ignored: model_arch, "
+                    "profile)",
                     key);
   }
   return NULL;
 }
 
-hd_status *ep_options_parse(const OrtSessionOptions *so, ep_options *out) {
+hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_options *out) {
   ep_options_default(out);
   const char *env = getenv("HIPDNN_EP_BACKEND");
   if (env && env[0]) {
@@ -86,10 +93,10 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, ep_options *out) {
   const char *const *keys = NULL, *const *values = NULL;
   size_t n = 0;
   ep_api->GetKeyValuePairs(kv, &keys, &values, &n);
-  size_t plen = strlen(EP_OPTION_PREFIX);
+  size_t plen = strlen(prefix);
   hd_status *st = NULL;
   for (size_t i = 0; i < n && !st; i++) {
-    if (strncmp(keys[i], EP_OPTION_PREFIX, plen) != 0) continue;
+    if (strncmp(keys[i], prefix, plen) != 0) continue;
     st = ep_options_set(out, keys[i] + plen, values[i]);
   }
   ep_api->ReleaseKeyValuePairs(kv);

@@ -16,10 +16,10 @@ typedef struct ep_options {
   be_options be;          /* what the backend sees */
 } ep_options;
 
-/* Reads "ep.hipdnnexecutionprovider.*" session config entries and the
- * HIPDNN_EP_BACKEND environment variable. An unknown key or a bad value is
- * an INVALID_ARG status naming the key. */
-hd_status *ep_options_parse(const OrtSessionOptions *so, ep_options *out);
+/* Reads the session config entries "<prefix><key>" (prefix: "ep.<lowercase
+ * EP name>.") and the HIPDNN_EP_BACKEND environment variable. An unknown key
+ * or a bad value is an INVALID_ARG status naming the key. */
+hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_options *out);
 /* Parses one key/value pair into out (exposed for unit tests). */
 hd_status *ep_options_set(ep_options *out, const char *key, const char *value);
 void ep_options_default(ep_options *out);

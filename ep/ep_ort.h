@@ -7,11 +7,11 @@
 #include "common/hd_log.h"
 #include "common/hd_status.h"
 
+/* The recommended registration name; the EP takes the name it is registered
+ * under (ep_main.c). Also the prefix of our error and log messages. */
 #define EP_NAME "HipDNNExecutionProvider"
 #define EP_VENDOR "hipdnn-ep"
 #define EP_VENDOR_ID 0x1002u /* AMD: the project's home vendor */
-/* ORT stores our provider options as session config "ep.<lowercase name>.<key>". */
-#define EP_OPTION_PREFIX "ep.hipdnnexecutionprovider."
 
 extern const OrtApi *ep_api;       /* set by CreateEpFactories */
 extern const OrtEpApi *ep_ep_api;

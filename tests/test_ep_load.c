@@ -40,6 +40,22 @@ static void check_devices(hh_ort *h) {
     }
   }
   HT_CHECK(n_ref == 1, "%zu ref devices listed, want exactly 1", n_ref);
+  /* One device per EP name (a session's devices share one memory info):
+   * the registration name offers a GPU when there is one, else the CPU. */
+  size_t n_main = 0;
+  for (size_t i = 0; i < n && i < 16; i++) {
+    const char *name = h->api->EpDevice_EpName(devs[i]);
+    printf("  device %zu: EP name %s\n", i, name);
+    if (strcmp(name, HH_EP_NAME) == 0) {
+      n_main++;
+      int gpu = h->api->HardwareDevice_Type(h->api->EpDevice_Device(devs[i])) == OrtHardwareDeviceType_GPU;
+      HT_CHECK(gpu == (n > 1), "the registration name offers the %s though %zu device(s) are listed",
+               gpu ? "GPU" : "CPU", n);
+    }
+    for (size_t j = 0; j < i; j++)
+      HT_CHECK(strcmp(name, h->api->EpDevice_EpName(devs[j])) != 0, "two devices under the EP name %s", name);
+  }
+  HT_CHECK(n_main == 1, "%zu devices under the registration name %s, want 1", n_main, HH_EP_NAME);
 }
 
 static void check_session(hh_ort *h, const hh_target *t, hh_model *m) {
@@ -70,19 +86,44 @@ static void check_session(hh_ort *h, const hh_target *t, hh_model *m) {
   hh_session_free(h, s);
 }
 
-/* The ref device must refuse to run unless backend=ref is asked for, and the
- * message must name the option. */
-static void check_ref_needs_option(hh_ort *h, hh_model *m) {
+/* The CPU device runs the reference backend with backend=auto too (a caller
+ * that hands every device of our name to a session on a machine without a
+ * GPU gets a working session); a GPU backend asked for on it fails with a
+ * message that says the device is the CPU. */
+static void check_ref_device_options(hh_ort *h, hh_model *m) {
   const OrtEpDevice *ref = NULL;
   if (hh_ep_devices(h, "ref", &ref, 1) == 0) return; /* reported by check_devices */
+  const char *keys[1] = {"backend"}, *vals[1] = {"cuda"};
   hh_session_cfg cfg = {.dev = ref, .disable_cpu_fallback = 1};
   OrtSession *s = NULL;
+  HT_CHECK(hh_session_create(h, &cfg, hh_model_ort(m), NULL, &s) == 0,
+           "a session on the CPU device without options failed: %s", hh_err(h));
+  hh_session_free(h, s);
+  s = NULL;
+  cfg.keys = keys, cfg.vals = vals, cfg.n_opts = 1;
   int rc = hh_session_create(h, &cfg, hh_model_ort(m), NULL, &s);
-  HT_CHECK(rc != 0, "a session on the ref device without backend=ref was created");
+  HT_CHECK(rc != 0, "a session on the CPU device with backend=cuda was created");
   if (rc) {
-    printf("  without backend=ref: %s\n", hh_err(h));
-    HT_CHECK(strstr(hh_err(h), "backend") != NULL, "the error does not name the option 'backend': %s",
-             hh_err(h));
+    printf("  backend=cuda on the CPU device: %s\n", hh_err(h));
+    HT_CHECK(strstr(hh_err(h), "CPU") != NULL && strstr(hh_err(h), "backend=cuda") != NULL,
+             "the error does not say the device is the CPU: %s", hh_err(h));
+  }
+  hh_session_free(h, s);
+}
+
+/* device_id that names no device given: an error that says which device
+ * was given and how GPUs are named. */
+static void check_device_id_mismatch(hh_ort *h, const hh_target *t, hh_model *m) {
+  const char *keys[2], *vals[2];
+  size_t nk = ht_ep_opts(t, keys, vals);
+  keys[nk] = "device_id", vals[nk++] = "7";
+  hh_session_cfg cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk, .disable_cpu_fallback = 1};
+  OrtSession *s = NULL;
+  int rc = hh_session_create(h, &cfg, hh_model_ort(m), NULL, &s);
+  HT_CHECK(rc != 0, "device_id=7 with a device that is not GPU 7 was accepted");
+  if (rc) {
+    printf("  device_id=7: %s\n", hh_err(h));
+    HT_CHECK(strstr(hh_err(h), "device_id=7") != NULL, "the error does not name device_id=7: %s", hh_err(h));
   }
   hh_session_free(h, s);
 }
@@ -122,7 +163,11 @@ static void check_direct(hh_ort *h) {
   if (na >= 1 && fa[0]) {
     OrtEpFactory *f = fa[0];
     const char *name = f->GetName(f), *vendor = f->GetVendor(f);
-    HT_CHECK(name && strcmp(name, HH_EP_NAME) == 0, "factory name '%s'", name ? name : "(null)");
+    HT_CHECK(name && strcmp(name, "direct_a") == 0, "factory name '%s', not the registration name 'direct_a'",
+             name ? name : "(null)");
+    const char *name_b = fb[0] ? fb[0]->GetName(fb[0]) : NULL;
+    HT_CHECK(name_b && strcmp(name_b, "direct_b") == 0, "second factory name '%s', not 'direct_b'",
+             name_b ? name_b : "(null)");
     HT_CHECK(vendor && strcmp(vendor, "hipdnn-ep") == 0, "factory vendor '%s'", vendor ? vendor : "(null)");
     HT_CHECK(f->GetVendorId && f->GetVendorId(f) == 0x1002, "factory vendor id 0x%x",
              f->GetVendorId ? (unsigned)f->GetVendorId(f) : 0u);
@@ -131,26 +176,25 @@ static void check_direct(hh_ort *h) {
     HT_CHECK(f->CreateDataTransfer != NULL, "CreateDataTransfer is NULL (ORT 1.29 calls it unconditionally)");
     HT_CHECK(fb[0] && fb[0] != fa[0], "the two calls returned the same factory object");
 
-    /* CreateEp with no devices picks the default device: a GPU when the
-     * GPU backend found one; otherwise nothing, unless the reference backend
-     * is asked for (it never runs silently). */
+    /* CreateEp with no devices (the umbrella EP's call) runs on the name's
+     * device: the first GPU, or the CPU when there is none. Its EP reports
+     * the registration name. */
     OrtSessionOptions *so = NULL;
     if (f->CreateEp && hh_check(h, h->api->CreateSessionOptions(&so), "CreateSessionOptions") == 0) {
       OrtEp *ep = NULL;
       OrtStatus *st = f->CreateEp(f, NULL, NULL, 0, so, NULL, &ep);
-      if (st) {
-        const char *msg = h->api->GetErrorMessage(st);
-        printf("  CreateEp(num_devices=0), no options: %s\n", msg);
-        HT_CHECK(strstr(msg, "backend=ref") != NULL, "the error does not say how to ask for the reference backend");
-        HT_CHECK(ep == NULL, "CreateEp failed but returned an EP");
-        h->api->ReleaseStatus(st);
-      } else {
-        printf("  CreateEp(num_devices=0), no options: an EP on the default GPU\n");
-        HT_CHECK(ep != NULL, "CreateEp succeeded without an EP");
+      HT_CHECK(st == NULL && ep != NULL, "CreateEp(num_devices=0) failed: %s",
+               st ? h->api->GetErrorMessage(st) : "no EP");
+      if (st) h->api->ReleaseStatus(st);
+      if (ep) {
+        const char *en = ep->GetName(ep);
+        HT_CHECK(en && strcmp(en, "direct_a") == 0, "the EP's name is '%s', not 'direct_a'", en ? en : "(null)");
+        printf("  CreateEp(num_devices=0), no options: EP '%s'\n", en ? en : "(null)");
       }
       if (ep && f->ReleaseEp) f->ReleaseEp(f, ep);
       ep = NULL;
-      HT_CHECK(hh_check(h, h->api->AddSessionConfigEntry(so, "ep.hipdnnexecutionprovider.backend", "ref"),
+      /* Options are read under the EP's own name. */
+      HT_CHECK(hh_check(h, h->api->AddSessionConfigEntry(so, "ep.direct_a.backend", "ref"),
                         "AddSessionConfigEntry") == 0, "%s", hh_err(h));
       st = f->CreateEp(f, NULL, NULL, 0, so, NULL, &ep);
       HT_CHECK(st == NULL && ep != NULL, "CreateEp(num_devices=0, backend=ref) failed: %s",
@@ -206,7 +250,8 @@ int main(int argc, char **argv) {
   check_devices(&h);
   if (m) {
     check_session(&h, &t, m);
-    check_ref_needs_option(&h, m);
+    check_ref_device_options(&h, m);
+    check_device_id_mismatch(&h, &t, m);
   }
 
   /* Unregister: the devices go; register again: they come back. */

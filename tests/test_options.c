@@ -39,6 +39,9 @@ static const opt_case k_cases[] = {
     {"cudnn_conv_algo_search", "DEFAULT", 1},
     {"prefer_nhwc", "0", 1},
     {"enable_cuda_graph", "0", 1},
+    /* What onnxruntime-genai and the umbrella EP's callers always send. */
+    {"model_arch", "llama", 1},
+    {"profile", "hip", 1},
 };
 
 /* Y = X[m,k] @ W[k,n] with W a constant. */

@@ -142,6 +142,11 @@ int hh_ep_unregister(hh_ort *h) {
 
 /* ---- devices ---------------------------------------------------------------- */
 
+int hh_is_ep_name(const char *name) {
+  size_t n = strlen(HH_EP_NAME);
+  return name && strncmp(name, HH_EP_NAME, n) == 0 && (name[n] == 0 || name[n] == '_');
+}
+
 const char *hh_device_backend(hh_ort *h, const OrtEpDevice *dev) {
   const OrtKeyValuePairs *md = h->api->EpDevice_EpMetadata(dev);
   const char *b = md ? h->api->GetKeyValue(md, "backend") : NULL;
@@ -160,7 +165,7 @@ size_t hh_ep_devices(hh_ort *h, const char *backend, const OrtEpDevice **out, si
   if (hh_check(h, h->api->GetEpDevices(h->env, &devs, &n), "GetEpDevices")) return 0;
   for (size_t i = 0; i < n; i++) {
     const char *name = h->api->EpDevice_EpName(devs[i]);
-    if (!name || strcmp(name, HH_EP_NAME) != 0) continue;
+    if (!hh_is_ep_name(name)) continue;
     if (!backend_matches(backend, hh_device_backend(h, devs[i]))) continue;
     if (found < max) out[found] = devs[i];
     found++;
@@ -323,7 +328,7 @@ int hh_assignment(hh_ort *h, OrtSession *s, hh_assign *out) {
     if (hh_check(h, a->EpAssignedSubgraph_GetEpName(sgs[i], &ep), "EpAssignedSubgraph_GetEpName") ||
         hh_check(h, a->EpAssignedSubgraph_GetNodes(sgs[i], &nodes, &nn), "EpAssignedSubgraph_GetNodes"))
       goto fail;
-    if (ep && strcmp(ep, HH_EP_NAME) == 0) out->ep_partitions++;
+    if (hh_is_ep_name(ep)) out->ep_partitions++;
     for (size_t j = 0; j < nn; j++) {
       const char *op = NULL;
       if (hh_check(h, a->EpAssignedNode_GetOperatorType(nodes[j], &op), "EpAssignedNode_GetOperatorType"))
@@ -343,7 +348,8 @@ fail:
 int hh_assign_count(const hh_assign *a, const char *ep, const char *op) {
   int c = 0;
   for (size_t i = 0; i < a->n; i++)
-    if ((!ep || strcmp(ep, a->rows[i].ep) == 0) && (!op || strcmp(op, a->rows[i].op) == 0))
+    if ((!ep || strcmp(ep, a->rows[i].ep) == 0 || (strcmp(ep, HH_EP_NAME) == 0 && hh_is_ep_name(a->rows[i].ep))) &&
+        (!op || strcmp(op, a->rows[i].op) == 0))
       c += a->rows[i].count;
   return c;
 }

@@ -76,7 +76,11 @@ int hh_ep_unregister(hh_ort *h); /* no-op when nothing is registered */
 
 /* ep_metadata "backend" of a device ("ref", "cuda", "hip"), or "" if absent. */
 const char *hh_device_backend(hh_ort *h, const OrtEpDevice *dev);
-/* All OrtEpDevices whose EpDevice_EpName is HH_EP_NAME and whose backend
+/* 1 if name is one of the EP names our library registered under HH_EP_NAME
+ * offers: HH_EP_NAME itself (the first GPU, or the CPU without a GPU),
+ * HH_EP_NAME "_ref" and HH_EP_NAME "_<n>". */
+int hh_is_ep_name(const char *name);
+/* All OrtEpDevices with one of our EP names (hh_is_ep_name) and whose backend
  * matches: backend NULL = any, "gpu" = cuda or hip, else exact. Returns the
  * number found (all of them, even beyond max); fills out[0..max). */
 size_t hh_ep_devices(hh_ort *h, const char *backend, const OrtEpDevice **out, size_t max);
