@@ -213,7 +213,7 @@ step_env() {
 step_tests() {
   run_logged tlimit "$STEP_T" "$PY" scripts/gpu_check_tests.py --root "$root" \
     --ort129 "$ORT129" --ort130 "$ORT130" --jobs 8 --timeout 120 --skips-fail \
-    --require-pass '^(conv_ort|backend_cuda|gpu_kernels|stress_ort|ops_ort)' --json "$OUT/tests.json"
+    --require-pass '^(conv_ort|backend_cuda|gpu_kernels|stress_ort|ops_ort|genai_contract|seed_readme)' --json "$OUT/tests.json"
   local rc=$?
   STEP_INFO=$(grep -E '^tests: ' "$STEP_LOG" | tail -1)
   return $rc

@@ -33,7 +33,7 @@ if(NOT HIPDNN_EP_LLM_PYTHON)
   find_program(HIPDNN_EP_LLM_PYTHON NAMES python3)
 endif()
 
-add_executable(test_decoder test_decoder.c)
+add_executable(test_decoder test_decoder.c llm_model.c)
 target_link_libraries(test_decoder PRIVATE hh_harness m)
 
 set(HH_LLM_DIR ${CMAKE_BINARY_DIR}/llm)
@@ -80,3 +80,12 @@ hh_llm_model(tiny_int4_zp "--reference" --quant int4 --zero-points --accuracy-le
 hh_llm_model(tiny_int4_fp16 "" --quant int4 --dtype fp16 --seed 3)
 hh_llm_model(tiny_ms "--reference" --attention ms --kv-heads 4 --seed 4)
 add_custom_target(hh_llm_models ALL DEPENDS ${HH_LLM_STAMPS})
+
+# onnxruntime-genai's calling contract (issue 18): registered as
+# AMDGPUExecutionProvider, init session + allocator lookup, KV cache from that
+# allocator bound as past and present through IoBinding, 20 greedy steps
+# against the CPU EP (tests/test_genai_contract.c).
+add_executable(test_genai_contract test_genai_contract.c llm_model.c)
+target_link_libraries(test_genai_contract PRIVATE hh_harness m)
+hh_add_ort_test(genai_contract test_genai_contract --model ${HH_LLM_DIR}/tiny_fp32 --steps 20)
+hh_add_ort_test(genai_contract_fp16 test_genai_contract --model ${HH_LLM_DIR}/tiny_fp16 --steps 20)

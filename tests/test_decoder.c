@@ -46,10 +46,11 @@
 
 #include "common/hd_dtype.h"
 #include "tests/hh_test.h"
+#include "tests/llm_model.h"
 
-#define DC_MAX_LAYERS 64
+#define DC_MAX_LAYERS LM_MAX_LAYERS
 #define DC_MAX_BATCH 8
-#define DC_MAX_LEN 4096
+#define DC_MAX_LEN LM_MAX_LEN
 
 enum { DC_SHARED, DC_SEPARATE, DC_STATIC, DC_NFORMS };
 static const char *const dc_form_names[DC_NFORMS] = {"shared", "separate", "static"};
@@ -67,14 +68,6 @@ typedef struct dc_opts {
   const char *pending;
 } dc_opts;
 
-/* What genai_config.json says, and what the session adds. */
-typedef struct dc_model {
-  char path[2048];
-  int layers, kv_heads, head_size, vocab, max_length;
-  int has_cache; /* decoder.inputs.past_key_names present */
-  int dtype;     /* KV element type (logits' when there is no KV) */
-} dc_model;
-
 /* One numpy greedy decode of reference.bin. */
 typedef struct dc_ref {
   int b, s, g, v;
@@ -90,59 +83,6 @@ typedef struct dc_sess {
 } dc_sess;
 
 /* ---- files --------------------------------------------------------------------- */
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-  if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf[n] = 0;
-      if (len) *len = (size_t)n;
-    }
-  }
-  fclose(f);
-  return buf;
-}
-
-/* The number after "key": in our own generated JSON (keys are unique). */
-static int json_int(const char *json, const char *key, int *out) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\"", key);
-  const char *p = strstr(json, pat);
-  if (!p || !(p = strchr(p + strlen(pat), ':'))) return 1;
-  char *end = NULL;
-  long v = strtol(p + 1, &end, 10);
-  if (end == p + 1) return 1;
-  *out = (int)v;
-  return 0;
-}
-
-static int read_config(const char *dir, dc_model *m) {
-  char path[2200];
-  snprintf(path, sizeof path, "%s/genai_config.json", dir);
-  char *js = slurp(path, NULL);
-  if (!js) {
-    fprintf(stderr, "FAIL: cannot read %s\n", path);
-    return 1;
-  }
-  int rc = json_int(js, "num_hidden_layers", &m->layers) || json_int(js, "num_key_value_heads", &m->kv_heads) ||
-           json_int(js, "head_size", &m->head_size) || json_int(js, "vocab_size", &m->vocab) ||
-           json_int(js, "max_length", &m->max_length);
-  m->has_cache = strstr(js, "\"past_key_names\"") != NULL;
-  free(js);
-  if (rc || m->layers <= 0 || m->layers > DC_MAX_LAYERS || m->max_length <= 0 || m->max_length > DC_MAX_LEN) {
-    fprintf(stderr, "FAIL: %s: missing or out-of-range decoder fields\n", path);
-    return 1;
-  }
-  snprintf(m->path, sizeof m->path, "%s/model.onnx", dir);
-  return 0;
-}
 
 static void ref_free(dc_ref *r, int n) {
   for (int i = 0; i < n; i++) {
@@ -160,7 +100,7 @@ static dc_ref *read_reference(const char *dir, int *n_out) {
   char path[2200];
   size_t len = 0, off = 12;
   snprintf(path, sizeof path, "%s/reference.bin", dir);
-  char *buf = slurp(path, &len);
+  char *buf = lm_slurp(path, &len);
   int32_t n = 0;
   if (!buf || len < 12 || memcmp(buf, "HDLLMREF", 8) != 0) {
     fprintf(stderr, "FAIL: %s: missing or not a reference file\n", path);
@@ -205,7 +145,7 @@ static void kv_release(hh_ort *h, dc_sess *d, int n) {
 }
 
 /* A zeroed [b, kv_heads, len, head_size] tensor from ORT's CPU allocator. */
-static int kv_new(hh_ort *h, const dc_model *m, int64_t b, int64_t len, OrtValue **out) {
+static int kv_new(hh_ort *h, const lm_model *m, int64_t b, int64_t len, OrtValue **out) {
   int64_t dims[4] = {b, m->kv_heads, len, m->head_size};
   void *p = NULL;
   if (hh_check(h, h->api->CreateTensorAsOrtValue(h->alloc, dims, 4, (ONNXTensorElementDataType)m->dtype, out),
@@ -220,7 +160,7 @@ static int kv_new(hh_ort *h, const dc_model *m, int64_t b, int64_t len, OrtValue
 /* Runs ids [b, s] (columns pos.. of d->seq) with attention_mask [b, mask_w]
  * (ones in the first total columns); logits come back in *logits. shared:
  * d->kv are both past and present; else the pasts become the presents. */
-static int dc_run(hh_ort *h, const dc_model *m, dc_sess *d, int shared, int64_t b, int64_t pos, int64_t s,
+static int dc_run(hh_ort *h, const lm_model *m, dc_sess *d, int shared, int64_t b, int64_t pos, int64_t s,
                   int64_t total, int64_t mask_w, hh_tensor *logits) {
   const OrtApi *a = h->api;
   enum { MAXV = 2 + 2 * DC_MAX_LAYERS };
@@ -289,8 +229,6 @@ done:
 
 /* ---- one decode, both sessions in step ------------------------------------------- */
 
-/* The prompt gen_decoder.py's reference uses (prompt_tokens). */
-static int64_t prompt_token(int64_t row, int64_t col, int vocab) { return (1 + 17 * col + 101 * row) % vocab; }
 
 static size_t argmax_row(const hh_tensor *t, size_t off, size_t n, double *margin, double *spread) {
   size_t best = 0;
@@ -326,7 +264,7 @@ typedef struct dc_result {
 
 /* Prefill + o->gen steps on both sessions (sess[0] = CPU EP). Returns 0 when
  * every check passed. */
-static int decode(hh_ort *h, const dc_model *m, const dc_opts *o, dc_sess *sess, int64_t b, int kv_form,
+static int decode(hh_ort *h, const lm_model *m, const dc_opts *o, dc_sess *sess, int64_t b, int kv_form,
                   const dc_ref *ref, double tol, double ref_tol, dc_result *r) {
   const char *form = !m->has_cache ? "no-cache" : dc_form_names[kv_form];
   int shared = kv_form != DC_SEPARATE, bad = 0;
@@ -334,7 +272,7 @@ static int decode(hh_ort *h, const dc_model *m, const dc_opts *o, dc_sess *sess,
   r->worst_step = -1;
   for (int k = 0; k < 2; k++) {
     for (int64_t i = 0; i < b; i++)
-      for (int64_t j = 0; j < o->prompt; j++) sess[k].seq[i][j] = prompt_token(i, j, m->vocab);
+      for (int64_t j = 0; j < o->prompt; j++) sess[k].seq[i][j] = lm_prompt_token(i, j, m->vocab);
     for (int i = 0; m->has_cache && i < 2 * m->layers; i++)
       if (kv_new(h, m, b, shared ? m->max_length : 0, &sess[k].kv[i])) {
         fprintf(stderr, "FAIL: %s\n", hh_err(h));
@@ -422,7 +360,7 @@ static int decode(hh_ort *h, const dc_model *m, const dc_opts *o, dc_sess *sess,
 
 /* ---- sessions, placement ----------------------------------------------------------- */
 
-static int ep_session(hh_ort *h, const hh_target *t, const dc_model *m, int strict, OrtSession **s) {
+static int ep_session(hh_ort *h, const hh_target *t, const lm_model *m, int strict, OrtSession **s) {
   const char *keys[2], *vals[2];
   size_t nk = ht_ep_opts(t, keys, vals);
   hh_session_cfg cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk, .disable_cpu_fallback = strict};
@@ -441,7 +379,7 @@ static int in_list(const char *list, const char *op) {
 }
 
 /* Runs every batch and KV form on (s_cpu, s_ep). Returns the failures. */
-static int run_all(hh_ort *h, const dc_model *m, const dc_opts *o, OrtSession *s_cpu, OrtSession *s_ep,
+static int run_all(hh_ort *h, const lm_model *m, const dc_opts *o, OrtSession *s_cpu, OrtSession *s_ep,
                    const dc_ref *refs, int n_refs) {
   int bad = 0;
   double tol = o->tol > 0 ? o->tol : m->dtype == HD_DT_F32 ? 1e-4 : 1e-2;
@@ -467,7 +405,7 @@ static int run_all(hh_ort *h, const dc_model *m, const dc_opts *o, OrtSession *s
       continue;
     }
     for (int i = 0; ref && i < b * o->prompt; i++)
-      if (ref->prompt[i] != prompt_token(i / o->prompt, i % o->prompt, m->vocab)) {
+      if (ref->prompt[i] != lm_prompt_token(i / o->prompt, i % o->prompt, m->vocab)) {
         fprintf(stderr, "FAIL: reference.bin's prompt is not the one this test feeds\n");
         bad++;
         ref = NULL;
@@ -565,24 +503,10 @@ static int placement(hh_ort *h, OrtSession *s, const char *pending, char *cpu_op
 
 int main(int argc, char **argv) {
   dc_opts o;
-  dc_model m = {0};
+  lm_model m;
   if (parse_args(argc, argv, &o)) return 2;
-  char path[2200];
-  snprintf(path, sizeof path, "%s/model.onnx", o.dir);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(path, sizeof path, "%s/SKIP", o.dir);
-    char *why = slurp(path, NULL);
-    if (why) {
-      printf("SKIP: %s: no model generated: %s", o.dir, why);
-      free(why);
-      return HH_SKIP;
-    }
-    fprintf(stderr, "FAIL: %s/model.onnx does not exist (and no SKIP reason beside it)\n", o.dir);
-    return 1;
-  }
-  fclose(f);
-  if (read_config(o.dir, &m)) return 1;
+  int open_rc = lm_model_open(o.dir, &m);
+  if (open_rc) return open_rc;
   int n_refs = 0;
   dc_ref *refs = o.reference ? read_reference(o.dir, &n_refs) : NULL;
   if (o.reference && !refs) return 1;
