@@ -111,6 +111,32 @@ static void check_ref_device_options(hh_ort *h, hh_model *m) {
   hh_session_free(h, s);
 }
 
+/* Every EP name, as a caller that hands a session all devices of a name:
+ * the session is created and runs (on a machine with several GPUs this
+ * covers NAME_1, NAME_2; everywhere the CPU's name). */
+static void check_every_name(hh_ort *h, hh_model *m) {
+  const OrtEpDevice *devs[16];
+  size_t n = hh_ep_devices(h, NULL, devs, 16);
+  for (size_t i = 0; i < n && i < 16; i++) {
+    hh_session_cfg cfg = {.dev = devs[i], .disable_cpu_fallback = 1};
+    OrtSession *s = NULL;
+    const char *name = h->api->EpDevice_EpName(devs[i]);
+    int rc = hh_session_create(h, &cfg, hh_model_ort(m), NULL, &s);
+    HT_CHECK(rc == 0, "a session given every device of %s: %s", name, hh_err(h));
+    int64_t xd[4] = {1, 2, 5, 5};
+    hh_tensor x, y = {0};
+    if (!rc && hh_tensor_alloc(&x, HD_DT_F32, 4, xd) == 0) {
+      hh_tensor_fill_random(&x, 4);
+      HT_CHECK(hh_session_run(h, s, &x, 1, &y, 1) == 0, "run on %s: %s", name, hh_err(h));
+      printf("  %s (%s): session and run %s\n", name, hh_device_backend(h, devs[i]), y.n == 27 ? "ok" : "FAILED");
+      HT_CHECK(y.n == 27, "run on %s: %zu outputs", name, y.n);
+      hh_tensor_free(&y);
+      hh_tensor_free(&x);
+    }
+    hh_session_free(h, s);
+  }
+}
+
 /* device_id that names no device given: an error that says which device
  * was given and how GPUs are named. */
 static void check_device_id_mismatch(hh_ort *h, const hh_target *t, hh_model *m) {
@@ -251,6 +277,7 @@ int main(int argc, char **argv) {
   if (m) {
     check_session(&h, &t, m);
     check_ref_device_options(&h, m);
+    check_every_name(&h, m);
     check_device_id_mismatch(&h, &t, m);
   }
 
