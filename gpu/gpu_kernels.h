@@ -92,6 +92,14 @@ int gpu_conv_transpose(const void *x, const void *w, const void *bias, void *y, 
                        const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta, void *stream);
 int gpu_conv_transpose_fits(const gpu_conv2d_shape *s, int64_t group);
 
+/* gpu_lrn.cu: LRN (ops/lrn.h) of x [n, c, inner] into y, fp32 sums. */
+typedef struct gpu_lrn_desc {
+  int64_t n, c, inner;
+  int size;
+  float alpha, beta, bias;
+} gpu_lrn_desc;
+int gpu_lrn(const void *x, void *y, int dtype, const gpu_lrn_desc *d, void *stream);
+
 /* ---- shapes passed by value (host C fills them) ---- */
 
 #define GPU_MAX_DIMS 8

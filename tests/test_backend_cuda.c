@@ -740,7 +740,7 @@ static void b_nbits_m20_tail(tg *t) { nbits(t, D(20, 200), 2, 200, 136, 64, 1, 1
 /* fp32: 1100 x 4096 weights are 18 MB dequantised: column chunks of 1024 and 76 */
 static void b_nbits_m12_chunks(tg *t) { nbits(t, D(12, 4096), 2, 4096, 1100, 64, 1, 1); }
 
-/* ConvTranspose (W [C_in, C_out / group, k...]) */
+/* ConvTranspose (W [C_in, C_out / group, k...]) and LRN */
 static void b_convt_s2_bias(tg *t) {
   attr a[] = {{.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 0, 0, 1}}};
   int in[3] = {tg_input(t, 4, D(2, 4, 5, 6)), tg_const(t, 4, D(4, 3, 3, 3), -0.5f, 0.5f), tg_const(t, 1, D(3), -1.f, 1.f)};
@@ -773,6 +773,16 @@ static void b_convt_large(tg *t) { /* a decoder's upsampling layer */
   int in[3] = {tg_input(t, 4, D(2, 64, 16, 16)), tg_const(t, 4, D(64, 32, 4, 4), -0.1f, 0.1f),
                tg_const(t, 1, D(32), -1.f, 1.f)};
   tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_lrn(tg *t) {
+  attr a[] = {A_INT("size", 5), A_FLOAT("alpha", 0.02f), A_FLOAT("beta", 0.6f), A_FLOAT("bias", 2.f)};
+  int x = tg_input(t, 4, D(2, 7, 5, 6));
+  tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
+}
+static void b_lrn_wide(tg *t) {
+  attr a[] = {A_INT("size", 3)};
+  int x = tg_input(t, 4, D(1, 96, 13, 13));
+  tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
 }
 
 typedef struct op_case {
@@ -822,6 +832,7 @@ static const op_case op_cases[] = {
     {"convt_same_lower_relu_fused", b_convt_same_relu, 1, 5e-3, 1e-2},
     {"convt_output_shape", b_convt_output_shape, 0, 5e-3, 1e-2}, {"convt_1d", b_convt_1d, 0, 5e-3, 1e-2},
     {"convt_64x16x16_s2", b_convt_large, 0, 5e-3, 1e-2},
+    {"lrn", b_lrn, 0, 1e-5, 2e-3}, {"lrn_96_channels", b_lrn_wide, 0, 1e-5, 2e-3},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {

@@ -772,6 +772,19 @@ static const op_case k_cases[] = {
     {"f16_convt_group2_output_padding", "ConvTranspose", 11, F16, .in = {IN(4, 1, 4, 4, 4), W(4, 4, 2, 3, 3)},
      .nin = 2, .attrs = {AI("group", 2), AIS("strides", 2, 2), AIS("output_padding", 1, 0)}, .nattrs = 3},
 
+    /* LRN: NCHW */
+    {"lrn", "LRN", 13, .in = {IN(4, 2, 5, 4, 3)}, .nin = 1, .attrs = {AI("size", 3)}, .nattrs = 1},
+    {"lrn_params", "LRN", 13, .in = {IN(4, 2, 7, 3, 3)}, .nin = 1,
+     .attrs = {AI("size", 5), AF("alpha", 0.02f), AF("beta", 0.6f), AF("bias", 2.0f)}, .nattrs = 4},
+    {"lrn_size_past_channels", "LRN", 13, .in = {IN(4, 1, 3, 4, 4)}, .nin = 1,
+     .attrs = {AI("size", 7), AF("alpha", 0.5f)}, .nattrs = 2},
+    {"lrn_size1", "LRN", 13, .in = {IN(4, 1, 4, 2, 5)}, .nin = 1, .attrs = {AI("size", 1), AF("alpha", 0.3f)}, .nattrs = 2},
+    {"lrn_opset1", "LRN", 1, .in = {IN(4, 1, 6, 3, 2)}, .nin = 1, .attrs = {AI("size", 3), AF("alpha", 0.1f)}, .nattrs = 2},
+    {"lrn_dynamic_batch", "LRN", 13, .in = {IND(4, 1, 4, 3, 3)}, .nin = 1, .attrs = {AI("size", 3)}, .nattrs = 1,
+     .batch2 = 3},
+    {"f16_lrn", "LRN", 13, F16, .in = {IN(4, 2, 5, 4, 3)}, .nin = 1, .attrs = {AI("size", 3), AF("alpha", 0.05f)},
+     .nattrs = 2},
+
     /* left to the CPU EP */
     {"not_claimed_maxpool_indices", "MaxPool", 12, .in = {IN(4, 1, 2, 6, 6)}, .nin = 1,
      .attrs = {AIS("kernel_shape", 2, 2)}, .nattrs = 1, .nout = 2, .out2_dtype = I64, .not_claimed = 1},
