@@ -4,7 +4,12 @@
 //  - gpu_conv_generic: any 1D/2D convolution, groups included, one thread
 //    per output: slow, the path of last resort when the DNN library has no
 //    engine at the shape a plan meets (a node is never claimed and then
-//    failed). A block stages the weights of up to CT output channels
+//    failed);
+//  - gpu_conv_transpose: ConvTranspose the same way, in gather form (each
+//    output sums the input pixels its taps reach; no atomics, so results
+//    do not depend on scheduling), where the library has no data-gradient
+//    engine (hipDNN, or a shape cuDNN refuses).
+// gpu_conv_direct: a block stages the weights of up to CT output channels
 // in shared memory; each thread reads its pixel's taps once and accumulates
 // CT outputs, every lane reading the same weight (a broadcast). The FLOPs of
 // such layers are few; the cost is reading the input and writing the output
@@ -108,10 +113,70 @@ __global__ void generic_kernel(generic_params p) {
   }
 }
 
+// The input index i with i * s - p + k * d == o, or -1 when none lies in
+// [0, in). 64-bit: k * d may pass 32 bits.
+__device__ __forceinline__ int64_t transpose_source(int64_t o, int64_t k, int s, int p, int d, int in) {
+  const int64_t t = o + p - k * d;
+  if (t < 0 || t % s) return -1;
+  const int64_t i = t / s;
+  return i < in ? i : -1;
+}
+
+// ConvTranspose: x [n, c, ih, iw], w [c, co / group, kh, kw], y [n, co, oh, ow].
 template <typename T>
-int launch_generic(generic_params p, gpuStream_t stream) {
-  generic_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
+__global__ void transpose_kernel(generic_params p) {
+  const T *x = (const T *)p.x, *w = (const T *)p.w;
+  const int64_t plane_in = (int64_t)p.ih * p.iw, taps = (int64_t)p.kh * p.kw;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < p.n_out; o += step) {
+    const int64_t ox = o % p.ow;
+    int64_t r = o / p.ow;
+    const int64_t oy = r % p.oh;
+    r /= p.oh;
+    const int co = (int)(r % p.co);
+    const int64_t img = r / p.co;
+    const int grp = co / p.copg, col = co - grp * p.copg;
+    float acc = 0.f;
+    for (int ky = 0; ky < p.kh; ++ky) {
+      const int64_t iy = transpose_source(oy, ky, p.sh, p.ph, p.dh, p.ih);
+      if (iy < 0) continue;
+      for (int kx = 0; kx < p.kw; ++kx) {
+        const int64_t ix = transpose_source(ox, kx, p.sw, p.pw, p.dw, p.iw);
+        if (ix < 0) continue;
+        for (int j = 0; j < p.cpg; ++j) {
+          const int64_t ci = (int64_t)grp * p.cpg + j;
+          acc += gpu::ld(x, (img * p.c + ci) * plane_in + iy * p.iw + ix) *
+                 gpu::ld(w, (ci * p.copg + col) * taps + (int64_t)ky * p.kw + kx);
+        }
+      }
+    }
+    const float v = acc + (p.bias ? gpu::ld((const T *)p.bias, co) : 0.f);
+    gpu::st((T *)p.y, o, gpu::act(p.act, v, p.a, p.b));
+  }
+}
+
+template <typename T>
+int launch_generic(generic_params p, bool transpose, gpuStream_t stream) {
+  if (transpose)
+    transpose_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
+  else
+    generic_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
   return gpu::last_error();
+}
+
+// gpu_conv_generic and gpu_conv_transpose: s's c input and co output
+// channels in `group` groups.
+int run_generic(const void *x, const void *w, const void *bias, const void *residual, void *y, int dtype,
+                const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta, bool transpose,
+                void *stream) {
+  if (group < 1 || s->c % group || s->co % group || s->sh < 1 || s->sw < 1) return -1;
+  generic_params p = {};
+  if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
+  p.n_out = s->n * s->co * s->oh * s->ow;
+  if (p.n_out <= 0) return 0;
+  p.cpg = (int)(s->c / group);
+  p.copg = (int)(s->co / group);
+  GPU_DISPATCH(dtype, launch_generic, p, transpose, (gpuStream_t)stream);
 }
 
 template <typename T>
@@ -146,12 +211,16 @@ extern "C" int gpu_conv_direct(const void *x, const void *w, const void *bias,
 extern "C" int gpu_conv_generic(const void *x, const void *w, const void *bias, const void *residual, void *y,
                                 int dtype, const gpu_conv2d_shape *s, int64_t group, int act, float alpha,
                                 float beta, void *stream) {
-  if (group < 1 || s->c % group || s->co % group) return -1;
-  generic_params p = {};
-  if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
-  p.n_out = s->n * s->co * s->oh * s->ow;
-  if (p.n_out <= 0) return 0;
-  p.cpg = (int)(s->c / group);
-  p.copg = (int)(s->co / group);
-  GPU_DISPATCH(dtype, launch_generic, p, (gpuStream_t)stream);
+  return run_generic(x, w, bias, residual, y, dtype, s, group, act, alpha, beta, false, stream);
+}
+
+extern "C" int gpu_conv_transpose_fits(const gpu_conv2d_shape *s, int64_t group) {
+  return group >= 1 && s->c % group == 0 && s->co % group == 0 && s->sh >= 1 && s->sw >= 1 &&
+         gpu::conv2d_fits(s);
+}
+
+extern "C" int gpu_conv_transpose(const void *x, const void *w, const void *bias, void *y, int dtype,
+                                  const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta,
+                                  void *stream) {
+  return run_generic(x, w, bias, NULL, y, dtype, s, group, act, alpha, beta, true, stream);
 }

@@ -81,6 +81,25 @@ int gpu_conv_generic(const void *x, const void *w, const void *bias, const void 
                      int dtype, const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta,
                      void *stream);
 
+/* gpu_direct.cu: y = act(conv_transpose2d(x, w) + bias[co]), NCHW,
+ * `group` groups, w [c, co / group, kh, kw]; s's c/ih/iw are the input's,
+ * co/oh/ow the output's and ph/pw the leading pads: y[oy] gathers every
+ * x[iy] * w[ky] with oy = iy * sh - ph + ky * dh (and so for x). One thread
+ * per output: the path when the DNN library has no data-gradient engine.
+ * bias may be NULL. -1 for a dtype or size it does not take
+ * (gpu_conv_transpose_fits). */
+int gpu_conv_transpose(const void *x, const void *w, const void *bias, void *y, int dtype,
+                       const gpu_conv2d_shape *s, int64_t group, int act, float alpha, float beta, void *stream);
+int gpu_conv_transpose_fits(const gpu_conv2d_shape *s, int64_t group);
+
+/* gpu_lrn.cu: LRN (ops/lrn.h) of x [n, c, inner] into y, fp32 sums. */
+typedef struct gpu_lrn_desc {
+  int64_t n, c, inner;
+  int size;
+  float alpha, beta, bias;
+} gpu_lrn_desc;
+int gpu_lrn(const void *x, void *y, int dtype, const gpu_lrn_desc *d, void *stream);
+
 /* ---- shapes passed by value (host C fills them) ---- */
 
 #define GPU_MAX_DIMS 8

@@ -4,10 +4,14 @@
 
 #include "ops/op_types.h"
 
-OP_FAMILY(conv, op_conv, CONV)
+OP_FAMILY(conv, op_conv, CONV, CONV_TRANSPOSE)
 
 /* Inputs: X, W, [B], [residual added before act]. After planning the pads
- * are resolved for the concrete input shape and auto_pad is NOTSET. */
+ * are resolved for the concrete input shape and auto_pad is NOTSET.
+ * ConvTranspose (transpose = 1): W is [C_in, C_out / group, k...] and y is
+ * the data gradient of a Conv from y to x with the same pads, strides and
+ * dilations: y[o] += x[i] * w[t] wherever o = i * stride - pads_begin +
+ * t * dilation (per dim). Never has a residual. */
 typedef struct op_conv {
   int nspatial;                   /* 1, 2 or 3 */
   int64_t kernel[OP_MAX_SPATIAL]; /* from W's shape when not given */
@@ -20,6 +24,9 @@ typedef struct op_conv {
   int has_bias;     /* input 2 present */
   int has_residual; /* input 3 present: y = act(conv + bias + residual) */
   op_act act;
+  int transpose;
+  int64_t output_padding[OP_MAX_SPATIAL]; /* ConvTranspose: added to the end of each dim */
+  int64_t output_shape[OP_MAX_SPATIAL];   /* ConvTranspose: 0 when not given */
 } op_conv;
 
 #endif

@@ -740,6 +740,51 @@ static void b_nbits_m20_tail(tg *t) { nbits(t, D(20, 200), 2, 200, 136, 64, 1, 1
 /* fp32: 1100 x 4096 weights are 18 MB dequantised: column chunks of 1024 and 76 */
 static void b_nbits_m12_chunks(tg *t) { nbits(t, D(12, 4096), 2, 4096, 1100, 64, 1, 1); }
 
+/* ConvTranspose (W [C_in, C_out / group, k...]) and LRN */
+static void b_convt_s2_bias(tg *t) {
+  attr a[] = {{.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 0, 0, 1}}};
+  int in[3] = {tg_input(t, 4, D(2, 4, 5, 6)), tg_const(t, 4, D(4, 3, 3, 3), -0.5f, 0.5f), tg_const(t, 1, D(3), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_convt_group_outpad(tg *t) {
+  attr a[] = {A_INT("group", 2), {.name = "strides", .n = 2, .i = {2, 3}}, {.name = "output_padding", .n = 2, .i = {1, 2}},
+              {.name = "dilations", .n = 2, .i = {1, 2}}};
+  int in[3] = {tg_input(t, 4, D(1, 4, 6, 5)), tg_const(t, 4, D(4, 3, 3, 3), -0.5f, 0.5f), tg_const(t, 1, D(6), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_convt_same_relu(tg *t) { /* ConvTranspose + Relu fused by plan_fuse: the activation in the epilogue */
+  attr a[] = {{.name = "strides", .n = 2, .i = {2, 2}}, {.name = "auto_pad", .n = -3, .s = "SAME_LOWER"}};
+  int in[2] = {tg_input(t, 4, D(2, 8, 7, 7)), tg_const(t, 4, D(8, 16, 4, 4), -0.3f, 0.3f)};
+  int y = tg_node(t, "ConvTranspose", 11, in, 2, a, NA(a));
+  tg_output(t, tg_node(t, "Relu", 14, &y, 1, NULL, 0));
+}
+static void b_convt_output_shape(tg *t) { /* one element past the natural size: a pad of 0, the last row unreached */
+  attr a[] = {{.name = "strides", .n = 2, .i = {3, 2}}, {.name = "output_shape", .n = 2, .i = {10, 8}}};
+  int in[3] = {tg_input(t, 4, D(1, 2, 3, 3)), tg_const(t, 4, D(2, 3, 3, 3), -0.5f, 0.5f), tg_const(t, 1, D(3), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_convt_1d(tg *t) {
+  attr a[] = {{.name = "strides", .n = 1, .i = {3}}, {.name = "pads", .n = 2, .i = {1, 2}}};
+  int in[3] = {tg_input(t, 3, D(2, 3, 9)), tg_const(t, 3, D(3, 2, 4), -0.5f, 0.5f), tg_const(t, 1, D(2), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_convt_large(tg *t) { /* a decoder's upsampling layer */
+  attr a[] = {{.name = "strides", .n = 2, .i = {2, 2}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  int in[3] = {tg_input(t, 4, D(2, 64, 16, 16)), tg_const(t, 4, D(64, 32, 4, 4), -0.1f, 0.1f),
+               tg_const(t, 1, D(32), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
+}
+static void b_lrn(tg *t) {
+  attr a[] = {A_INT("size", 5), A_FLOAT("alpha", 0.02f), A_FLOAT("beta", 0.6f), A_FLOAT("bias", 2.f)};
+  int x = tg_input(t, 4, D(2, 7, 5, 6));
+  tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
+}
+static void b_lrn_wide(tg *t) {
+  attr a[] = {A_INT("size", 3)};
+  int x = tg_input(t, 4, D(1, 96, 13, 13));
+  tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -783,6 +828,11 @@ static const op_case op_cases[] = {
     {"nbits_gemv_m1", b_nbits_m1, 0, 1e-5, 2e-3}, {"nbits_gemv_m7_k_tail", b_nbits_m7_tail, 0, 1e-5, 2e-3},
     {"nbits_gemv_m3_b128", b_nbits_m3_b128, 0, 1e-5, 2e-3}, {"nbits_gemm_m40", b_nbits_m40, 0, 5e-3, 1e-2},
     {"nbits_gemm_m20_k_tail", b_nbits_m20_tail, 0, 5e-3, 1e-2}, {"nbits_gemm_m12_chunks", b_nbits_m12_chunks, 0, 5e-3, 1e-2},
+    {"convt_s2_bias", b_convt_s2_bias, 0, 5e-3, 1e-2}, {"convt_group_output_padding", b_convt_group_outpad, 0, 5e-3, 1e-2},
+    {"convt_same_lower_relu_fused", b_convt_same_relu, 1, 5e-3, 1e-2},
+    {"convt_output_shape", b_convt_output_shape, 0, 5e-3, 1e-2}, {"convt_1d", b_convt_1d, 0, 5e-3, 1e-2},
+    {"convt_64x16x16_s2", b_convt_large, 0, 5e-3, 1e-2},
+    {"lrn", b_lrn, 0, 1e-5, 2e-3}, {"lrn_96_channels", b_lrn_wide, 0, 1e-5, 2e-3},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {

@@ -187,17 +187,21 @@ static void mock_vendor(const dnn_table *t, dnn_vendor *vd) {
   vd->not_supported_span = t->not_supported_span;
 }
 
-/* Builds, plans and runs one convolution; 1 when it went through. */
+/* Builds, plans and runs one convolution; 1 when it went through. A
+ * transposed one (the data gradient of the same convolution: x and y
+ * swap) goes through where the vendor has its names, else must be
+ * NOT_SUPPORTED. */
 static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias, int res,
-                    op_act_kind act) {
+                    op_act_kind act, int transpose) {
   dnn_conv c;
   memset(&c, 0, sizeof c);
   int rank = nsp + 2;
   int64_t xd[5] = {2, 8, 9, 9, 9}, wd[5] = {4, 8, 3, 3, 3}, yd[5] = {2, 4, 7, 7, 7};
   int64_t bd[5] = {1, 4, 1, 1, 1};
-  dnn_tensor_packed(&c.x, 1, dtype, rank, xd);
+  dnn_tensor_packed(&c.x, 1, dtype, rank, transpose ? yd : xd);
   dnn_tensor_packed(&c.w, 2, dtype, rank, wd);
-  dnn_tensor_packed(&c.y, 3, dtype, rank, yd);
+  dnn_tensor_packed(&c.y, 3, dtype, rank, transpose ? xd : yd);
+  c.transpose = transpose;
   dnn_tensor_packed(&c.b, 4, dtype, rank, bd);
   dnn_tensor_packed(&c.r, 5, dtype, rank, yd);
   c.has_bias = bias;
@@ -228,8 +232,13 @@ static int run_conv(const dnn_vendor *vd, int nsp, int dtype, int fuse, int bias
   void *ptrs[5] = {(void *)16, (void *)32, (void *)48, (void *)64, (void *)80};
   if (!st) st = dnn_plan_execute(&p, handle, ptrs, NULL, NULL);
   int ok = st == NULL;
-  CHECK(ok, "%s: conv %dD dtype %d fuse %d bias %d res %d act %d: %s", vd->name, nsp, dtype, fuse,
-        bias, res, (int)act, st ? hd_status_msg(st) : "");
+  if (transpose && !dnn_has(vd, DNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR))
+    CHECK(st && hd_status_code(st) == HD_ERR_NOT_SUPPORTED,
+          "%s: transposed conv without the vendor's names: want NOT_SUPPORTED, got %s", vd->name,
+          st ? hd_status_msg(st) : "success");
+  else
+    CHECK(ok, "%s: conv %dD dtype %d fuse %d bias %d res %d act %d transpose %d: %s", vd->name, nsp,
+          dtype, fuse, bias, res, (int)act, transpose, st ? hd_status_msg(st) : "");
   hd_status_free(st);
   dnn_plan_free(&p);
   vd->destroy(handle);
@@ -299,7 +308,10 @@ static void check_builder(const dnn_table *t) {
         for (int bias = 0; bias <= 1; ++bias)
           for (int res = 0; res <= 1; ++res)
             for (size_t a = 0; a < sizeof acts / sizeof acts[0]; ++a, ++n)
-              ok += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, fuse, bias, res, acts[a]);
+              ok += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, fuse, bias, res, acts[a], 0);
+  int transposed = 0;
+  for (int nsp = 2; nsp <= 3; ++nsp)
+    for (int dt = 0; dt < 2; ++dt) transposed += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, 0, 0, 0, OP_ACT_NONE, 1);
   int others = run_other_graphs(&vd);
   CHECK(bad_calls == 0, "%s: %d calls with values not in the table", t->vendor, bad_calls);
   /* The statuses the builder classifies. */
@@ -311,9 +323,9 @@ static void check_builder(const dnn_table *t) {
   CHECK(s2 && hd_status_code(s2) == HD_ERR_BACKEND, "%s: the status after NOT_SUPPORTED's range",
         t->vendor);
   hd_status_free(s2);
-  printf("%s: builder over a mock API: %d/%d convolutions built, planned and run, and %d/4 "
-         "pointwise/pool/reduce graphs (%d calls)\n",
-         t->vendor, ok, n, others, calls);
+  printf("%s: builder over a mock API: %d/%d convolutions built, planned and run, %d/4 transposed, "
+         "and %d/4 pointwise/pool/reduce graphs (%d calls)\n",
+         t->vendor, ok, n, transposed, others, calls);
 }
 
 int main(void) {

@@ -1,6 +1,7 @@
 /* test_gpu_kernels: kernels of gpu/ that no ONNX model reaches on demand,
  * called directly against plain CPU loops: gpu_conv_generic (the last-resort
- * convolution when the DNN library has no engine at a plan's shape), over
+ * convolution when the DNN library has no engine at a plan's shape) and
+ * gpu_conv_transpose (ConvTranspose without a data-gradient engine), over
  * groups, strides, dilations, pads, bias, residual and an activation.
  * Without a GPU it prints "SKIP: <reason>" and exits 77. */
 #include <math.h>
@@ -15,14 +16,20 @@ typedef struct conv_case {
   const char *name;
   int64_t n, c, co, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, group;
   int bias, res, act;
+  int transpose; /* gpu_conv_transpose: c in, co out, w [c, co / group, kh, kw]; no residual */
 } conv_case;
 
 static const conv_case cases[] = {
-    {"plain 3x3", 2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, OP_ACT_NONE},
-    {"stride 2, bias, relu", 1, 8, 6, 13, 10, 3, 2, 2, 2, 1, 0, 1, 1, 1, 1, 0, OP_ACT_RELU},
-    {"groups 4, dilation 2", 2, 8, 12, 12, 12, 3, 3, 1, 1, 2, 2, 2, 2, 4, 1, 1, OP_ACT_NONE},
-    {"depthwise-like, clip", 1, 6, 6, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, 6, 1, 0, OP_ACT_CLIP},
-    {"1d lifted, stride 3", 3, 4, 5, 1, 40, 1, 7, 1, 3, 0, 3, 1, 1, 1, 0, 1, OP_ACT_TANH},
+    {"plain 3x3", 2, 5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, OP_ACT_NONE, 0},
+    {"stride 2, bias, relu", 1, 8, 6, 13, 10, 3, 2, 2, 2, 1, 0, 1, 1, 1, 1, 0, OP_ACT_RELU, 0},
+    {"groups 4, dilation 2", 2, 8, 12, 12, 12, 3, 3, 1, 1, 2, 2, 2, 2, 4, 1, 1, OP_ACT_NONE, 0},
+    {"depthwise-like, clip", 1, 6, 6, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, 6, 1, 0, OP_ACT_CLIP, 0},
+    {"1d lifted, stride 3", 3, 4, 5, 1, 40, 1, 7, 1, 3, 0, 3, 1, 1, 1, 0, 1, OP_ACT_TANH, 0},
+    {"T plain 3x3", 2, 5, 7, 6, 7, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 0, OP_ACT_NONE, 1},
+    {"T stride 2, pads, bias", 1, 6, 4, 5, 6, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, OP_ACT_NONE, 1},
+    {"T groups 2, stride 3x2, dil 2", 2, 8, 6, 4, 5, 3, 3, 3, 2, 2, 1, 2, 2, 2, 1, 0, OP_ACT_RELU, 1},
+    {"T depthwise, stride 2", 1, 6, 6, 7, 7, 4, 4, 2, 2, 1, 1, 1, 1, 6, 1, 0, OP_ACT_NONE, 1},
+    {"T 1d lifted, stride 4", 3, 4, 3, 1, 17, 1, 5, 1, 4, 0, 2, 1, 1, 1, 1, 0, OP_ACT_CLIP, 1},
 };
 
 static float frand(unsigned *s) {
@@ -34,8 +41,13 @@ static int run(const conv_case *cc) {
   gpu_conv2d_shape s = {.n = cc->n, .c = cc->c, .co = cc->co, .ih = cc->ih, .iw = cc->iw, .kh = cc->kh,
                         .kw = cc->kw, .sh = cc->sh, .sw = cc->sw, .ph = cc->ph, .pw = cc->pw, .dh = cc->dh,
                         .dw = cc->dw};
-  s.oh = (cc->ih + 2 * cc->ph - ((cc->kh - 1) * cc->dh + 1)) / cc->sh + 1;
-  s.ow = (cc->iw + 2 * cc->pw - ((cc->kw - 1) * cc->dw + 1)) / cc->sw + 1;
+  if (cc->transpose) {
+    s.oh = (cc->ih - 1) * cc->sh + (cc->kh - 1) * cc->dh + 1 - 2 * cc->ph;
+    s.ow = (cc->iw - 1) * cc->sw + (cc->kw - 1) * cc->dw + 1 - 2 * cc->pw;
+  } else {
+    s.oh = (cc->ih + 2 * cc->ph - ((cc->kh - 1) * cc->dh + 1)) / cc->sh + 1;
+    s.ow = (cc->iw + 2 * cc->pw - ((cc->kw - 1) * cc->dw + 1)) / cc->sw + 1;
+  }
   size_t nx = (size_t)(s.n * s.c * s.ih * s.iw), nw = (size_t)(s.co * (s.c / cc->group) * s.kh * s.kw);
   size_t ny = (size_t)(s.n * s.co * s.oh * s.ow);
   float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)s.co * 4), *r = malloc(ny * 4);
@@ -54,9 +66,16 @@ static int run(const conv_case *cc) {
           for (int64_t ci = 0; ci < cpg; ci++)
             for (int64_t ky = 0; ky < s.kh; ky++)
               for (int64_t kx = 0; kx < s.kw; kx++) {
+                int64_t c = co / copg * cpg + ci;
+                if (cc->transpose) { /* oy = iy * sh - ph + ky * dh */
+                  int64_t ty = oy + s.ph - ky * s.dh, tx = ox + s.pw - kx * s.dw;
+                  if (ty < 0 || tx < 0 || ty % s.sh || tx % s.sw || ty / s.sh >= s.ih || tx / s.sw >= s.iw) continue;
+                  acc += (double)x[((img * s.c + c) * s.ih + ty / s.sh) * s.iw + tx / s.sw] *
+                         w[((c * copg + co % copg) * s.kh + ky) * s.kw + kx];
+                  continue;
+                }
                 int64_t iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
                 if (iy < 0 || iy >= s.ih || ix < 0 || ix >= s.iw) continue;
-                int64_t c = co / copg * cpg + ci;
                 acc += (double)x[((img * s.c + c) * s.ih + iy) * s.iw + ix] *
                        w[((co * cpg + ci) * s.kh + ky) * s.kw + kx];
               }
@@ -69,8 +88,11 @@ static int run(const conv_case *cc) {
             gpuMalloc(&dr, ny * 4) || gpuMalloc(&dy, ny * 4);
   bad = bad || gpuMemcpy(dx, x, nx * 4, gpuMemcpyHostToDevice) || gpuMemcpy(dw, w, nw * 4, gpuMemcpyHostToDevice) ||
         gpuMemcpy(db, b, (size_t)s.co * 4, gpuMemcpyHostToDevice) || gpuMemcpy(dr, r, ny * 4, gpuMemcpyHostToDevice);
-  int rc = bad ? -2 : gpu_conv_generic(dx, dw, cc->bias ? db : NULL, cc->res ? dr : NULL, dy, GPU_DT_F32, &s,
-                                       cc->group, cc->act, -0.5f, 0.5f, NULL);
+  int rc = bad             ? -2
+           : cc->transpose ? gpu_conv_transpose(dx, dw, cc->bias ? db : NULL, dy, GPU_DT_F32, &s, cc->group, cc->act,
+                                                -0.5f, 0.5f, NULL)
+                           : gpu_conv_generic(dx, dw, cc->bias ? db : NULL, cc->res ? dr : NULL, dy, GPU_DT_F32, &s,
+                                              cc->group, cc->act, -0.5f, 0.5f, NULL);
   if (!rc) rc = gpuMemcpy(y, dy, ny * 4, gpuMemcpyDeviceToHost);
   double worst = 0;
   size_t nonfinite = 0;
@@ -79,7 +101,8 @@ static int run(const conv_case *cc) {
     else worst = fmax(worst, fabs((double)y[i] - ref[i]));
   }
   int ok = !rc && !nonfinite && worst < 1e-4;
-  printf("%-4s gpu_conv_generic %-24s [%lld,%lld,%lld,%lld] -> %lld: max abs %.2g%s\n", ok ? "ok" : "FAIL", cc->name,
+  printf("%-4s %s %-30s [%lld,%lld,%lld,%lld] -> %lld: max abs %.2g%s\n", ok ? "ok" : "FAIL",
+         cc->transpose ? "gpu_conv_transpose" : "gpu_conv_generic", cc->name,
          (long long)s.n, (long long)s.c, (long long)s.ih, (long long)s.iw, (long long)s.co, worst,
          rc ? " (launch failed)" : nonfinite ? " (non-finite outputs)" : "");
   gpuFree(dx), gpuFree(dw), gpuFree(db), gpuFree(dr), gpuFree(dy);

@@ -256,11 +256,59 @@ static hd_status *conv_params(const dnn_vendor *vd, void *desc, const dnn_conv *
   return NULL;
 }
 
+/* A convolution operation's alpha = 1 and beta = 0, in the type its io
+ * asks for (double for fp64, else float); each only where the vendor has
+ * the attribute. */
+static hd_status *conv_set_scales(const dnn_vendor *vd, void *op, const dnn_conv *c, dnn_name alpha_attr,
+                                  dnn_name beta_attr) {
+  dnn_name type = c->x.dtype == HD_DT_F64 ? DNN_TYPE_DOUBLE : DNN_TYPE_FLOAT;
+  float alpha_f = 1.f, beta_f = 0.f;
+  double alpha_d = 1.0, beta_d = 0.0;
+  const void *alpha = type == DNN_TYPE_DOUBLE ? (const void *)&alpha_d : (const void *)&alpha_f;
+  const void *beta = type == DNN_TYPE_DOUBLE ? (const void *)&beta_d : (const void *)&beta_f;
+  if (dnn_has(vd, alpha_attr)) HD_TRY(dnn_set(vd, op, alpha_attr, type, 1, alpha));
+  if (dnn_has(vd, beta_attr)) HD_TRY(dnn_set(vd, op, beta_attr, type, 1, beta));
+  return NULL;
+}
+
+/* The data gradient of the convolution that c's parameters describe, from
+ * dy (c->x) into dx (c->y). cd: the convolution descriptor, or NULL when
+ * the vendor takes its attributes on the operation. */
+static hd_status *conv_bwd_data_op(dnn_bag *b, const dnn_conv *c, void *cd, void *dy, void *w, void *dx,
+                                   void **op) {
+  const dnn_vendor *vd = b->vd;
+  void *o;
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, &o));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &w));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx));
+  if (cd)
+    HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
+  else
+    HD_TRY(conv_params(vd, o, c));
+  HD_TRY(conv_set_scales(vd, o, c, DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                         DNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA));
+  HD_TRY(dnn_finalize(vd, o, "convolution backward data"));
+  *op = o;
+  return NULL;
+}
+
+static const dnn_name bwd_data_names[] = {
+#define DNN_LIST_(n) DNN_##n,
+    DNN_CONV_BWD_DATA_NAMES(DNN_LIST_)
+#undef DNN_LIST_
+};
+
 hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph) {
   const dnn_vendor *vd = b->vd;
   if (c->nspatial < 2 || c->nspatial > 3)
     return hd_error(HD_ERR_INTERNAL, "%s:%d: conv with %d spatial dims", __FILE__, __LINE__,
                     c->nspatial);
+  if (c->transpose) {
+    if (fuse) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: transposed convolutions are built unfused", vd->name);
+    for (size_t i = 0; i < sizeof bwd_data_names / sizeof bwd_data_names[0]; ++i)
+      if (!dnn_has(vd, bwd_data_names[i])) return lacks(vd, bwd_data_names[i]);
+  }
   int nb = 0;
   if (fuse) nb = c->has_bias + c->has_residual + (c->act.kind != OP_ACT_NONE);
   if (fuse && !dnn_act_fusable(&c->act))
@@ -281,6 +329,11 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
     HD_TRY(conv_params(vd, cd, c));
     HD_TRY(dnn_finalize(vd, cd, "convolution"));
   }
+  if (c->transpose) {
+    void *op;
+    HD_TRY(conv_bwd_data_op(b, c, cd, x, w, y, &op));
+    return op_graph(b, handle, &op, 1, opgraph);
+  }
 
   /* The chain conv → [+b] → [+r] → [act] → y; intermediates virtual fp32. */
   void *ops[4];
@@ -297,11 +350,6 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
   }
   void *conv;
   HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &conv));
-  float alpha = 1.f, beta = 0.f;
-  dnn_name st = c->x.dtype == HD_DT_F64 ? DNN_TYPE_DOUBLE : DNN_TYPE_FLOAT;
-  double alpha_d = 1.0, beta_d = 0.0;
-  const void *pa = st == DNN_TYPE_DOUBLE ? (const void *)&alpha_d : (const void *)&alpha;
-  const void *pb = st == DNN_TYPE_DOUBLE ? (const void *)&beta_d : (const void *)&beta;
   HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, DNN_TYPE_BACKEND_DESCRIPTOR,
                  1, &x));
   HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, DNN_TYPE_BACKEND_DESCRIPTOR,
@@ -313,10 +361,8 @@ hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse,
                    DNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
   else
     HD_TRY(conv_params(vd, conv, c));
-  if (dnn_has(vd, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA))
-    HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, pa));
-  if (dnn_has(vd, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA))
-    HD_TRY(dnn_set(vd, conv, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, pb));
+  HD_TRY(conv_set_scales(vd, conv, c, DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                         DNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA));
   HD_TRY(dnn_finalize(vd, conv, "convolution forward"));
   ops[nops++] = conv;
 

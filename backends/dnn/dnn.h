@@ -68,6 +68,17 @@
   X(ATTR_OPERATION_REDUCTION_YDESC) \
   X(ATTR_OPERATION_REDUCTION_DESC)
 
+/* The names of a convolution's data gradient (dnn_conv.transpose:
+ * ConvTranspose): all optional. */
+#define DNN_CONV_BWD_DATA_NAMES(X)                           \
+  X(BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA)              \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA)               \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC)          \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_W)                  \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX)                 \
+  X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY)
+
 /* Every vendor name the builder uses, without the vendor prefix: the cuDNN
  * table pastes CUDNN_##name, the hipDNN table HIPDNN_##name. */
 #define DNN_NAMES(X)                                  \
@@ -152,7 +163,8 @@
   X(ATTR_VARIANT_PACK_UNIQUE_IDS)                     \
   X(ATTR_VARIANT_PACK_DATA_POINTERS)                  \
   X(ATTR_VARIANT_PACK_WORKSPACE)                      \
-  DNN_STANDALONE_NAMES(X)
+  DNN_STANDALONE_NAMES(X)                             \
+  DNN_CONV_BWD_DATA_NAMES(X)
 
 typedef enum dnn_name {
 #define DNN_ENUM_(n) DNN_##n,
@@ -173,7 +185,9 @@ typedef enum dnn_name {
  *     has no engine filter on that vendor);
  *   POINTWISE_MUL and the resample and reduction names absent: the
  *     standalone pointwise/pool/reduce graphs are NOT_SUPPORTED (pooling
- *     then runs on our kernel). */
+ *     then runs on our kernel);
+ *   the backward-data names absent: transposed convolutions are
+ *     NOT_SUPPORTED (ConvTranspose then runs on our kernel). */
 #define DNN_OPTIONAL_NAMES(X)                     \
   X(BACKEND_CONVOLUTION_DESCRIPTOR)               \
   X(BACKEND_POINTWISE_DESCRIPTOR)                 \
@@ -186,7 +200,8 @@ typedef enum dnn_name {
   X(HEUR_MODE_A)                                  \
   X(NUMERICAL_NOTE_TENSOR_CORE)                   \
   X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)           \
-  DNN_STANDALONE_NAMES(X)
+  DNN_STANDALONE_NAMES(X)                         \
+  DNN_CONV_BWD_DATA_NAMES(X)
 
 /* A table value for a name the vendor does not have (never a real value). */
 #define DNN_ABSENT INT64_MIN
@@ -344,13 +359,18 @@ typedef struct dnn_conv {
   int compute_dtype;   /* accumulation: HD_DT_F32 */
   int nspatial;        /* 2 or 3 */
   int64_t pre_pad[3], post_pad[3], stride[3], dilation[3];
+  /* 1: y = the data gradient of the convolution of a y-shaped input into
+   * x's shape (ConvTranspose: x is dy, y is dx, w [K = x's C, C / G, ...];
+   * pads, strides and dilations are that convolution's). Never fused. */
+  int transpose;
 } dnn_conv;
 
 /* Can act be one pointwise op of the vendor graph? */
 int dnn_act_fusable(const op_act *a);
 
 /* Builds the operation graph of c into b. fuse = 0 builds the convolution
- * alone (y = conv(x, w); c's bias/residual/act are then the caller's). */
+ * alone (y = conv(x, w); c's bias/residual/act are then the caller's).
+ * NOT_SUPPORTED for a transposed one on a vendor without its names. */
 hd_status *dnn_conv_graph(dnn_bag *b, void *handle, const dnn_conv *c, int fuse, void **opgraph);
 
 /* Standalone graphs of the other op families. bench/dnn_ops.c measures

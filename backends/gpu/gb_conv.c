@@ -5,6 +5,9 @@
  *   everything else   the DNN library (backends/dnn): execution plans fused
  *                     with bias, residual and activation where the library
  *                     has an engine for the graph, else conv + epilogue.
+ * ConvTranspose (1D/2D): the library's convolution data gradient (bias and
+ * activation in gpu_conv_epilogue: its engines fuse no bias), else, with
+ * no engine or no such operation (hipDNN), gpu_conv_transpose.
  * Execution plans are cached per context by convolution signature:
  * supports_node's probe, repeated layers and new plans of the same shapes
  * reuse them. After a plan's steps compile, conv_link moves the epilogue of
@@ -29,6 +32,7 @@ typedef struct gb_conv_key {
   int act_kind;
   float act_alpha, act_beta;
   int exhaustive; /* engines timed (BE_ALGO_EXHAUSTIVE), not the heuristic's first */
+  int transpose;  /* ConvTranspose: w [x's C, y's C / group, ...] */
   int64_t x[5], w[5], y[5];
   int64_t pre[3], post[3], stride[3], dil[3];
 } gb_conv_key;
@@ -58,6 +62,7 @@ typedef enum gb_conv_path {
   CONV_MATMUL,      /* the BLAS matmul mm, then the epilogue */
   CONV_DIRECT,      /* gpu_conv_direct */
   CONV_GENERIC,     /* gpu_conv_generic: no library engine at this shape */
+  CONV_TRANSPOSE,   /* gpu_conv_transpose: ConvTranspose without a library engine */
 } gb_conv_path;
 
 /* Per step: how it runs and the tensors it reads. */
@@ -137,6 +142,18 @@ static int is_direct(const gb_conv_key *k) {
 }
 
 
+/* ConvTranspose as the library's data gradient: the convolution from y's
+ * shape with the same pads must give x's shape. It does except where
+ * output_shape asks for one element past the natural size and
+ * output_padding already reaches the stride's last position. */
+static int transpose_is_gradient(const gb_conv_key *k) {
+  for (int i = 0; i < k->nspatial; ++i) {
+    int64_t room = k->y[2 + i] + k->pre[i] + k->post[i] - ((k->w[2 + i] - 1) * k->dil[i] + 1);
+    if (room < 0 || room / k->stride[i] + 1 != k->x[2 + i]) return 0;
+  }
+  return 1;
+}
+
 /* The key of conv node n at the shapes in t[] with resolved parameters pc. */
 static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor *t,
                            gb_conv_key *k) {
@@ -160,6 +177,9 @@ static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor 
   }
   if (pc->auto_pad != OP_PAD_NOTSET)
     return hd_error(HD_ERR_INTERNAL, "cuda: Conv pads not resolved");
+  if (pc->transpose && ns > 2)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: ConvTranspose in %dD (1D and 2D only)", gb_backend_name, ns);
+  k->transpose = pc->transpose;
   k->dtype = dt;
   k->has_bias = pc->has_bias;
   k->has_residual = pc->has_residual;
@@ -299,6 +319,7 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
   dc.act.beta = k->act_beta;
   dc.compute_dtype = HD_DT_F32;
   dc.nspatial = k->nspatial;
+  dc.transpose = k->transpose;
   memcpy(dc.pre_pad, k->pre, sizeof dc.pre_pad);
   memcpy(dc.post_pad, k->post, sizeof dc.post_pad);
   memcpy(dc.stride, k->stride, sizeof dc.stride);
@@ -339,8 +360,8 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
 
 static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
   snprintf(buf, cap,
-           "%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
-           hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
+           "%s%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
+           k->transpose ? "transposed " : "", hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
            (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
            (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
            k->has_residual, op_act_name((op_act_kind)k->act_kind));
@@ -390,7 +411,7 @@ static hd_status *conv_entry(be_context *c, const gb_conv_key *k, const gb_conv_
   e->fused = 1;
   if (extras) {
     op_act a = {.kind = (op_act_kind)k->act_kind};
-    if (dnn_act_fusable(&a)) {
+    if (!k->transpose && dnn_act_fusable(&a)) {
       st = build_plan(c, k, 1, &e->plan);
       if (!st) {
         HD_LOG(HD_LOG_VERBOSE, "cuda: conv %s: fused, engine %lld (of %d timed), workspace %lld",
@@ -473,9 +494,13 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
           const ir_value *w = &g->values[n->in[1]];
           int64_t k = w->rank == val->rank && w->dims[d] > 0 ? w->dims[d] : 3;
           dim = (k - 1) * pc->dilations[d - 2] + 1 + pc->strides[d - 2] + 7;
-        } else if (i == 0 && d == 1 && g->values[n->in[1]].dims[1] > 0) {
+        } else if (i == 0 && d == 1 && pc->transpose && g->values[n->in[1]].dims[0] > 0) {
+          dim = g->values[n->in[1]].dims[0];
+        } else if (i == 0 && d == 1 && !pc->transpose && g->values[n->in[1]].dims[1] > 0) {
           dim = g->values[n->in[1]].dims[1] * pc->group;
-        } else if (i == 2 && g->values[n->in[1]].dims[0] > 0) {
+        } else if (i == 2 && pc->transpose && g->values[n->in[1]].dims[1] > 0) {
+          dim = g->values[n->in[1]].dims[1] * pc->group;
+        } else if (i == 2 && !pc->transpose && g->values[n->in[1]].dims[0] > 0) {
           dim = g->values[n->in[1]].dims[0];
         } else {
           dim = 1;
@@ -503,6 +528,12 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   if (!st) st = conv_key(n, &p.conv, t, &k);
   free(t);
   if (st) return st;
+  if (k.transpose) { /* gpu_conv_transpose runs what the library cannot: no plan to probe */
+    gpu_conv2d_shape s = conv2d_shape(&k);
+    if (!gpu_conv_transpose_fits(&s, k.y[1] / k.w[1]))
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: ConvTranspose of sizes past the kernel's", gb_backend_name);
+    return NULL;
+  }
   if (is_depthwise(&k)) return NULL; /* our kernel: no plan to probe */
   if (!is_pointwise(&k) && is_direct(&k)) return NULL;
 
@@ -520,6 +551,32 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   return st;
 }
 
+
+/* ConvTranspose: the library's data gradient where it has an engine, else
+ * our kernel. supports_node probes no plan (the kernel runs any shape), so
+ * any refusal of the library's but running out of memory falls back here:
+ * a claimed node never fails for it. */
+static hd_status *convt_compile(be_context *c, gb_conv_step *cs, size_t *workspace) {
+  gb_conv_key k = cs->key;
+  cs->path = CONV_TRANSPOSE;
+  if (!transpose_is_gradient(&k)) return NULL;
+  k.exhaustive = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
+  const gb_conv_entry *e = NULL;
+  hd_status *st = conv_entry(c, &k, &e);
+  if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
+    int expected = hd_status_code(st) == HD_ERR_NOT_SUPPORTED; /* no engine, or no such operation */
+    HD_LOG(expected ? HD_LOG_VERBOSE : HD_LOG_WARNING, "%s: ConvTranspose on our kernel: %s", gb_backend_name,
+           hd_status_msg(st));
+    hd_status_free(st);
+    return NULL;
+  }
+  HD_TRY(st);
+  cs->path = CONV_LIBRARY;
+  cs->e = e;
+  ((gb_conv_entry *)e)->refs++; /* the cache keeps it while this step lives */
+  *workspace = (size_t)e->plan.workspace;
+  return NULL;
+}
 
 static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   be_context *c = bp->bg->c;
@@ -542,6 +599,7 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   cs->shape = conv2d_shape(&k);
   cs->pre_vb = IR_NONE;
   *workspace = 0;
+  if (k.transpose) return convt_compile(c, cs, workspace);
   if (is_depthwise(&k)) {
     cs->path = CONV_DEPTHWISE;
     return NULL;
@@ -645,6 +703,11 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
     case CONV_GENERIC:
       GB_KERNEL(gpu_conv_generic(x, w, bias, res, y, k->dtype, &cs->shape, k->x[1] / k->w[1], act, k->act_alpha,
                                  k->act_beta, stream));
+      return NULL;
+    case CONV_TRANSPOSE:
+      if (res) return hd_error(HD_ERR_INTERNAL, "ConvTranspose with a residual");
+      GB_KERNEL(gpu_conv_transpose(x, w, bias, y, k->dtype, &cs->shape, k->y[1] / k->w[1], act, k->act_alpha,
+                                   k->act_beta, stream));
       return NULL;
     case CONV_DIRECT:
       GB_KERNEL(gpu_conv_direct(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,

@@ -127,8 +127,10 @@
   R(ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, "HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE", 2303) \
   R(ATTR_POINTWISE_MATH_PREC, "HIPDNN_ATTR_POINTWISE_MATH_PREC", 2307)               \
   /* Not taken from hipDNN yet: multiply, resample (pooling runs on our      \
-   * kernel there) and reduction. */                                                  \
-  DNN_STANDALONE_NAMES(A)
+   * kernel there), reduction and the convolution's data gradient            \
+   * (ConvTranspose runs on our kernel there). */                             \
+  DNN_STANDALONE_NAMES(A)                                                              \
+  DNN_CONV_BWD_DATA_NAMES(A)
 
 static const int64_t hip_values[DNN_NAME_COUNT] = {HIP_ROWS(HIP_V, HIP_ABSENT_V)};
 static const char *const hip_names[DNN_NAME_COUNT] = {HIP_ROWS(HIP_N, HIP_ABSENT_N)};

@@ -1,5 +1,6 @@
-/* Reference Conv: direct convolution, any of 1D/2D/3D handled as 3D with
- * unit dims, accumulated in double. */
+/* Reference Conv and ConvTranspose: direct convolution (ConvTranspose as
+ * the scatter of each input element through the filter), any of 1D/2D/3D
+ * handled as 3D with unit dims, accumulated in double. */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -50,6 +51,36 @@ static size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
   return acc_offset(xn, wn) + 2 * plane;
 }
 
+/* ConvTranspose of image nb into output channel m's plane acc (bias
+ * preset): each (input channel of m's group, kernel tap) adds w * x to the
+ * outputs o = i * s - pb + t * d, a row of inputs at a time. */
+static void convt_plane(const geom3 *g, const float *x, const float *w, int64_t nb, int64_t C, int64_t M,
+                        int64_t G, int64_t m, double *acc) {
+  int64_t Cg = C / G, Mg = M / G, grp = m / Mg;
+  int64_t in_sz = g->in[0] * g->in[1] * g->in[2], k_sz = g->k[0] * g->k[1] * g->k[2];
+  for (int64_t cg = 0; cg < Cg; cg++) {
+    int64_t ci = grp * Cg + cg;
+    const float *xc = x + (nb * C + ci) * in_sz;
+    const float *wc = w + (ci * Mg + (m - grp * Mg)) * k_sz; /* W [C, M / G, k...] */
+    for (int64_t k0 = 0; k0 < g->k[0]; k0++)
+      for (int64_t k1 = 0; k1 < g->k[1]; k1++)
+        for (int64_t k2 = 0; k2 < g->k[2]; k2++) {
+          double wv = wc[(k0 * g->k[1] + k1) * g->k[2] + k2];
+          int64_t off0 = k0 * g->d[0] - g->pb[0], off1 = k1 * g->d[1] - g->pb[1], off2 = k2 * g->d[2] - g->pb[2];
+          int64_t lo0, hi0, lo1, hi1, lo2, hi2; /* inputs whose output lies inside y */
+          valid_range(off0, g->s[0], g->out[0], g->in[0], &lo0, &hi0);
+          valid_range(off1, g->s[1], g->out[1], g->in[1], &lo1, &hi1);
+          valid_range(off2, g->s[2], g->out[2], g->in[2], &lo2, &hi2);
+          for (int64_t i0 = lo0; i0 < hi0; i0++)
+            for (int64_t i1 = lo1; i1 < hi1; i1++) {
+              const float *xr = xc + (i0 * g->in[1] + i1) * g->in[2];
+              double *ar = acc + ((i0 * g->s[0] + off0) * g->out[1] + i1 * g->s[1] + off1) * g->out[2];
+              for (int64_t i2 = lo2; i2 < hi2; i2++) ar[i2 * g->s[2] + off2] += wv * xr[i2];
+            }
+        }
+  }
+}
+
 /* Loop order: for each output channel, each (input channel, kernel tap)
  * adds w * x to a whole output plane, a contiguous row at a time. */
 static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings *b, ref_scratch *scratch) {
@@ -68,7 +99,7 @@ static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings
   void *y = ir_tensor_addr(p, n->out[0], b);
 
   geom3 g = geom_of(c, xt, wt, yt);
-  int64_t N = xt->dims[0], C = xt->dims[1], M = wt->dims[0];
+  int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1];
   int64_t G = c->group, Cg = C / G, Mg = M / G;
   int64_t in_sz = g.in[0] * g.in[1] * g.in[2], out_sz = g.out[0] * g.out[1] * g.out[2];
   int64_t k_sz = g.k[0] * g.k[1] * g.k[2];
@@ -78,7 +109,8 @@ static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings
       double b0 = bias ? ref_load(dt, bias, (size_t)m) : 0.0;
       for (int64_t o = 0; o < out_sz; o++) acc[o] = b0;
       int64_t grp = m / Mg;
-      for (int64_t cg = 0; cg < Cg; cg++) {
+      if (c->transpose) convt_plane(&g, x, w, nb, C, M, G, m, acc);
+      for (int64_t cg = 0; cg < Cg && !c->transpose; cg++) {
         const float *xc = x + (nb * C + grp * Cg + cg) * in_sz;
         const float *wc = w + (m * Cg + cg) * k_sz;
         for (int64_t k0 = 0; k0 < g.k[0]; k0++)
