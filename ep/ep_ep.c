@@ -162,6 +162,15 @@ static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo 
   ep_device *d = ep_lib_device_for_memory(ep->f->lib, md);
   if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no allocator for this memory info: not a GPU of this EP");
   int is_device = ep_ep_api->MemoryDevice_GetMemoryType(md) == OrtDeviceMemoryType_DEFAULT;
+  /* A caller that created us with no devices (the umbrella EP) names the
+   * device only in its memory infos: memory of another GPU than the one we
+   * compute on would be a wrong answer, so refuse it. */
+  if (is_device && d != ep->dev)
+    return ep_ort_error(ORT_INVALID_ARGUMENT,
+                        "the session runs on GPU %d but ONNX Runtime asks for device memory of GPU %d: with no "
+                        "device given, choose the GPU with provider option device_id (or "
+                        "ep.hipdnnexecutionprovider.device_id) or CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES",
+                        ep->dev->ordinal, d->ordinal);
   ep_allocator *a = NULL;
   hd_status *st = d == ep->dev && is_device ? ep_allocator_create(d, info, 0, ep->device_alloc, &a)
                                             : ep_allocator_create_shared(d, info, &a);

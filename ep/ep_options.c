@@ -93,11 +93,16 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_
   const char *const *keys = NULL, *const *values = NULL;
   size_t n = 0;
   ep_api->GetKeyValuePairs(kv, &keys, &values, &n);
-  size_t plen = strlen(prefix);
+  /* The recommended name's prefix first, then the EP's own (which wins).
+   * A caller that registers us under its own name and consumes its own
+   * prefix (AMD's umbrella EP strips "ep.<its name>.*") still passes the
+   * fixed one through. */
+  const char *prefixes[2] = {EP_OPTION_PREFIX, prefix};
   hd_status *st = NULL;
-  for (size_t i = 0; i < n && !st; i++) {
-    if (strncmp(keys[i], prefix, plen) != 0) continue;
-    st = ep_options_set(out, keys[i] + plen, values[i]);
+  for (int p = strcmp(prefix, EP_OPTION_PREFIX) == 0; p < 2 && !st; p++) {
+    size_t plen = strlen(prefixes[p]);
+    for (size_t i = 0; i < n && !st; i++)
+      if (strncmp(keys[i], prefixes[p], plen) == 0) st = ep_options_set(out, keys[i] + plen, values[i]);
   }
   ep_api->ReleaseKeyValuePairs(kv);
   return st;

@@ -17,7 +17,8 @@ typedef struct ep_options {
 } ep_options;
 
 /* Reads the session config entries "<prefix><key>" (prefix: "ep.<lowercase
- * EP name>.") and the HIPDNN_EP_BACKEND environment variable. An unknown key
+ * EP name>."), and "ep.hipdnnexecutionprovider.<key>" under any name, and
+ * the HIPDNN_EP_BACKEND environment variable. An unknown key
  * or a bad value is an INVALID_ARG status naming the key. */
 hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_options *out);
 /* Parses one key/value pair into out (exposed for unit tests). */

@@ -10,6 +10,9 @@
 /* The recommended registration name; the EP takes the name it is registered
  * under (ep_main.c). Also the prefix of our error and log messages. */
 #define EP_NAME "HipDNNExecutionProvider"
+/* Provider options are read under "ep.<lowercase EP name>." and, whatever
+ * the name, under this fixed prefix (ep_options.c says why). */
+#define EP_OPTION_PREFIX "ep.hipdnnexecutionprovider."
 #define EP_VENDOR "hipdnn-ep"
 #define EP_VENDOR_ID 0x1002u /* AMD: the project's home vendor */
 

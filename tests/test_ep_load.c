@@ -227,6 +227,17 @@ static void check_direct(hh_ort *h) {
                st ? h->api->GetErrorMessage(st) : "no EP");
       if (st) h->api->ReleaseStatus(st);
       if (ep && f->ReleaseEp) f->ReleaseEp(f, ep);
+      ep = NULL;
+      /* ... and under the recommended name's prefix whatever the EP's name
+       * (a caller such as the umbrella EP strips its own prefix): a bad
+       * value there must fail, naming the key; the EP's own prefix wins. */
+      HT_CHECK(hh_check(h, h->api->AddSessionConfigEntry(so, "ep.hipdnnexecutionprovider.use_tf32", "7"),
+                        "AddSessionConfigEntry") == 0, "%s", hh_err(h));
+      st = f->CreateEp(f, NULL, NULL, 0, so, NULL, &ep);
+      HT_CHECK(st && strstr(h->api->GetErrorMessage(st), "use_tf32"),
+               "use_tf32=7 under ep.hipdnnexecutionprovider. was not read by the EP named direct_a");
+      if (st) h->api->ReleaseStatus(st);
+      if (ep && f->ReleaseEp) f->ReleaseEp(f, ep);
       h->api->ReleaseSessionOptions(so);
     } else {
       printf("  skipped CreateEp(num_devices=0): %s\n", f->CreateEp ? hh_err(h) : "CreateEp is NULL");
