@@ -108,6 +108,30 @@ static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int d
   return c.pass;
 }
 
+/* Runs the one input x on s_ep and on the CPU EP's session s_cpu (first
+ * output of each) and compares at tol: prints "  <what>: PASS ..." or the
+ * FAIL line with the worst element, or "FAIL <what>: ..." when a run fails.
+ * Returns 1 when both ran and match. */
+static inline int ht_run_against_cpu(hh_ort *h, OrtSession *s_ep, OrtSession *s_cpu, const hh_tensor *x,
+                                     hh_tol tol, const char *what) {
+  hh_tensor y = {0}, yr = {0};
+  int pass = 0;
+  if (hh_session_run(h, s_ep, x, 1, &y, 1)) {
+    fprintf(stderr, "FAIL %s: run with the EP: %s\n", what, hh_err(h));
+  } else if (hh_session_run(h, s_cpu, x, 1, &yr, 1)) {
+    fprintf(stderr, "FAIL %s: run on the CPU EP: %s\n", what, hh_err(h));
+  } else {
+    hh_cmp c;
+    hh_compare(&y, &yr, tol, &c);
+    printf("  %s: ", what);
+    hh_cmp_print(&c, tol, stdout);
+    pass = c.pass;
+  }
+  hh_tensor_free(&y);
+  hh_tensor_free(&yr);
+  return pass;
+}
+
 /* ---- table-driven tests: the flags, the run loop, the summary ---- */
 
 /* Parses --filter SUBSTRING, --list and one optional extra flag (NULL: none;

@@ -24,25 +24,12 @@ static void run_both(hh_ort *h, const hh_target *t, hh_model *m, OrtSession *s_e
                      const char *what) {
   hh_session_cfg cpu = {0};
   OrtSession *s_cpu = NULL;
-  hh_tensor y = {0}, yr = {0};
   (void)t;
   if (hh_session_create(h, &cpu, hh_model_ort(m), NULL, &s_cpu)) {
     HT_CHECK(0, "%s: CPU session: %s", what, hh_err(h));
     return;
   }
-  if (hh_session_run(h, s_ep, x, 1, &y, 1)) {
-    HT_CHECK(0, "%s: run with %s: %s", what, HH_EP_NAME, hh_err(h));
-  } else if (hh_session_run(h, s_cpu, x, 1, &yr, 1)) {
-    HT_CHECK(0, "%s: run on the CPU EP: %s", what, hh_err(h));
-  } else {
-    hh_cmp c;
-    hh_compare(&y, &yr, tol, &c);
-    printf("  %s: ", what);
-    hh_cmp_print(&c, tol, stdout);
-    HT_CHECK(c.pass, "%s: results differ from the CPU EP", what);
-  }
-  hh_tensor_free(&y);
-  hh_tensor_free(&yr);
+  HT_CHECK(ht_run_against_cpu(h, s_ep, s_cpu, x, tol, what), "%s: results differ from the CPU EP", what);
   hh_session_free(h, s_cpu);
 }
 

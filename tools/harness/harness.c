@@ -221,6 +221,8 @@ int hh_session_create(hh_ort *h, const hh_session_cfg *cfg, const OrtModel *mode
            a->SetSessionGraphOptimizationLevel(
                so, cfg->graph_opt_level < 0 ? ORT_DISABLE_ALL : (GraphOptimizationLevel)cfg->graph_opt_level),
            "SetSessionGraphOptimizationLevel");
+  for (size_t i = 0; cfg && i < cfg->n_config; i++)
+    HH_TRY(h, a->AddSessionConfigEntry(so, cfg->config_keys[i], cfg->config_vals[i]), "AddSessionConfigEntry");
   if (cfg && cfg->dev)
     HH_TRY(h,
            a->SessionOptionsAppendExecutionProvider_V2(so, h->env, &cfg->dev, 1, cfg->keys, cfg->vals,

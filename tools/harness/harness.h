@@ -110,6 +110,9 @@ typedef struct hh_session_cfg {
   int intra_threads;              /* 0 = ORT default */
   int graph_opt_level;            /* 0 = ORT default; -1 = ORT_DISABLE_ALL; else a
                                    * GraphOptimizationLevel (1, 2, 99) */
+  const char *const *config_keys; /* extra session config entries, added as */
+  const char *const *config_vals; /* given (e.g. another EP's "ep.<name>.<key>") */
+  size_t n_config;
 } hh_session_cfg;
 
 /* Creates a session from an in-memory model (model) or a file (path); one of
