@@ -508,8 +508,7 @@ static const op_case k_cases[] = {
      .attrs = {AS("mode", "edge")}, .nattrs = 1},
     {"pad_dynamic_batch", "Pad", 13, .in = {IND(4, 1, 3, 4, 5), INTS(8, 0, 0, 1, 1, 0, 0, 1, 1)}, .nin = 2,
      .attrs = {AS("mode", "reflect")}, .nattrs = 1, .batch2 = 3},
-    {"not_claimed_pad19_wrap_wide", "Pad", 19, .in = {X4, INTS(8, 0, 0, 6, 0, 0, 0, 0, 0)}, .nin = 2,
-     .attrs = {AS("mode", "wrap")}, .nattrs = 1, .not_claimed = 1},
+    /* (a wrap pad wider than its dim is not claimed either: ONNX Runtime 1.29's CPU EP reads past the input there) */
     {"not_claimed_pad_pads_input", "Pad", 13, .in = {X4, IVALS(I64, 1, 8, 0, 0, 1, 1, 0, 0, 1, 1)}, .nin = 2, .not_claimed = 1},
 
     /* Resize: nearest (every nearest_mode) and linear, scales or sizes */
