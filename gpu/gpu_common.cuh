@@ -176,4 +176,15 @@ inline int last_error() { return (int)gpuGetLastError(); }
     default: return -1;                                              \
   }
 
+// Instantiates F<T>(args) for an unsigned type of esize bytes (1, 2, 4, 8):
+// kernels that move elements without reading them; -1 for other sizes.
+#define GPU_DISPATCH_BYTES(esize, F, ...)                        \
+  switch (esize) {                                               \
+    case 1: return F<unsigned char>(__VA_ARGS__);                \
+    case 2: return F<unsigned short>(__VA_ARGS__);               \
+    case 4: return F<unsigned>(__VA_ARGS__);                     \
+    case 8: return F<unsigned long long>(__VA_ARGS__);           \
+    default: return -1;                                          \
+  }
+
 #endif

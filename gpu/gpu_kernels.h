@@ -404,6 +404,34 @@ typedef struct gpu_gather_el {
 int gpu_gather_elements(const void *x, const void *idx, int idx64, void *y, int64_t esize, const gpu_gather_el *g,
                         void *stream);
 
+/* gpu_pad.cu: Pad through ops/pad.h's map: y[i] (packed over dims) is
+ * x[sum_d (start[d] + j_d) * in_stride[d]], j_d = c_d - pad[d] brought into
+ * [0, extent[d]) by mode (GPU_PAD_*: ops/pad.h's op_pad_mode), or the fill
+ * element (constant mode, j_d outside); elements of esize bytes (1, 2, 4,
+ * 8), the fill in fill's first esize bytes. */
+enum { GPU_PAD_CONSTANT = 0, GPU_PAD_REFLECT, GPU_PAD_EDGE, GPU_PAD_WRAP };
+typedef struct gpu_pad_desc {
+  int rank, mode;
+  int64_t dims[GPU_MAX_DIMS], in_stride[GPU_MAX_DIMS];
+  int64_t pad[GPU_MAX_DIMS], start[GPU_MAX_DIMS], extent[GPU_MAX_DIMS];
+  uint8_t fill[8];
+} gpu_pad_desc;
+int gpu_pad(const void *x, void *y, int64_t esize, const gpu_pad_desc *d, void *stream);
+
+/* gpu_resize.cu: Resize through ops/resize.h's map: output dims[d] from
+ * in_dims[d] at scale[d] (a dim at scale 1 is copied), the input coordinate
+ * in float as ONNX Runtime computes it (coord, nearest: ops/resize.h's
+ * op_resize_coord and op_resize_nearest). Nearest moves elements of esize
+ * bytes (1, 2, 4, 8); linear blends the two neighbours in every scaled dim
+ * (dtype f32, f16, bf16; fp32 arithmetic). */
+typedef struct gpu_resize_desc {
+  int rank, coord, nearest;
+  int64_t dims[GPU_MAX_DIMS], in_dims[GPU_MAX_DIMS];
+  float scale[GPU_MAX_DIMS];
+} gpu_resize_desc;
+int gpu_resize_nearest(const void *x, void *y, int64_t esize, const gpu_resize_desc *d, void *stream);
+int gpu_resize_linear(const void *x, void *y, int dtype, const gpu_resize_desc *d, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

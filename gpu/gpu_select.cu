@@ -43,15 +43,6 @@ int trilu_as(const void *x, void *y, int64_t n, int64_t rows, int64_t cols, int6
   return gpu::last_error();
 }
 
-#define BY_SIZE(esize, F, ...)                                      \
-  switch (esize) {                                                  \
-    case 1: return F<unsigned char>(__VA_ARGS__);                   \
-    case 2: return F<unsigned short>(__VA_ARGS__);                  \
-    case 4: return F<unsigned>(__VA_ARGS__);                        \
-    case 8: return F<unsigned long long>(__VA_ARGS__);              \
-    default: return -1;                                             \
-  }
-
 }  // namespace
 
 extern "C" int gpu_where(const void *cond, const void *x, const void *z, void *y, int64_t esize, const gpu_where_desc *w,
@@ -60,12 +51,12 @@ extern "C" int gpu_where(const void *cond, const void *x, const void *z, void *y
   int64_t n = 1;
   for (int d = 0; d < w->rank; ++d) n *= w->dims[d];
   if (n <= 0) return 0;
-  BY_SIZE(esize, where_as, cond, x, z, y, w, n, (gpuStream_t)stream)
+  GPU_DISPATCH_BYTES(esize, where_as, cond, x, z, y, w, n, (gpuStream_t)stream)
 }
 
 extern "C" int gpu_trilu(const void *x, void *y, int64_t esize, int64_t n, int64_t rows, int64_t cols, int64_t k,
                          int upper, void *stream) {
   if (n <= 0) return 0;
   if (rows <= 0 || cols <= 0) return -1;
-  BY_SIZE(esize, trilu_as, x, y, n, rows, cols, k, upper, (gpuStream_t)stream)
+  GPU_DISPATCH_BYTES(esize, trilu_as, x, y, n, rows, cols, k, upper, (gpuStream_t)stream)
 }

@@ -418,6 +418,13 @@ static int tg_const_i64(tg *t, int rank, const int64_t *dims, const int64_t *val
   return v;
 }
 
+/* fp32 constant of these values, whatever the graph's dtype (Resize's scales). */
+static int tg_const_f32(tg *t, int rank, const int64_t *dims, const float *vals) {
+  int v = tg_value(t, HD_DT_F32, rank, dims);
+  if (!t->st) t->st = ir_value_set_data(t->g, v, vals, sizeof(float) * (size_t)ir_numel(rank, dims));
+  return v;
+}
+
 /* uint8 constant of random bytes (packed 4-bit codes). */
 static int tg_const_u8(tg *t, int rank, const int64_t *dims) {
   int v = tg_value(t, HD_DT_U8, rank, dims);
@@ -566,6 +573,7 @@ done:
 
 #define A_INT(nm, v) {.name = nm, .n = -1, .i = {v}}
 #define A_FLOAT(nm, v) {.name = nm, .n = -2, .f = v}
+#define A_STR(nm, v) {.name = nm, .n = -3, .s = v}
 #define D(...) ((const int64_t[]){__VA_ARGS__})
 #define NA(a) (int)(sizeof(a) / sizeof(a[0]))
 
@@ -723,6 +731,43 @@ static void b_flatten_gemm(tg *t) {
   tg_output(t, f); /* the view is also a partition output: a copy */
 }
 
+/* Pad: pads (negative: crops) as a constant, mode, constant_value */
+static void pad(tg *t, int opset, const char *mode, const int64_t *pads, int fill) {
+  attr a[] = {A_STR("mode", mode)};
+  int in[3] = {tg_input(t, 4, D(2, 3, 9, 11)), tg_const_i64(t, 1, D(8), pads), fill ? tg_const(t, 0, NULL, 0.75f, 0.75f) : IR_NONE};
+  tg_output(t, tg_node(t, "Pad", opset, in, fill ? 3 : 2, a, 1));
+}
+static void b_pad_constant(tg *t) { pad(t, 13, "constant", D(0, 1, -1, 2, 1, 0, 3, -2), 1); }
+static void b_pad_reflect(tg *t) { pad(t, 13, "reflect", D(0, 0, 2, 3, 0, 0, 8, -1), 0); }
+static void b_pad_edge(tg *t) { pad(t, 13, "edge", D(1, 0, 4, -3, 0, 2, -2, 5), 0); }
+static void b_pad_wrap(tg *t) { pad(t, 19, "wrap", D(0, 0, 8, 2, 0, 0, -1, 11), 0); }
+/* Resize: X [n, c, h, w], scales (n_sizes 0) or sizes, mode and coordinate mode */
+static void resize(tg *t, const int64_t *x, const float *scales, const int64_t *sizes, const char *mode,
+                   const char *coord, const char *nearest) {
+  attr a[] = {A_STR("mode", mode), A_STR("coordinate_transformation_mode", coord), A_STR("nearest_mode", nearest)};
+  int in[4] = {tg_input(t, 4, x), IR_NONE, scales ? tg_const_f32(t, 1, D(4), scales) : IR_NONE,
+               sizes ? tg_const_i64(t, 1, D(4), sizes) : IR_NONE};
+  tg_output(t, tg_node(t, "Resize", 13, in, sizes ? 4 : 3, a, NA(a)));
+}
+static void b_resize_nearest_x2(tg *t) {
+  resize(t, D(2, 16, 20, 24), (const float[]){1, 1, 2, 2}, NULL, "nearest", "asymmetric", "floor");
+}
+static void b_resize_nearest_down(tg *t) {
+  resize(t, D(1, 3, 25, 30), (const float[]){1, 1, 0.6f, 0.45f}, NULL, "nearest", "half_pixel", "round_prefer_ceil");
+}
+static void b_resize_nearest_sizes(tg *t) {
+  resize(t, D(1, 4, 9, 7), NULL, D(2, 4, 20, 15), "nearest", "tf_half_pixel_for_nn", "round_prefer_floor");
+}
+static void b_resize_linear_x2(tg *t) {
+  resize(t, D(2, 16, 20, 24), (const float[]){1, 1, 2, 2}, NULL, "linear", "half_pixel", "round_prefer_floor");
+}
+static void b_resize_linear_align(tg *t) {
+  resize(t, D(1, 5, 9, 13), NULL, D(1, 5, 31, 20), "linear", "align_corners", "round_prefer_floor");
+}
+static void b_resize_linear_down(tg *t) {
+  resize(t, D(1, 3, 40, 33), (const float[]){1, 1, 0.35f, 0.7f}, NULL, "linear", "pytorch_half_pixel", "round_prefer_floor");
+}
+
 /* MatMulNBits: A [.., k] x 4-bit B [n, k_blocks, bs / 2] (+ zero points, bias) */
 static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
   int64_t kb = (k + bs - 1) / bs;
@@ -825,6 +870,12 @@ static const op_case op_cases[] = {
     {"concat_axis1", b_cat1, 0, 0, 0}, {"concat_axis0", b_cat0, 0, 0, 0},
     {"concat_10_inputs", b_cat_many, 0, 0, 0}, {"reshape_output_copy", b_reshape_out, 0, 0, 0},
     {"relu_flatten_gemm", b_flatten_gemm, 1, 5e-3, 1e-2},
+    {"pad_constant_crop", b_pad_constant, 0, 0, 0}, {"pad_reflect", b_pad_reflect, 0, 0, 0},
+    {"pad_edge", b_pad_edge, 0, 0, 0}, {"pad_wrap", b_pad_wrap, 0, 0, 0},
+    {"resize_nearest_x2", b_resize_nearest_x2, 0, 0, 0}, {"resize_nearest_down", b_resize_nearest_down, 0, 0, 0},
+    {"resize_nearest_sizes", b_resize_nearest_sizes, 0, 0, 0}, {"resize_linear_x2", b_resize_linear_x2, 0, 1e-6, 2e-3},
+    {"resize_linear_align_corners", b_resize_linear_align, 0, 1e-6, 2e-3},
+    {"resize_linear_down", b_resize_linear_down, 0, 1e-6, 2e-3},
     {"nbits_gemv_m1", b_nbits_m1, 0, 1e-5, 2e-3}, {"nbits_gemv_m7_k_tail", b_nbits_m7_tail, 0, 1e-5, 2e-3},
     {"nbits_gemv_m3_b128", b_nbits_m3_b128, 0, 1e-5, 2e-3}, {"nbits_gemm_m40", b_nbits_m40, 0, 5e-3, 1e-2},
     {"nbits_gemm_m20_k_tail", b_nbits_m20_tail, 0, 5e-3, 1e-2}, {"nbits_gemm_m12_chunks", b_nbits_m12_chunks, 0, 5e-3, 1e-2},

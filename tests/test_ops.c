@@ -40,6 +40,7 @@ typedef struct slot {
   float scale;           /* multiplies random data first (0: 1) */
   int bytes;             /* uint8 data: random bytes 0..255 (packed 4-bit codes) */
   int grid;              /* rounds random data to multiples of 1/grid (few mantissa bits) */
+  const float *fvals;    /* an fp32 initializer with these values (Resize's scales) */
 } slot;
 
 #define CASE_MAX_IN 9 /* EmbedLayerNormalization's */
@@ -87,6 +88,9 @@ typedef struct op_case {
 /* an int32 constant of n values */
 #define IVALS32C(n, ...) {.kind = S_INTS, .dtype = HD_DT_I32, .rank = 1, .dims = {n}, .ivals = (const int64_t[]){__VA_ARGS__}}
 #define NONE {.kind = S_NONE}
+/* an fp32 constant of n values (whatever the case's dtype) */
+#define FLOATS(n, ...) {.kind = S_INTS, .dtype = F32, .rank = 1, .dims = {n}, .fvals = (const float[]){__VA_ARGS__}}
+#define FLOATS_EMPTY {.kind = S_INTS, .dtype = F32, .rank = 1, .dims = {0}}
 /* MatMulNBits: packed codes (a uint8 initializer of random bytes), scales
  * that are multiples of 1/64 (so (code - zero point) * scale is exact in
  * fp16 too), and an int32 initializer */
@@ -479,6 +483,88 @@ static const op_case k_cases[] = {
     {"tile", "Tile", 13, .in = {IN(2, 2, 3), INTS(2, 3, 2)}, .nin = 2},
     {"tile_ones", "Tile", 13, .in = {IN(3, 2, 3, 2), INTS(3, 1, 2, 1)}, .nin = 2},
 
+    /* Pad: modes, negative pads (crops), axes (18), constant_value, integer data */
+    {"pad_constant", "Pad", 13, .in = {X4, INTS(8, 0, 0, 1, 2, 0, 0, 2, 1), FC(1.5f)}, .nin = 3},
+    {"pad11_constant_default", "Pad", 11, .in = {X4, INTS(8, 1, 0, 0, 3, 0, 2, 1, 0)}, .nin = 2},
+    {"pad_reflect", "Pad", 13, .in = {X4, INTS(8, 0, 0, 2, 3, 0, 0, 3, 1)}, .nin = 2, .attrs = {AS("mode", "reflect")}, .nattrs = 1},
+    {"pad_edge", "Pad", 13, .in = {X4, INTS(8, 0, 1, 2, 3, 1, 0, 1, 4)}, .nin = 2, .attrs = {AS("mode", "edge")}, .nattrs = 1},
+    {"pad19_wrap", "Pad", 19, .in = {X4, INTS(8, 0, 0, 3, 5, 0, 0, 4, 2)}, .nin = 2, .attrs = {AS("mode", "wrap")}, .nattrs = 1},
+    {"pad_negative_constant", "Pad", 13, .in = {X4, INTS(8, 0, -1, -1, 2, 0, 0, 1, -2), FC(-2.0f)}, .nin = 3},
+    {"pad_negative_reflect", "Pad", 13, .in = {X4, INTS(8, 0, 0, -1, 2, 0, 0, 1, -2)}, .nin = 2,
+     .attrs = {AS("mode", "reflect")}, .nattrs = 1},
+    {"pad_negative_edge", "Pad", 13, .in = {X4, INTS(8, 0, 0, 2, -2, -1, 0, -1, 3)}, .nin = 2, .attrs = {AS("mode", "edge")},
+     .nattrs = 1},
+    {"pad19_negative_wrap", "Pad", 19, .in = {X4, INTS(8, 0, 0, -1, 2, 0, 0, 2, -1)}, .nin = 2, .attrs = {AS("mode", "wrap")},
+     .nattrs = 1},
+    {"pad18_axes", "Pad", 18, .in = {X4, INTS(4, 1, 2, 3, 1), FC(0.25f), INTS(2, 2, -1)}, .nin = 4},
+    {"pad18_axes_reflect", "Pad", 18, .in = {X4, INTS(2, 2, 3), NONE, INTS(1, 3)}, .nin = 4,
+     .attrs = {AS("mode", "reflect")}, .nattrs = 1},
+    {"pad21_rank2", "Pad", 21, .in = {IN(2, 3, 4), INTS(4, 2, 0, 0, 3), FC(7.0f)}, .nin = 3},
+    {"f16_pad_constant", "Pad", 13, F16, .in = {X4, INTS(8, 0, 0, 1, 2, 0, 0, 2, 1), FC(0.5f)}, .nin = 3},
+    {"f16_pad_reflect", "Pad", 13, F16, .in = {X4, INTS(8, 0, 0, 1, 1, 0, 0, 1, 1)}, .nin = 2, .attrs = {AS("mode", "reflect")},
+     .nattrs = 1},
+    {"pad_int32_constant", "Pad", 13, .dtype = I32, .in = {X4S, INTS(8, 0, 0, 1, 2, 0, 0, 2, 1), IVALS32C(1, 7)}, .nin = 3},
+    {"pad_int64_edge", "Pad", 13, .dtype = I64, .in = {X4S, INTS(8, 0, 0, 2, 1, 0, 0, 1, 2)}, .nin = 2,
+     .attrs = {AS("mode", "edge")}, .nattrs = 1},
+    {"pad_dynamic_batch", "Pad", 13, .in = {IND(4, 1, 3, 4, 5), INTS(8, 0, 0, 1, 1, 0, 0, 1, 1)}, .nin = 2,
+     .attrs = {AS("mode", "reflect")}, .nattrs = 1, .batch2 = 3},
+    /* (a wrap pad wider than its dim is not claimed either: ONNX Runtime 1.29's CPU EP reads past the input there) */
+    {"not_claimed_pad_pads_input", "Pad", 13, .in = {X4, IVALS(I64, 1, 8, 0, 0, 1, 1, 0, 0, 1, 1)}, .nin = 2, .not_claimed = 1},
+
+    /* Resize: nearest (every nearest_mode) and linear, scales or sizes */
+    {"resize_nearest_x2", "Resize", 13, .in = {IN(4, 1, 3, 4, 5), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3},
+    {"resize11_nearest_asymmetric_floor", "Resize", 11, .in = {IN(4, 2, 3, 4, 5), FLOATS_EMPTY, FLOATS(4, 1, 1, 2, 2)},
+     .nin = 3, .attrs = {AS("coordinate_transformation_mode", "asymmetric"), AS("nearest_mode", "floor")}, .nattrs = 2},
+    {"resize_nearest_sizes", "Resize", 13, .in = {IN(4, 1, 3, 4, 5), NONE, NONE, INTS(4, 1, 3, 7, 9)}, .nin = 4},
+    {"resize_nearest_down_prefer_ceil", "Resize", 13, .in = {IN(4, 1, 2, 9, 10), NONE, FLOATS(4, 1, 1, 0.6f, 0.5f)}, .nin = 3,
+     .attrs = {AS("nearest_mode", "round_prefer_ceil")}, .nattrs = 1},
+    {"resize_nearest_up_ceil_align", "Resize", 13, .in = {IN(4, 1, 2, 4, 5), NONE, FLOATS(4, 1, 1, 1.75f, 3)}, .nin = 3,
+     .attrs = {AS("nearest_mode", "ceil"), AS("coordinate_transformation_mode", "align_corners")}, .nattrs = 2},
+    {"resize_nearest_tf_half_pixel", "Resize", 13, .in = {IN(4, 1, 2, 5, 4), NONE, NONE, INTS(4, 1, 2, 8, 3)}, .nin = 4,
+     .attrs = {AS("coordinate_transformation_mode", "tf_half_pixel_for_nn")}, .nattrs = 1},
+    {"resize_nearest_pytorch_half_pixel_floor", "Resize", 13, .in = {IN(4, 1, 2, 6, 6), NONE, FLOATS(4, 1, 1, 1.5f, 0.5f)},
+     .nin = 3, .attrs = {AS("coordinate_transformation_mode", "pytorch_half_pixel"), AS("nearest_mode", "floor")}, .nattrs = 2},
+    {"resize18_nearest_axes", "Resize", 18, .in = {IN(4, 1, 2, 4, 5), NONE, FLOATS(2, 3, 2)}, .nin = 3,
+     .attrs = {AIS("axes", 3, 2)}, .nattrs = 1},
+    {"resize_nearest_int32", "Resize", 13, .dtype = I32, .in = {IN(4, 1, 2, 3, 4), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3},
+    {"resize_nearest_rank3", "Resize", 13, .in = {IN(3, 2, 5, 3), NONE, FLOATS(3, 1.5f, 0.8f, 2)}, .nin = 3},
+    {"resize_linear_x2", "Resize", 13, .in = {IN(4, 2, 3, 4, 5), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3,
+     .attrs = {AS("mode", "linear")}, .nattrs = 1},
+    {"resize11_linear_align_corners", "Resize", 11, .in = {IN(4, 1, 2, 4, 5), FLOATS_EMPTY, FLOATS(4, 1, 1, 2, 2)}, .nin = 3,
+     .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "align_corners")}, .nattrs = 2},
+    {"resize_linear_pytorch_half_pixel_sizes", "Resize", 13, .in = {IN(4, 1, 2, 6, 5), NONE, NONE, INTS(4, 1, 2, 1, 9)},
+     .nin = 4, .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "pytorch_half_pixel")}, .nattrs = 2},
+    {"resize_linear_asymmetric_down", "Resize", 13, .in = {IN(4, 1, 2, 9, 8), NONE, FLOATS(4, 1, 1, 0.6f, 0.75f)}, .nin = 3,
+     .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "asymmetric")}, .nattrs = 2},
+    {"resize19_linear_half_pixel_symmetric", "Resize", 19, .in = {IN(4, 1, 2, 4, 5), NONE, FLOATS(4, 1, 1, 1.7f, 0.6f)},
+     .nin = 3, .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "half_pixel_symmetric")}, .nattrs = 2},
+    {"resize_linear_2d", "Resize", 13, .in = {IN(2, 4, 6), NONE, FLOATS(2, 1.5f, 0.5f)}, .nin = 3, .attrs = {AS("mode", "linear")},
+     .nattrs = 1},
+    {"resize_linear_trilinear", "Resize", 13, .in = {IN(5, 1, 2, 3, 4, 5), NONE, FLOATS(5, 1, 1, 2, 1.5f, 0.8f)}, .nin = 3,
+     .attrs = {AS("mode", "linear")}, .nattrs = 1},
+    {"f16_resize_linear", "Resize", 13, F16, .in = {IN(4, 1, 3, 4, 5), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3,
+     .attrs = {AS("mode", "linear")}, .nattrs = 1},
+    {"f16_resize_nearest", "Resize", 13, F16, .in = {IN(4, 1, 3, 4, 5), NONE, FLOATS(4, 1, 1, 2, 3)}, .nin = 3},
+    {"resize_nearest_dynamic_batch", "Resize", 13, .in = {IND(4, 1, 3, 4, 5), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3,
+     .attrs = {AS("coordinate_transformation_mode", "asymmetric"), AS("nearest_mode", "floor")}, .nattrs = 2, .batch2 = 2},
+    {"not_claimed_resize_cubic", "Resize", 13, .in = {IN(4, 1, 2, 4, 5), NONE, FLOATS(4, 1, 1, 2, 2)}, .nin = 3,
+     .attrs = {AS("mode", "cubic")}, .nattrs = 1, .not_claimed = 1},
+    {"not_claimed_resize_antialias", "Resize", 18, .in = {IN(4, 1, 2, 8, 8), NONE, FLOATS(4, 1, 1, 0.5f, 0.5f)}, .nin = 3,
+     .attrs = {AS("mode", "linear"), AI("antialias", 1)}, .nattrs = 2, .not_claimed = 1},
+    {"not_claimed_resize_not_larger", "Resize", 18, .in = {IN(4, 1, 2, 4, 5), NONE, NONE, INTS(2, 7, 8)}, .nin = 4,
+     .attrs = {AIS("axes", 2, 3), AS("keep_aspect_ratio_policy", "not_larger")}, .nattrs = 2, .not_claimed = 1},
+    {"not_claimed_resize_tf_crop", "Resize", 13, .in = {IN(4, 1, 2, 4, 5), FLOATS(8, 0, 0, 0.2f, 0.1f, 1, 1, 0.8f, 0.9f),
+                                                         FLOATS(4, 1, 1, 2, 2)},
+     .nin = 3, .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "tf_crop_and_resize")}, .nattrs = 2,
+     .not_claimed = 1},
+    /* align_corners where scale * in is no integer: ONNX's reference and ONNX Runtime disagree */
+    {"not_claimed_resize_align_corners_fractional", "Resize", 13, .in = {IN(4, 1, 1, 2, 4), NONE, FLOATS(4, 1, 1, 0.6f, 0.6f)},
+     .nin = 3, .attrs = {AS("mode", "linear"), AS("coordinate_transformation_mode", "align_corners")}, .nattrs = 2,
+     .not_claimed = 1},
+    {"not_claimed_resize_scales_input", "Resize", 13, .in = {IN(4, 1, 2, 4, 5), NONE, {.kind = S_IN, .dtype = F32, .rank = 1,
+                                                                                       .dims = {4}, .fvals = (const float[]){1, 1, 2, 2}}},
+     .nin = 3, .not_claimed = 1},
+
     /* layer normalisations */
     {"layernorm", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8), W(1, 8)}, .nin = 3},
     {"layernorm_no_bias", "LayerNormalization", 17, .in = {IN(3, 2, 3, 8), W(1, 8)}, .nin = 2,
@@ -828,6 +914,8 @@ static int make_data(const op_case *c, const slot *s, int dt, const int64_t *dim
     hh_tensor_set(&t, 0, s->fval);
   } else if (s->ivals) {
     for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, (double)s->ivals[i]);
+  } else if (s->fvals) {
+    for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, s->fvals[i]);
   } else if (s->bytes) {
     uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
     for (size_t i = 0; i < t.n; i++) {
