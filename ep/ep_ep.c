@@ -9,7 +9,7 @@
 
 static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
 
-static const char *ORT_API_CALL e_get_name(const OrtEp *p) { return ep_of(p)->f->name; }
+static const char *ORT_API_CALL e_get_name(const OrtEp *p) { return ep_of(p)->name; }
 
 /* Node i of an imported graph: 0 not ours, 1 the backend runs it, 2 only
  * the planner can (its outputs are known at plan time, computed on the host:
@@ -159,7 +159,7 @@ static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo 
   ep_ep *ep = ep_of(p);
   *out = NULL;
   const OrtMemoryDevice *md = ep_ep_api->MemoryInfo_GetMemoryDevice(info);
-  ep_device *d = ep_lib_device_for_memory(ep->f->lib, md);
+  ep_device *d = ep_lib_device_for_memory(ep->lib, md);
   if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no allocator for this memory info: not a GPU of this EP");
   int is_device = ep_ep_api->MemoryDevice_GetMemoryType(md) == OrtDeviceMemoryType_DEFAULT;
   /* A caller that created us with no devices (the umbrella EP) names the
@@ -184,7 +184,7 @@ static OrtStatus *ORT_API_CALL e_create_allocator(OrtEp *p, const OrtMemoryInfo 
 static OrtStatus *ORT_API_CALL e_create_stream(OrtEp *p, const OrtMemoryDevice *md, OrtSyncStreamImpl **out) {
   ep_ep *ep = ep_of(p);
   *out = NULL;
-  ep_device *d = ep_lib_device_for_memory(ep->f->lib, md);
+  ep_device *d = ep_lib_device_for_memory(ep->lib, md);
   if (!d) return ep_ort_error(ORT_INVALID_ARGUMENT, "no stream for this memory device");
   return ep_status_to_ort(ep_stream_create(d, out));
 }
@@ -212,7 +212,9 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
   ep->base.Compile = e_compile;
   ep->base.ReleaseNodeComputeInfos = e_release_infos;
   ep->base.IsConcurrentRunSupported = e_concurrent_run;
-  ep->f = f;
+  ep->lib = f->lib;
+  ep_lib_retain(ep->lib); /* the EP may outlive its factory */
+  snprintf(ep->name, sizeof ep->name, "%s", f->name);
   ep->dev = dev;
   ep->logger = logger;
   ep->opts = *opts;
@@ -231,7 +233,7 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
     ep_destroy(&ep->base);
     return ep_status_to_ort(hd_status_wrap(st, "creating the EP on %s: ", dev->info.name));
   }
-  HD_LOG(HD_LOG_INFO, "EP '%s' created on %s (backend %s)", f->name, dev->info.name, be_name(dev->be));
+  HD_LOG(HD_LOG_INFO, "EP '%s' created on %s (backend %s)", ep->name, dev->info.name, be_name(dev->be));
   *out = &ep->base;
   return NULL;
 }
@@ -241,5 +243,7 @@ void ep_destroy(OrtEp *p) {
   ep_ep *ep = ep_of(p);
   be_context_destroy(ep->dev->be, ep->ctx);
   if (ep->device_alloc) ep_allocator_destroy(ep_allocator_ort(ep->device_alloc));
+  ep_lib *lib = ep->lib;
   free(ep);
+  ep_lib_release(lib);
 }

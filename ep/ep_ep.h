@@ -7,7 +7,8 @@
 
 typedef struct ep_ep {
   OrtEp base;
-  ep_factory *f;
+  ep_lib *lib;                 /* referenced: the EP may outlive its factory */
+  char name[EP_NAME_MAX + 8];  /* the factory's EP name */
   ep_device *dev;
   const OrtLogger *logger;
   ep_options opts;

@@ -56,8 +56,9 @@ static hd_status *make_memory_infos(ep_device *d) {
   return NULL;
 }
 
-static void device_init(ep_device *d, be_module *be, int ordinal) {
+static void device_init(ep_lib *lib, ep_device *d, be_module *be, int ordinal) {
   memset(d, 0, sizeof *d);
+  d->lib = lib;
   pthread_mutex_init(&d->pools_mu, NULL);
   pthread_mutex_init(&d->shared_mu, NULL);
   d->be = be;
@@ -84,12 +85,12 @@ static hd_status *describe_gpu(ep_device *d) {
 static hd_status *build_devices(ep_lib *lib) {
   for (int i = 0; i < lib->ngpu; i++) {
     ep_device *d = &lib->devices[lib->ndevices++];
-    device_init(d, lib->gpu, i);
+    device_init(lib, d, lib->gpu, i);
     HD_TRY(be_device_info_get(lib->gpu, i, &d->info));
     HD_TRY(make_memory_infos(d));
   }
   ep_device *d = &lib->devices[lib->ndevices++];
-  device_init(d, lib->ref, 0);
+  device_init(lib, d, lib->ref, 0);
   return be_device_info_get(lib->ref, 0, &d->info);
 }
 
@@ -422,12 +423,22 @@ hd_status *ep_factories_create(const char *registered_name, const OrtLogger *log
   return st;
 }
 
-void ep_factory_release(ep_factory *f) {
-  if (!f) return;
-  ep_lib *lib = f->lib;
-  free(f);
+void ep_lib_retain(ep_lib *lib) {
+  pthread_mutex_lock(&lib->mu);
+  lib->refs++;
+  pthread_mutex_unlock(&lib->mu);
+}
+
+void ep_lib_release(ep_lib *lib) {
   pthread_mutex_lock(&lib->mu);
   int last = --lib->refs == 0;
   pthread_mutex_unlock(&lib->mu);
   if (last) lib_destroy(lib);
+}
+
+void ep_factory_release(ep_factory *f) {
+  if (!f) return;
+  ep_lib *lib = f->lib;
+  free(f);
+  ep_lib_release(lib);
 }

@@ -24,7 +24,8 @@
 
 /* A device we offer: the CPU running the reference backend, or one GPU. */
 typedef struct ep_device {
-  be_module *be;                 /* owned by the factory */
+  struct ep_lib *lib;            /* the library state it belongs to */
+  be_module *be;                 /* owned by the library state */
   int ordinal;                   /* the backend's device number */
   be_device_info info;
   const OrtHardwareDevice *hw;   /* ORT's, or own_hw */
@@ -49,7 +50,7 @@ typedef struct ep_lib {
   pthread_mutex_t mu;            /* guards devices' hw, transfer and refs */
   ep_device devices[EP_MAX_DEVICES]; /* GPUs 0..ngpu-1, then the CPU */
   int ndevices;
-  int refs;                      /* factories not yet released */
+  int refs;                      /* factories, EPs, streams and allocators handed out */
   OrtDataTransferImpl *transfer; /* GPU only */
 } ep_lib;
 
@@ -67,6 +68,11 @@ typedef struct ep_factory {
 hd_status *ep_factories_create(const char *registered_name, const OrtLogger *logger, OrtEpFactory **out,
                                size_t max, size_t *n);
 void ep_factory_release(ep_factory *f);
+/* What ORT holds (factories, EPs, streams, allocators) keeps the library
+ * state alive: ORT may release an allocator after the factory that made it
+ * (AMD's umbrella EP releases in that order). */
+void ep_lib_retain(ep_lib *lib);
+void ep_lib_release(ep_lib *lib);
 /* Our GPU device that a memory device names (GPU type, our vendor, device
  * id = the backend's ordinal), or NULL. Memory infos of other callers (the
  * umbrella EP's, GenAI's) match by these fields, never by name. */

@@ -18,6 +18,7 @@ typedef struct shared_pool {
 struct ep_allocator {
   OrtAllocator base;
   ep_device *dev;
+  int holds_lib;  /* a reference on dev->lib (all but the device's own pools) */
   const OrtMemoryInfo *info;
   int pinned;
   shared_pool *sp;
@@ -128,6 +129,8 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   a->base.Shrink = a_shrink;
   a->base.AllocOnStream = a_alloc_on_stream;
   a->dev = dev;
+  a->holds_lib = 1;
+  ep_lib_retain(dev->lib);
   a->info = info;
   a->pinned = ep_ep_api->MemoryDevice_GetMemoryType(ep_ep_api->MemoryInfo_GetMemoryDevice(info)) ==
               OrtDeviceMemoryType_HOST_ACCESSIBLE;
@@ -142,6 +145,7 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   a->sp = calloc(1, sizeof *a->sp);
   if (!a->sp) {
     free(a);
+    ep_lib_release(dev->lib);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   }
   hd_pool_source src = {.ctx = dev,
@@ -156,6 +160,7 @@ hd_status *ep_allocator_create(ep_device *dev, const OrtMemoryInfo *info, size_t
   if (st) {
     free(a->sp);
     free(a);
+    ep_lib_release(dev->lib);
     return st;
   }
   a->sp->refs = 1;
@@ -173,7 +178,12 @@ hd_status *ep_allocator_create_shared(ep_device *dev, const OrtMemoryInfo *info,
                OrtDeviceMemoryType_HOST_ACCESSIBLE;
   pthread_mutex_lock(&dev->shared_mu);
   ep_allocator **base = pinned ? &dev->shared_pinned : &dev->shared_device;
-  hd_status *st = *base ? NULL : ep_allocator_create(dev, pinned ? dev->mem_pinned : dev->mem_device, 0, NULL, base);
+  hd_status *st = NULL;
+  if (!*base) {
+    st = ep_allocator_create(dev, pinned ? dev->mem_pinned : dev->mem_device, 0, NULL, base);
+    /* owned by the library state, freed with it: no reference on it */
+    if (!st) (*base)->holds_lib = 0, ep_lib_release(dev->lib);
+  }
   if (!st) st = ep_allocator_create(dev, info, 0, *base, out);
   pthread_mutex_unlock(&dev->shared_mu);
   return st;
@@ -221,7 +231,9 @@ void ep_allocator_destroy(OrtAllocator *oa) {
     pthread_mutex_destroy(&a->sp->mu);
     free(a->sp);
   }
+  ep_lib *lib = a->holds_lib ? a->dev->lib : NULL;
   free(a);
+  if (lib) ep_lib_release(lib);
 }
 
 static hd_status *be_alloc_fn(void *ctx, size_t bytes, void **p) { return hd_pool_alloc(ctx, bytes, p); }

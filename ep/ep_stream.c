@@ -49,7 +49,9 @@ static void ORT_API_CALL s_release(OrtSyncStreamImpl *p) {
   hd_status_free(be_stream_sync(s->dev->be, s->dev->ordinal, s->stream));
   ep_device_forget_stream(s->dev, s->stream);
   be_stream_destroy(s->dev->be, s->dev->ordinal, s->stream);
+  ep_lib *lib = s->dev->lib;
   free(s);
+  ep_lib_release(lib);
 }
 
 static void *ORT_API_CALL s_get_handle(OrtSyncStreamImpl *p) { return stream_of(p)->stream; }
@@ -94,6 +96,7 @@ hd_status *ep_stream_create(ep_device *dev, OrtSyncStreamImpl **out) {
     free(s);
     return st;
   }
+  ep_lib_retain(dev->lib);
   *out = &s->base;
   return NULL;
 }

@@ -161,6 +161,9 @@ static hd_status *convt_dim(op_conv *c, int i, int64_t in, int64_t k, int64_t *o
 static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   op_conv *c = &pp->conv;
   const char *op = n->op_type;
+  /* also called on nodes no parse has checked (a backend's support probe) */
+  if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE || c->group < 1)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: needs X, W and a group of at least 1", op);
   const ir_tensor *x = &t[n->in[0]], *w = &t[n->in[1]];
   int ns = c->nspatial;
   if (x->rank != ns + 2 || w->rank != ns + 2)

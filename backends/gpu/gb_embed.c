@@ -4,6 +4,8 @@
 
 static hd_status *embed_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
+  if (n->nin < 4 || n->in[2] == IR_NONE) /* also probed on nodes no parse has checked */
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s without its word embedding", gb_backend_name, n->op_type);
   int dt = g->values[n->in[2]].dtype;
   if (!gb_dtype_ok(dt)) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s of %s", gb_backend_name, n->op_type, hd_dtype_name(dt));
   int64_t h = g->values[n->in[2]].rank == 2 ? g->values[n->in[2]].dims[1] : -1;

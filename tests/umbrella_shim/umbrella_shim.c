@@ -101,6 +101,11 @@ typedef struct shim_factory {
   /* Per offered GPU (by its index in ORT's device list): device and pinned
    * memory infos, kept for the factory's life (ORT holds the pointers). */
   OrtMemoryInfo *mem_default[SHIM_MAX_GPUS], *mem_pinned[SHIM_MAX_GPUS];
+  /* Allocators it made: owned by the factory, as the umbrella's are (its
+   * ReleaseAllocator is a no-op; they go, ours released through our
+   * factory, before our factory does). */
+  pthread_mutex_t allocs_mu;
+  struct shim_allocator *allocs;
 } shim_factory;
 
 static shim_factory *factory_of(const OrtEpFactory *p) { return (shim_factory *)(void *)p; }
@@ -287,6 +292,7 @@ typedef struct shim_allocator {
   const OrtMemoryInfo *info; /* the umbrella's */
   pthread_mutex_t mu;
   OrtAllocator *backend;     /* ours, from the first Alloc on */
+  struct shim_allocator *next; /* the factory's list */
 } shim_allocator;
 
 static shim_allocator *alloc_of(const OrtAllocator *a) { return (shim_allocator *)(void *)a; }
@@ -323,18 +329,31 @@ static OrtStatus *ORT_API_CALL f_create_allocator(OrtEpFactory *p, const OrtMemo
   a->f = factory_of(p);
   a->info = info;
   pthread_mutex_init(&a->mu, NULL);
+  pthread_mutex_lock(&a->f->allocs_mu);
+  a->next = a->f->allocs;
+  a->f->allocs = a;
+  pthread_mutex_unlock(&a->f->allocs_mu);
   *out = &a->base;
   return NULL;
 }
 
+/* A no-op, as the umbrella's: ORT may call it after the factory is gone
+ * (an environment allocator outlives its library's factories). */
 static void ORT_API_CALL f_release_allocator(OrtEpFactory *p, OrtAllocator *oa) {
   (void)p;
-  if (!oa) return;
-  shim_allocator *a = alloc_of(oa);
-  OrtEpFactory *bf = a->f->backend;
-  if (a->backend) bf->ReleaseAllocator(bf, a->backend);
-  pthread_mutex_destroy(&a->mu);
-  free(a);
+  (void)oa;
+}
+
+/* The factory's allocators, ours released through our factory while it
+ * still exists. */
+static void release_allocators(shim_factory *f) {
+  for (shim_allocator *a = f->allocs, *next; a; a = next) {
+    next = a->next;
+    if (a->backend) f->backend->ReleaseAllocator(f->backend, a->backend);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+  }
+  f->allocs = NULL;
 }
 
 /* ---- data transfer: ours, called with ORT's devices and values unchanged ---- */
@@ -389,6 +408,7 @@ static OrtStatus *ORT_API_CALL f_create_stream(OrtEpFactory *p, const OrtMemoryD
 /* ---- the exports ---- */
 
 static void factory_free(shim_factory *f) {
+  pthread_mutex_destroy(&f->allocs_mu);
   for (int i = 0; i < SHIM_MAX_GPUS; i++) {
     if (f->mem_default[i]) api->ReleaseMemoryInfo(f->mem_default[i]);
     if (f->mem_pinned[i]) api->ReleaseMemoryInfo(f->mem_pinned[i]);
@@ -416,6 +436,7 @@ static shim_factory *factory_new(const char *name) {
   shim_factory *f = calloc(1, sizeof *f);
   if (!f) return NULL;
   f->base = shim_factory_functions;
+  pthread_mutex_init(&f->allocs_mu, NULL);
   snprintf(f->name, sizeof f->name, "%s", name);
   return f;
 }
@@ -453,6 +474,7 @@ OrtStatus *ReleaseEpFactory(OrtEpFactory *p) {
   if (!p) return NULL;
   shim_factory *f = factory_of(p);
   pthread_mutex_lock(&backend.mu);
+  release_allocators(f);
   OrtStatus *st = backend.release(f->backend);
   factory_free(f);
   backend_unload();
