@@ -13,7 +13,7 @@ import sys
 import time
 
 EP_NAME = "HipDNNExecutionProvider"
-REG_NAME = "hipdnn_ep"  # the registration name (any string works)
+REG_NAME = EP_NAME  # the registration name is the EP name (and its devices')
 NVIDIA = 0x10DE
 AMD = 0x1002
 

@@ -59,25 +59,56 @@ def weight_bytes(path):
 
 
 class Decoder:
-    """Our EP's session over one generated model, with GenAI's buffer sharing."""
+    """Our EP's session over one generated model, with GenAI's buffer sharing.
 
-    def __init__(self, ort, np, path, dev, cfg, batch, max_len, np_dtype):
+    mask="grow": the attention mask is [B, total], one column wider each step
+    (GenAI without graph capture). mask="static": GenAI's graph-capture form,
+    which it always uses for AMDGPUExecutionProvider (position_inputs.cpp,
+    ShouldUseStaticMaskHandling): one [B, max_length] mask buffer, zeros past
+    the tokens so far, updated in place, and input_ids in one fixed buffer:
+    every decode step has one input shape."""
+
+    def __init__(self, ort, np, path, dev, cfg, batch, max_len, np_dtype, mask="grow"):
         self.ort, self.np, self.cfg, self.batch, self.max_len = ort, np, cfg, batch, max_len
         self.sess = hdep.ep_session(ort, path, dev)
         self.np_dtype = np_dtype
+        self.mask = mask
         self.kv = {}
         shape = [batch, cfg["kv_heads"], max_len, cfg["head_dim"]]
         for i in range(cfg["layers"]):
             for kind in ("key", "value"):
                 self.kv[i, kind] = ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, np_dtype), "gpu", 0, hdep.NVIDIA)
         self.logits = {}
+        self.ids = {}  # static form: one input_ids buffer per length
+        self.static_mask = None
+        if mask == "static":
+            self.static_mask = ort.OrtValue.ortvalue_from_numpy(np.zeros((batch, max_len), np.int64), "gpu", 0,
+                                                                hdep.NVIDIA)
+
+    def _to_device(self, dst, arr):
+        """Writes host array arr into device value dst in place (GenAI's static buffers)."""
+        src = self.ort.OrtValue.ortvalue_from_numpy(arr)
+        if hasattr(self.ort, "copy_tensors"):
+            self.ort.copy_tensors([src], [dst], None)
+        else:
+            dst.update_inplace(arr)
 
     def run(self, ids, total):
         np, ort = self.np, self.ort
         io = self.sess.io_binding()
         b, s = ids.shape
-        ov_ids = ort.OrtValue.ortvalue_from_numpy(ids, "gpu", 0, hdep.NVIDIA)
-        ov_mask = ort.OrtValue.ortvalue_from_numpy(np.ones((b, total), np.int64), "gpu", 0, hdep.NVIDIA)
+        if self.mask == "static":
+            if s not in self.ids:
+                self.ids[s] = ort.OrtValue.ortvalue_from_numpy(ids, "gpu", 0, hdep.NVIDIA)
+            ov_ids = self.ids[s]
+            self._to_device(ov_ids, ids)
+            m = np.zeros((b, self.max_len), np.int64)
+            m[:, :total] = 1
+            self._to_device(self.static_mask, m)
+            ov_mask = self.static_mask
+        else:
+            ov_ids = ort.OrtValue.ortvalue_from_numpy(ids, "gpu", 0, hdep.NVIDIA)
+            ov_mask = ort.OrtValue.ortvalue_from_numpy(np.ones((b, total), np.int64), "gpu", 0, hdep.NVIDIA)
         io.bind_ortvalue_input("input_ids", ov_ids)
         io.bind_ortvalue_input("attention_mask", ov_mask)
         for (i, kind), ov in self.kv.items():
@@ -94,9 +125,9 @@ class Decoder:
         """One run and the last token's logits on the host (GenAI samples there)."""
         return self.run(ids, total).numpy()[:, -1, :]
 
-    def generate(self, prompt, steps, times=None):
+    def generate(self, prompt, steps, times=None, first=None):
         np = self.np
-        last = self.step(prompt, prompt.shape[1])
+        last = first if first is not None else self.step(prompt, prompt.shape[1])
         toks = []
         total = prompt.shape[1]
         for _ in range(steps):
@@ -195,6 +226,8 @@ def main():
     ap.add_argument("--max-len", type=int, default=2048)
     ap.add_argument("--models", default=os.path.join(os.environ.get("OUT", "/tmp"), "llm-models"))
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--profile-steps", type=int, default=0,
+                    help="after each batch, N static-mask decode steps between cudaProfilerStart/Stop (for ncu)")
     ap.add_argument("--json", default="")
     a = ap.parse_args()
     import numpy as np
@@ -215,36 +248,36 @@ def main():
         path = os.path.join(path_dir, "model.onnx")
         wbytes = weight_bytes(path)
         for batch in [int(x) for x in a.batches.split(",")]:
-            dec = Decoder(ort, np, path, dev, cfg, batch, a.max_len, np.float16)
+            # GenAI's static mask comes with graph capture, which it runs at batch 1 only (and
+            # GroupQueryAttention takes a prompt after past tokens at batch 1 only, as ORT's does)
+            forms = ("grow", "static") if batch == 1 else ("grow",)
+            decs = {form: Decoder(ort, np, path, dev, cfg, batch, a.max_len, np.float16, form) for form in forms}
             for p in [int(x) for x in a.prompts.split(",")]:
                 prompt = np.random.default_rng(p).integers(0, cfg["vocab"], (batch, p)).astype(np.int64)
-                # prefill: the run alone (logits stay on the device; torch's are not copied either)
-                t = time.perf_counter()
-                dec.run(prompt, p)
-                cold = (time.perf_counter() - t) * 1e3
-                t = time.perf_counter()
-                dec.run(prompt, p)
-                warm = (time.perf_counter() - t) * 1e3
-                times = []
-                dec.generate(prompt, a.steps, times)
-                step = hdep.median(times[3:])
-                # the same step again and again at one mask width: the plan is
-                # cached and its graph captured (what a step would cost if the
-                # plan did not depend on the mask's width)
-                tok = np.ones((batch, 1), np.int64)
-                same = []
-                for _ in range(40):
+                row = {"quant": quant, "batch": batch, "prompt": p, "weight_bytes": wbytes}
+                toks = {}
+                for form, dec in decs.items():
+                    # prefill: the run alone (logits stay on the device; torch's are not copied either)
                     t = time.perf_counter()
-                    dec.run(tok, p + a.steps)
-                    same.append((time.perf_counter() - t) * 1e3)
-                same_ms = hdep.median(same[5:])
+                    dec.run(prompt, p)
+                    cold = (time.perf_counter() - t) * 1e3
+                    t = time.perf_counter()
+                    logits = dec.run(prompt, p)
+                    warm = (time.perf_counter() - t) * 1e3
+                    first = logits.numpy()[:, -1, :]
+                    times = []
+                    toks[form] = dec.generate(prompt, a.steps, times, first=first)
+                    step = hdep.median(times[3:])
+                    row[form] = {"prefill_cold_ms": cold, "prefill_ms": warm, "step_ms": step,
+                                 "tok_s": batch * 1e3 / step}
                 ctx = p + a.steps / 2
                 kv_bytes = 2 * cfg["layers"] * batch * cfg["kv_heads"] * ctx * cfg["head_dim"] * 2
-                gbs = (wbytes + kv_bytes) / (step * 1e-3) / 1e9
-                row = {"quant": quant, "batch": batch, "prompt": p, "prefill_cold_ms": cold, "prefill_ms": warm,
-                       "step_ms": step, "same_shape_step_ms": same_ms, "tok_s": batch * 1e3 / step, "gbs": gbs,
-                       "weight_bytes": wbytes,
-                       "floor_ms": (wbytes + kv_bytes) / (peak * 1e9) * 1e3 if peak else None}
+                row["floor_ms"] = (wbytes + kv_bytes) / (peak * 1e9) * 1e3 if peak else None
+                best = row["static" if "static" in row else "grow"]["step_ms"]
+                row["gbs"] = (wbytes + kv_bytes) / (best * 1e-3) / 1e9
+                # both forms decode the same tokens unless two logits tie within rounding
+                if "static" in toks:
+                    row["tokens_agree"] = float((toks["grow"] == toks["static"]).mean())
                 if torch is not None and quant == "none":
                     try:
                         tp, ts, how = torch_decode(torch, cfg, batch, p, a.steps, a.max_len)
@@ -254,37 +287,50 @@ def main():
                 log(json.dumps(row))
                 rows.append(row)
             if a.mem_steps and batch == 1:
-                free0 = None
-                prompt = np.ones((1, 16), np.int64)
-                dec.run(prompt, 16)
-                total = 16
-                tok = np.ones((1, 1), np.int64)
-                mem = {}
-                for i in range(a.mem_steps):
-                    total = 16 + (i % (a.max_len - 32)) + 1
-                    dec.run(tok, total)
-                    if i + 1 in (100, a.mem_steps) and torch is not None:
-                        free, _ = torch.cuda.mem_get_info()
-                        mem[i + 1] = free
-                        free0 = free0 or free
-                rows.append({"quant": quant, "mem_free_bytes": mem})
-                log(f"[{quant}] device free memory after decode steps: {mem}")
-            del dec
+                for form, dec in decs.items():
+                    dec.run(np.ones((1, 16), np.int64), 16)
+                    tok = np.ones((1, 1), np.int64)
+                    mem = {}
+                    for i in range(a.mem_steps):
+                        dec.run(tok, 16 + (i % (a.max_len - 32)) + 1)
+                        if i + 1 in (100, a.mem_steps) and torch is not None:
+                            mem[i + 1] = torch.cuda.mem_get_info()[0]
+                    rows.append({"quant": quant, "mask": form, "mem_free_bytes": mem})
+                    log(f"[{quant}, {form} mask] device free memory after decode steps: {mem}")
+            if a.profile_steps:
+                # ncu --profile-from-start off: only these decode steps (static form)
+                import torch as torch_prof
+                dec = decs["static"]
+                dec.run(np.ones((batch, 64), np.int64), 64)
+                tok = np.ones((batch, 1), np.int64)
+                dec.run(tok, 65)
+                torch_prof.cuda.cudart().cudaProfilerStart()
+                for i in range(a.profile_steps):
+                    dec.run(tok, 66 + i)
+                torch_prof.cuda.synchronize()
+                torch_prof.cuda.cudart().cudaProfilerStop()
+            del decs
     log("")
     log(f"GPU: {gpu}; peak HBM {peak} GB/s; Llama-3.2-1B shape, fp16 activations; greedy; {a.steps} decode steps")
-    log("| weights | batch | prompt | prefill ms (cold / warm) | torch prefill ms | ms/step | same-shape ms/step | tok/s | "
-        "torch ms/step (how) | ours / torch tok/s | GB/s (% peak) | floor ms |")
+    log("| weights | batch | prompt | prefill ms: grow / static / torch | ms/step: grow mask | ms/step: static mask | "
+        "torch ms/step | tok/s (best form) | ours / torch tok/s: grow, static | tokens agree | GB/s (% peak) | floor ms |")
     log("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        if "step_ms" not in r:
+        if "grow" not in r:
             continue
-        tor = f"{r['torch_step_ms']:.2f} ({r['torch_how'][:12]})" if "torch_step_ms" in r else r.get("torch_error", "")[:40]
-        ratio = f"{r['tok_s'] / r['torch_tok_s']:.2f}" if "torch_tok_s" in r else ""
+        g, st = r["grow"], r.get("static")
+        tor = f"{r['torch_step_ms']:.2f}" if "torch_step_ms" in r else r.get("torch_error", "-")[:40]
+        best = st or g
+
+        def ratio(f):
+            return f"{f['tok_s'] / r['torch_tok_s']:.2f}" if f and "torch_tok_s" in r else "-"
+
         pct = f" ({100 * r['gbs'] / peak:.0f}%)" if peak else ""
         log(f"| {'fp16' if r['quant'] == 'none' else r['quant']} | {r['batch']} | {r['prompt']} | "
-            f"{r['prefill_cold_ms']:.1f} / {r['prefill_ms']:.1f} | {r.get('torch_prefill_ms', float('nan')):.1f} | "
-            f"{r['step_ms']:.2f} | {r['same_shape_step_ms']:.2f} | {r['tok_s']:.0f} | {tor} | {ratio} | {r['gbs']:.0f}{pct} | "
-            f"{r['floor_ms'] or float('nan'):.2f} |")
+            f"{g['prefill_ms']:.1f} / {st['prefill_ms'] if st else float('nan'):.1f} / "
+            f"{r.get('torch_prefill_ms', float('nan')):.1f} | {g['step_ms']:.2f} | "
+            f"{st['step_ms'] if st else float('nan'):.2f} | {tor} | {best['tok_s']:.0f} | {ratio(g)}, {ratio(st)} | "
+            f"{r.get('tokens_agree', float('nan')):.2f} | {r['gbs']:.0f}{pct} | {r['floor_ms'] or float('nan'):.2f} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"gpu": gpu, "peak_gbs": peak, "rows": rows}, f, indent=1)

@@ -369,6 +369,30 @@ typedef struct gpu_gqa_desc {
   void *q_out, *present_k, *present_v;
 } gpu_gqa_desc;
 int gpu_gqa_append(const gpu_gqa_desc *d, int dtype, void *stream);
+/* gpu_gqa_decode.cu: the attention of GroupQueryAttention for one new token
+ * per batch, after gpu_gqa_append: q [B, 1, kv_heads * group heads, D] (the
+ * rotated copy, or the packed input: q_batch_stride elements a batch), k/v
+ * the present buffers [B, kv_heads, present_len, D], out [B, 1, heads * D]
+ * (out_batch_stride a batch). Batch b sees keys up to seqlens[b] (fewer
+ * with first_prompt or a window >= 0), scores scaled, softcapped when
+ * softcap > 0. The keys are cut into gpu_gqa_decode_splits ranges; past one,
+ * partial (B * kv_heads * group * splits * D floats) and partial_ml (twice
+ * B * kv_heads * group * splits) hold the ranges' sums. -1 for a shape it
+ * does not take (then gpu_attention's fused kernel runs the step). */
+typedef struct gpu_gqa_decode_desc {
+  int64_t batch, kv_heads, group, head_dim, present_len, q_batch_stride, out_batch_stride, window;
+  float scale, softcap;
+  int first_prompt;
+  const void *q, *k, *v;
+  const int32_t *seqlens;
+  void *out;
+  float *partial, *partial_ml;
+} gpu_gqa_decode_desc;
+/* The number of key ranges gpu_gqa_decode uses at these sizes, or 0 when
+ * it does not take them. */
+int gpu_gqa_decode_splits(int dtype, int64_t head_dim, int64_t group, int64_t present_len);
+int gpu_gqa_decode(const gpu_gqa_decode_desc *d, int dtype, void *stream);
+
 /* The middle of attention done as two GEMMs (fp32): scores[b, h][s, l]
  * (already scale * q . k; rows packed, heads head_stride elements apart)
  * masked and biased as above, then softmax over l, in place. The desc's

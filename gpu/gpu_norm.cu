@@ -26,6 +26,19 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
   extern __shared__ float row[];
   __shared__ float sh[32];
   const float inv_cols = 1.f / (float)d.cols;
+  // scale and bias held in registers when a thread's share of a row fits:
+  // loaded with the first row, not one memory trip after the statistics
+  constexpr int kHeld = 4;
+  const bool held = d.cols <= (int64_t)kHeld * blockDim.x;
+  float scl[kHeld], bia[kHeld];
+  if (held) {
+#pragma unroll
+    for (int i = 0; i < kHeld; ++i) {
+      const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+      scl[i] = c < d.cols ? ld((const T *)d.scale, c) : 0.f;
+      bia[i] = c < d.cols && d.bias ? ld((const T *)d.bias, c) : 0.f;
+    }
+  }
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     float sum = 0.f;
     for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
@@ -41,11 +54,19 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
       sq += v * v;
     }
     const float inv = rsqrtf(gpu::block_reduce(sq, false, sh) * inv_cols + d.eps);
-    for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
-      const float v = CACHE ? row[c] : row_value(x, d, r, c);
-      float o = (v - mean) * inv * ld((const T *)d.scale, c);
-      if (d.bias) o += ld((const T *)d.bias, c);
-      st(y, r * d.cols + c, o);
+    if (held) {
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        if (c < d.cols) st(y, r * d.cols + c, ((CACHE ? row[c] : row_value(x, d, r, c)) - mean) * inv * scl[i] + bia[i]);
+      }
+    } else {
+      for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
+        const float v = CACHE ? row[c] : row_value(x, d, r, c);
+        float o = (v - mean) * inv * ld((const T *)d.scale, c);
+        if (d.bias) o += ld((const T *)d.bias, c);
+        st(y, r * d.cols + c, o);
+      }
     }
     if (threadIdx.x == 0) {
       if (d.mean) ((float *)d.mean)[r] = mean;

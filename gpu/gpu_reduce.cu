@@ -1,7 +1,7 @@
 // gpu_reduce: the ONNX reductions over any set of axes, one kernel templated
 // on the op (a functor: init, map, combine, finalize) and the element type.
 // When the innermost reduced dim is contiguous, one 32-lane group per output
-// reads along it; otherwise one thread per output (neighbouring outputs read
+// reads along it (a block of 256 for a few long outputs); otherwise one thread per output (neighbouring outputs read
 // neighbouring elements). Floats accumulate in fp32, integers in int64 (with
 // two's-complement wrap, as the CPU EP's int sums and products wrap).
 #include <stdint.h>
@@ -132,7 +132,19 @@ template <typename Op, typename T>
 __device__ __forceinline__ acc_t<T> fold(const T *xp, int64_t first, int64_t step, int64_t nred,
                                          const gpu_reduce_desc &d, acc_t<T> shift) {
   acc_t<T> acc = Op::template init<T>();
-  for (int64_t r = first; r < nred; r += step)
+  int64_t r = first;
+  if (d.nred == 1 && d.red_strides[0] == 1) {
+    // one contiguous run: eight loads in flight per round, not one (the
+    // combine order is unchanged)
+    for (; r + 7 * step < nred; r += 8 * step) {
+      acc_t<T> v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = Op::map(load(xp, r + u * step), shift);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) acc = Op::combine(acc, v[u]);
+    }
+  }
+  for (; r < nred; r += step)
     acc = Op::combine(acc, Op::map(load(xp, offset_of(r, d.nred, d.red_dims, d.red_strides)), shift));
   return acc;
 }
@@ -159,6 +171,32 @@ __global__ void reduce_warp(const T *x, T *y, int64_t nout, int64_t nred, gpu_re
   if (lane == 0) store(y, o, Op::finalize(acc, nred, shift));
 }
 
+// Few long outputs (an attention mask's row sums): a block of 256 per output.
+template <typename Op, typename A>
+__device__ __forceinline__ A block_all(A v, A *sh) {
+  v = lanes<Op>(v);
+  __syncthreads();  // sh's previous use is done
+  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+  __syncthreads();
+  A r = sh[0];
+  for (int i = 1; i < 8; ++i) r = Op::combine(r, sh[i]);
+  return r;
+}
+
+template <typename Op, typename T>
+__global__ void __launch_bounds__(256) reduce_block(const T *x, T *y, int64_t nred, gpu_reduce_desc d) {
+  using A = acc_t<T>;
+  __shared__ A sh[8];
+  const int64_t o = blockIdx.x;
+  const T *xp = x + offset_of(o, d.nkeep, d.keep_dims, d.keep_strides);
+  A shift = 0;
+  if (Op::kShift)
+    shift = op_finite_max::finalize(block_all<op_finite_max>(fold<op_finite_max>(xp, threadIdx.x, 256, nred, d, shift), sh),
+                                    nred, shift);
+  A acc = block_all<Op>(fold<Op>(xp, threadIdx.x, 256, nred, d, shift), sh);
+  if (threadIdx.x == 0) store(y, o, Op::finalize(acc, nred, shift));
+}
+
 template <typename Op, typename T>
 __global__ void reduce_thread(const T *x, T *y, int64_t nout, int64_t nred, gpu_reduce_desc d) {
   using A = acc_t<T>;
@@ -179,7 +217,9 @@ int launch(const void *x, void *y, const gpu_reduce_desc *d, gpuStream_t s) {
   if (nout <= 0) return 0;
   if (nred < 0) return -1;
   bool inner_contig = d->nred > 0 && d->red_strides[d->nred - 1] == 1;
-  if (inner_contig && nred >= 32) {
+  if (inner_contig && nred >= 1024 && nout <= 1024) {
+    reduce_block<Op, T><<<(unsigned)nout, 256, 0, s>>>((const T *)x, (T *)y, nred, *d);
+  } else if (inner_contig && nred >= 32) {
     int64_t blocks = (nout + 7) / 8;
     if (blocks > 0x7fffffff) return -1;
     reduce_warp<Op, T><<<(unsigned)blocks, 256, 0, s>>>((const T *)x, (T *)y, nout, nred, *d);

@@ -5,6 +5,7 @@
  * batch's key count from seqlens_k on the device, so a run never reads a
  * length on the host. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
@@ -35,6 +36,18 @@ static size_t qbuf_bytes(const op_gqa *p, const op_gqa_dims *l, int dt) {
   return (b + 255) / 256 * 256;
 }
 
+/* Decode's own kernel (gpu/gpu_gqa_decode.cu): its key ranges' partial
+ * sums in the workspace after the rotated Q. 0 ranges: it does not take
+ * these sizes and the fused kernel runs the step. */
+static int64_t decode_kernel_splits(const op_gqa *p, const op_gqa_dims *l, int dt) {
+  if (l->seq != 1 || getenv("HIPDNN_EP_GQA_DECODE_FUSED")) return 0;
+  return gpu_gqa_decode_splits(dt, l->head_dim, p->heads / p->kv_heads, l->present_len);
+}
+
+static size_t decode_partial_floats(const op_gqa *p, const op_gqa_dims *l, int64_t splits) {
+  return splits > 1 ? (size_t)(l->batch * p->heads * splits * (l->head_dim + 2)) : 0;
+}
+
 static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   const op_gqa *p = &s->p.gqa;
   op_gqa_dims l;
@@ -44,8 +57,10 @@ static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   int dt = gb_t(bp, s->n->in[0])->dtype;
   *ws = qbuf_bytes(p, &l, dt);
   if (l.seq == 1) {
-    int64_t len, split = decode_splits(p, &l, &len);
-    if (split > 1) *ws += sizeof(float) * (size_t)(l.batch * p->heads * split * (l.head_dim + 2));
+    int64_t len, split = decode_splits(p, &l, &len), own = decode_kernel_splits(p, &l, dt);
+    size_t fused = split > 1 ? (size_t)(l.batch * p->heads * split * (l.head_dim + 2)) : 0;
+    size_t mine = decode_partial_floats(p, &l, own);
+    *ws += sizeof(float) * (fused > mine ? fused : mine);
   }
   return NULL;
 }
@@ -77,6 +92,18 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                      .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
                      .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
                      .window = p->window, .softcap = p->softcap};
+  int64_t own = S == 1 ? decode_kernel_splits(p, &l, dt) : 0;
+  if (own > 0) {
+    float *partial = (float *)((char *)lc->workspace + qbuf_bytes(p, &l, dt));
+    gpu_gqa_decode_desc dd = {.batch = l.batch, .kv_heads = KH, .group = H / KH, .head_dim = D, .present_len = PL,
+                              .q_batch_stride = qw, .out_batch_stride = H * D, .window = p->window, .scale = l.scale,
+                              .softcap = p->softcap, .first_prompt = p->first_prompt, .q = d.q, .k = d.k, .v = d.v,
+                              .seqlens = g.seqlens, .out = d.out, .partial = own > 1 ? partial : NULL,
+                              .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL};
+    int rc = gpu_gqa_decode(&dd, dt, lc->stream);
+    if (rc != -1) /* -1: a pointer it cannot read in 16-byte vectors: the fused kernel below */
+      return gb_kernel_status(rc, "gpu_gqa_decode", __FILE__, __LINE__);
+  }
   if (S == 1) { /* decode: rows = the group's query heads (ops strides: head h = kh * group + row) */
     int64_t group = H / KH, len, split = decode_splits(p, &l, &len);
     d.heads = KH, d.seq = group, d.fold = 1;

@@ -1,0 +1,272 @@
+// gpu_gqa_decode: GroupQueryAttention's attention for one new token per
+// batch (decode), over the KV cache in present [B, kv_heads, present_len, D].
+//
+// Decode attention is latency-bound: a step reads a few hundred KB per KV
+// head, so what costs is how many dependent trips to memory a block makes.
+// Here a block (one KV head, one range of CH keys) issues every load it
+// needs at once — its keys' K and V rows as 16-byte vectors, LPK lanes a
+// row — then scores the group's query heads against them (the rows of one
+// KV head serve all the query heads that share it), takes the softmax of
+// the range in shared memory and sums the V rows: one round trip. The
+// ranges cover the whole present buffer (its length is what the plan
+// knows); a block past its batch's key count exits after reading
+// seqlens_k. When there is more than one range, a second kernel merges the
+// ranges' partial softmax sums, every load of a row issued together.
+#include <math.h>
+
+#include "gpu/gpu_common.cuh"
+
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kPasses = 4;  // rows each thread loads per K and V
+
+template <typename T>
+struct vec {
+  static constexpr int n = 16 / (int)sizeof(T);  // elements in 16 bytes
+};
+
+template <typename T>
+__device__ __forceinline__ void unpack(const uint4 &u, float *f) {
+  const T *e = (const T *)&u;
+#pragma unroll
+  for (int j = 0; j < vec<T>::n; ++j) f[j] = gpu::ld(e, j);
+}
+
+// The keys a batch's new token sees: [first, lim).
+__device__ __forceinline__ void key_range(const gpu_gqa_decode_desc &d, int64_t b, int64_t *first, int64_t *lim) {
+  const int64_t keys = (int64_t)d.seqlens[b] + 1;
+  const int64_t pos = d.first_prompt ? 0 : keys - 1;
+  int64_t l = keys < pos + 1 ? keys : pos + 1;
+  if (l > d.present_len) l = d.present_len;
+  *lim = l > 0 ? l : 0;
+  *first = d.window >= 0 && pos - d.window + 1 > 0 ? pos - d.window + 1 : 0;
+}
+
+// Reduces v over the lanes of a 32-lane group that differ in the bits from
+// `from` up (the other key rows of this lane's column chunk).
+template <int From>
+__device__ __forceinline__ float over_keys(float v, bool is_max) {
+#pragma unroll
+  for (int off = 16; off >= From; off /= 2) {
+    const float o = gpu::shfl_xor32(v, off);
+    v = is_max ? fmaxf(v, o) : v + o;
+  }
+  return v;
+}
+
+// LPK lanes per key row (D = LPK * vec<T>::n), at most GM query heads per
+// KV head.
+template <typename T, int LPK, int GM>
+__global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
+  constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = kThreads / LPK, CH = KPP * kPasses, W = kThreads / 32;
+  __shared__ float q_sm[GM][D];
+  __shared__ float red[W][GM][D];
+  __shared__ float wm[W][GM], wl[W][GM];
+  const int t = threadIdx.x, kg = t / LPK, c = t % LPK, w = t / 32, lane = t % 32;
+  const int G = (int)d.group;
+  const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
+  int64_t kfirst, klim;
+  key_range(d, b, &kfirst, &klim);
+  const int64_t k0 = split * CH;
+  if (nsplit > 1 && (k0 >= klim || k0 + CH <= kfirst)) return;  // the merge skips this range
+  const int64_t row0 = (b * d.kv_heads + kh) * d.present_len;
+  uint4 kr[kPasses], vr[kPasses];
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int64_t key = k0 + p * KPP + kg;
+    if (key >= kfirst && key < klim) {
+      const int64_t at = (row0 + key) * D + c * EPL;
+      kr[p] = *(const uint4 *)((const T *)d.k + at);
+      vr[p] = *(const uint4 *)((const T *)d.v + at);
+    } else {
+      kr[p] = vr[p] = make_uint4(0, 0, 0, 0);
+    }
+  }
+  const T *Q = (const T *)d.q + b * d.q_batch_stride + kh * G * D;
+  for (int i = t; i < G * D; i += kThreads) q_sm[i / D][i % D] = gpu::ld(Q, (i / D) * D + i % D);
+  __syncthreads();
+  // scores of this thread's keys (every lane of a key's LPK holds them)
+  float s[kPasses][GM];
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    float kv[EPL];
+    unpack<T>(kr[p], kv);
+    const int64_t key = k0 + p * KPP + kg;
+    const bool ok = key >= kfirst && key < klim;
+#pragma unroll
+    for (int g = 0; g < GM; ++g) {
+      float dot = 0.f;
+      if (g < G) {
+#pragma unroll
+        for (int j = 0; j < EPL; ++j) dot = fmaf(q_sm[g][c * EPL + j], kv[j], dot);
+      }
+#pragma unroll
+      for (int off = LPK / 2; off > 0; off /= 2) dot += gpu::shfl_xor32(dot, off);
+      float sc = d.scale * dot;
+      if (d.softcap > 0.f) sc = d.softcap * tanhf(sc / d.softcap);
+      s[p][g] = ok && g < G ? sc : -INFINITY;
+    }
+  }
+  // the range's max and sum per query head: over this lane's keys, the
+  // group's other key rows, then the block's groups
+  float m[GM];
+#pragma unroll
+  for (int g = 0; g < GM; ++g) {
+    float v = s[0][g];
+#pragma unroll
+    for (int p = 1; p < kPasses; ++p) v = fmaxf(v, s[p][g]);
+    v = over_keys<LPK>(v, true);
+    if (lane == 0) wm[w][g] = v;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int g = 0; g < GM; ++g) {
+    float v = wm[0][g];
+#pragma unroll
+    for (int i = 1; i < W; ++i) v = fmaxf(v, wm[i][g]);
+    m[g] = v;
+    const float mu = v == -INFINITY ? 0.f : v;
+    float sum = 0.f;
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) {
+      s[p][g] = s[p][g] == -INFINITY ? 0.f : __expf(s[p][g] - mu);
+      sum += s[p][g];
+    }
+    sum = over_keys<LPK>(sum, false);
+    if (lane == 0) wl[w][g] = sum;
+  }
+  // this thread's share of P V, then summed over the key rows of its warp
+  float acc[GM][EPL];
+#pragma unroll
+  for (int g = 0; g < GM; ++g)
+#pragma unroll
+    for (int j = 0; j < EPL; ++j) acc[g][j] = 0.f;
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    float vv[EPL];
+    unpack<T>(vr[p], vv);
+#pragma unroll
+    for (int g = 0; g < GM; ++g)
+#pragma unroll
+      for (int j = 0; j < EPL; ++j) acc[g][j] = fmaf(s[p][g], vv[j], acc[g][j]);
+  }
+#pragma unroll
+  for (int g = 0; g < GM; ++g)
+#pragma unroll
+    for (int j = 0; j < EPL; ++j) acc[g][j] = over_keys<LPK>(acc[g][j], false);
+  if (lane < LPK) {
+#pragma unroll
+    for (int g = 0; g < GM; ++g)
+#pragma unroll
+      for (int j = 0; j < EPL; ++j) red[w][g][c * EPL + j] = acc[g][j];
+  }
+  __syncthreads();
+  for (int i = t; i < G * D; i += kThreads) {
+    const int g = i / D, dd = i % D;
+    float a = 0.f, sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < W; ++k) a += red[k][g][dd], sum += wl[k][g];
+    const int64_t bkg = (b * d.kv_heads + kh) * G + g;
+    if (nsplit == 1) {
+      gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, sum > 0.f ? a / sum : 0.f);
+    } else {
+      d.partial[(bkg * nsplit + split) * D + dd] = a;
+      if (dd == 0) d.partial_ml[(bkg * nsplit + split) * 2] = m[g], d.partial_ml[(bkg * nsplit + split) * 2 + 1] = sum;
+    }
+  }
+}
+
+// out = sum_i e^(m_i - M) acc_i / sum_i e^(m_i - M) l_i over the ranges
+// that hold keys of the batch (the others wrote nothing).
+template <typename T>
+__global__ void gqa_decode_merge(gpu_gqa_decode_desc d, int ch, int nsplit) {
+  const int64_t bk = blockIdx.x, b = bk / d.kv_heads, kh = bk % d.kv_heads;
+  const int G = (int)d.group, D = (int)d.head_dim;
+  int64_t kfirst, klim;
+  key_range(d, b, &kfirst, &klim);
+  const int s0 = (int)(kfirst / ch), s1 = klim > kfirst ? (int)((klim - 1) / ch) + 1 : s0;
+  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
+    const int g = i / D, dd = i % D;
+    const int64_t bkg = bk * G + g;
+    const float *ml = d.partial_ml + bkg * nsplit * 2;
+    const float *acc = d.partial + bkg * nsplit * D + dd;
+    float M = -INFINITY;
+    for (int s = s0; s < s1; ++s) M = fmaxf(M, ml[s * 2]);
+    const float mu = M == -INFINITY ? 0.f : M;
+    float L = 0.f, a = 0.f;
+#pragma unroll 8
+    for (int s = s0; s < s1; ++s) {
+      const float e = __expf(ml[s * 2] - mu);
+      L += ml[s * 2 + 1] * e;
+      a += acc[(int64_t)s * D] * e;
+    }
+    gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, L > 0.f ? a / L : 0.f);
+  }
+}
+
+template <typename T, int LPK>
+constexpr int chunk() { return kThreads / LPK * kPasses; }
+
+template <typename T, int LPK, int GM>
+int launch(const gpu_gqa_decode_desc *d, gpuStream_t s) {
+  const int ch = chunk<T, LPK>();
+  const int64_t nsplit = (d->present_len + ch - 1) / ch;
+  if (nsplit > 65535 || d->kv_heads > 65535 || d->batch > 65535) return -1;
+  if (nsplit > 1 && (!d->partial || !d->partial_ml)) return -1;
+  dim3 grid((unsigned)nsplit, (unsigned)d->kv_heads, (unsigned)d->batch);
+  gqa_decode<T, LPK, GM><<<grid, kThreads, 0, s>>>(*d);
+  if (nsplit > 1) gqa_decode_merge<T><<<(unsigned)(d->batch * d->kv_heads), 256, 0, s>>>(*d, ch, (int)nsplit);
+  return gpu::last_error();
+}
+
+template <typename T, int LPK>
+int launch_group(const gpu_gqa_decode_desc *d, gpuStream_t s) {
+  if (d->group <= 4) return launch<T, LPK, 4>(d, s);
+  return launch<T, LPK, 8>(d, s);
+}
+
+// LPK for T and D, or 0 when the kernel does not take D.
+template <typename T>
+int lanes_per_key(int64_t D) {
+  const int64_t bytes = D * (int64_t)sizeof(T);
+  if (bytes % 16) return 0;
+  const int64_t lpk = bytes / 16;
+  return lpk == 2 || lpk == 4 || lpk == 8 || lpk == 16 || lpk == 32 ? (int)lpk : 0;
+}
+
+template <typename T>
+int decode(const gpu_gqa_decode_desc *d, gpuStream_t s) {
+  switch (lanes_per_key<T>(d->head_dim)) {
+    case 2: return launch_group<T, 2>(d, s);
+    case 4: return launch_group<T, 4>(d, s);
+    case 8: return launch_group<T, 8>(d, s);
+    case 16: return launch_group<T, 16>(d, s);
+    case 32: return launch_group<T, 32>(d, s);
+    default: return -1;
+  }
+}
+
+template <typename T>
+int splits(int64_t D, int64_t present_len) {
+  const int lpk = lanes_per_key<T>(D);
+  if (!lpk) return 0;
+  const int64_t ch = kThreads / lpk * kPasses;
+  return (int)((present_len + ch - 1) / ch);
+}
+
+bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+}  // namespace
+
+extern "C" int gpu_gqa_decode_splits(int dtype, int64_t head_dim, int64_t group, int64_t present_len) {
+  if (group < 1 || group > 8 || present_len < 1) return 0;
+  GPU_DISPATCH(dtype, splits, head_dim, present_len)
+}
+
+extern "C" int gpu_gqa_decode(const gpu_gqa_decode_desc *d, int dtype, void *stream) {
+  if (d->batch <= 0 || d->kv_heads <= 0) return 0;
+  if (gpu_gqa_decode_splits(dtype, d->head_dim, d->group, d->present_len) <= 0) return -1;
+  if (!aligned16(d->q) || !aligned16(d->k) || !aligned16(d->v)) return -1;
+  GPU_DISPATCH(dtype, decode, d, (gpuStream_t)stream)
+}
