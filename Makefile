@@ -4,7 +4,7 @@ BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build run test test-fast asan conformance-doc clean
+.PHONY: all deps build run test test-fast asan wheel conformance-doc clean
 
 all: build
 
@@ -28,6 +28,10 @@ test: build
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The Python package onnxruntime-ep-hipdnn (python/): build/dist/*.whl.
+wheel: build
+	cmake --build $(BUILD) --target wheel
 
 asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DHIPDNN_EP_SANITIZE=ON $(CMAKE_ARGS)

@@ -4,16 +4,22 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef hd_status *(*be_open_fn)(int api_version, const be_host *host, be_module **out);
 
-/* The folder of the library this code is in (the core EP library). */
+/* The folder of the library this code is in (the core EP library). Loaded
+ * through a symbolic link (AMD's umbrella EP loads a backend by its own file
+ * name, e.g. a libhipgpu.so linked to ours), the modules are beside the
+ * file itself, not beside the link: resolve it. */
 static void self_dir(char *buf, size_t cap) {
   Dl_info info;
   buf[0] = '\0';
   if (dladdr((void *)&self_dir, &info) && info.dli_fname) {
-    snprintf(buf, cap, "%s", info.dli_fname);
+    char *real = realpath(info.dli_fname, NULL);
+    snprintf(buf, cap, "%s", real ? real : info.dli_fname);
+    free(real);
     char *slash = strrchr(buf, '/');
     if (slash) *slash = '\0';
     else buf[0] = '\0';

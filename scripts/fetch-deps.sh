@@ -13,8 +13,11 @@ mkdir -p "$tp"
 # about 68 MB) build the AMD module (backends/hip) in CI; nothing runs on them.
 # python3-torchvision + python3-onnx (torch 1.13 CPU, about 150 MB) let
 # /usr/bin/python3 export the CI model tests' torchvision models (tests/models.cmake).
+# python3-setuptools, -wheel, -pip and -venv build the Python package offline
+# and install it into a fresh venv in its test (python/, make wheel).
 apt_pkgs=(libprotobuf-c-dev protobuf-c-compiler libonnx-dev hipcc libamdhip64-dev
-          python3-torchvision python3-onnx)
+          python3-torchvision python3-onnx
+          python3-setuptools python3-wheel python3-pip python3-venv)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
