@@ -1,9 +1,11 @@
-/* gb_gqa: GroupQueryAttention as two launches: gpu/gpu_gqa.cu rotates the
+/* gb_gqa: GroupQueryAttention in two steps: gpu/gpu_gqa.cu rotates the
  * new tokens' Q (into the workspace) and K and appends K/V to present (in
  * place when present is past's buffer: GenAI binds one buffer as both),
- * then gpu/gpu_attention.cu's fused kernel reads Q and present, with each
- * batch's key count from seqlens_k on the device, so a run never reads a
- * length on the host. */
+ * then the attention reads Q and present, with each batch's key count from
+ * seqlens_k on the device, so a run never reads a length on the host: for
+ * one new token gpu/gpu_gqa_decode.cu (every load of a block in flight at
+ * once, key ranges merged by a second kernel), else, or for shapes that one
+ * does not take, gpu/gpu_attention.cu's fused kernel. */
 #include <math.h>
 #include <stdlib.h>
 
