@@ -424,9 +424,10 @@ static OrtStatus *ORT_API_CALL p_end(OrtEpProfilerImpl *impl, OrtProfilingEvents
     const prof_event *e = &evs.v[i];
     if (!e->text) continue;
     event_fields(e, &name, keys, vals);
-    /* ORT keeps whole microseconds: a step under 1 us shows as 1 (its
-     * exact time is the dur_ns argument). */
+    /* ORT keeps whole microseconds: a step under 1 us (or below a GPU
+     * timer's resolution) shows as 1; its dur_ns argument is exact. */
     int64_t dur_us = e->dur_ns <= 0 ? 0 : (e->dur_ns + 999) / 1000;
+    if (e->cat == OrtProfilingEventCategory_KERNEL && dur_us < 1) dur_us = 1;
     os = ep_ep_api->CreateProfilingEvent((OrtProfilingEventCategory)e->cat, pid, e->tid, name, ort_us(p, e->start_ns),
                                          dur_us, keys, vals, (size_t)e->nargs, &batch[nb]);
     if (!os && ++nb == sizeof batch / sizeof batch[0]) os = add_batch(c, batch, &nb);

@@ -10,7 +10,9 @@
  *      output checked against the CPU EP;
  *   B  no profiling: one run, and no file may appear;
  *   C  ORT run profiling (RunOptionsEnableProfiling) of one run.
- * Then it writes DIR/expect.json (the files, the run counts, the model's
+ * On a GPU, the pool's totals must also come through ORT's allocator API
+ * (CreateAllocator on the session + GetStats). Then it writes
+ * DIR/expect.json (the files, the run counts, the model's
  * node names and weight bytes) for tests/profile/check_profile.py, which
  * checks the JSON itself: every run's steps present exactly once, positive
  * durations, names matching the model's nodes, inside ORT's node events,
@@ -123,6 +125,41 @@ static int find_file(const char *dir, const char *stem, char *out, size_t cap) {
   return n;
 }
 
+/* ORT's view of our pool: the session's allocator for our device memory,
+ * its GetStats keys, consistent with the weights the session holds. */
+static void check_allocator_stats(hh_ort *h, const hh_target *t, OrtSession *s, size_t weight_bytes) {
+  const OrtApi *a = h->api;
+  if (!t->is_gpu) {
+    printf("SKIP allocator stats: on the reference backend the EP's tensors are in ORT's CPU memory (no device "
+           "allocator of ours); its pool figures are checked in the profile\n");
+    return;
+  }
+  const OrtMemoryInfo *mi = a->EpDevice_MemoryInfo(t->dev, OrtDeviceMemoryType_DEFAULT);
+  OrtAllocator *al = NULL;
+  OrtKeyValuePairs *kv = NULL;
+  if (!mi || hh_check(h, a->CreateAllocator(s, mi, &al), "CreateAllocator") ||
+      (al->GetStats && hh_check(h, al->GetStats(al, &kv), "GetStats")) || !kv) {
+    HT_CHECK(0, "ORT's allocator for our device memory gave no statistics: %s", hh_err(h));
+    if (al) a->ReleaseAllocator(al);
+    return;
+  }
+  const char *const *keys = NULL, *const *vals = NULL;
+  size_t n = 0;
+  a->GetKeyValuePairs(kv, &keys, &vals, &n);
+  double in_use = -1, max_in_use = -1, total = -1;
+  for (size_t i = 0; i < n; i++) {
+    printf("  allocator stat %s = %s\n", keys[i], vals[i]);
+    if (!strcmp(keys[i], "InUse")) in_use = atof(vals[i]);
+    if (!strcmp(keys[i], "MaxInUse")) max_in_use = atof(vals[i]);
+    if (!strcmp(keys[i], "TotalAllocated")) total = atof(vals[i]);
+  }
+  HT_CHECK(in_use >= (double)weight_bytes && max_in_use >= in_use && total >= in_use,
+           "allocator stats InUse %g, MaxInUse %g, TotalAllocated %g (the session's weights alone are %zu bytes)",
+           in_use, max_in_use, total, weight_bytes);
+  a->ReleaseKeyValuePairs(kv);
+  a->ReleaseAllocator(al);
+}
+
 static int count_files(const char *dir) {
   int n = 0;
   DIR *d = opendir(dir);
@@ -191,6 +228,7 @@ int main(int argc, char **argv) {
   }
   HT_CHECK(r.wrong == 0 && r.errors == 0 && r.runs == runs, "%ld runs, %ld wrong, %ld errors (%s%s)", r.runs,
            r.wrong, r.errors, r.first_wrong, r.first_error);
+  check_allocator_stats(&h, &t, sa, weight_bytes);
   char *path = NULL;
   if (hh_check(&h, a->SessionEndProfiling(sa, h.alloc, &path), "SessionEndProfiling")) {
     fprintf(stderr, "FAIL: %s\n", hh_err(&h));
