@@ -199,3 +199,21 @@ hd_status *be_plan_run(be_module *m, be_plan *bp, void *const *inputs, void *con
                        void *stream) {
   return m->vt->plan_run(bp, inputs, outputs, stream);
 }
+
+hd_status *be_plan_run_profiled(be_module *m, be_plan *bp, void *const *inputs, void *const *outputs,
+                                void *stream, be_run_profile *prof) {
+  prof->n = 0;
+  if (m->vt->plan_run_profiled) return m->vt->plan_run_profiled(bp, inputs, outputs, stream, prof);
+  int64_t t0 = be_clock_ns();
+  hd_status *st = m->vt->plan_run(bp, inputs, outputs, stream);
+  if (!st && prof->cap > 0) {
+    prof->steps[0] = (be_step_time){.step = -1, .start_ns = t0, .dur_ns = be_clock_ns() - t0};
+    prof->n = 1;
+  }
+  return st;
+}
+
+void be_graph_memory_get(be_module *m, be_graph *bg, be_graph_memory *out) {
+  memset(out, 0, sizeof *out);
+  if (bg && m->vt->graph_memory) m->vt->graph_memory(bg, out);
+}

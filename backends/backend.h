@@ -17,13 +17,14 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/hd_log.h"
 #include "common/hd_status.h"
 #include "ir/ir.h"
 #include "ops/ops.h"
 
-#define BE_API_VERSION 3
+#define BE_API_VERSION 4
 
 /* The symbol a loadable backend module exports:
  *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
@@ -93,6 +94,30 @@ typedef struct be_alloc {
   void (*free)(void *ctx, void *p);
 } be_alloc;
 
+/* Per-step times of one profiled run (ep/ turns them into ORT's profile
+ * events). The caller owns it, one per run, so concurrent runs never share
+ * one; the backend fills steps[0..n) in the order it ran them. */
+typedef struct be_step_time {
+  int step;          /* index into the plan's steps (ir_plan.steps) */
+  int64_t start_ns;  /* CLOCK_MONOTONIC; a GPU step's start is placed on
+                      * the host clock from the run's first event */
+  int64_t dur_ns;
+} be_step_time;
+
+typedef struct be_run_profile {
+  be_step_time *steps; /* room for cap entries */
+  int cap;
+  int n;               /* filled by the backend */
+} be_run_profile;
+
+/* What a compiled graph holds, in bytes, now. */
+typedef struct be_graph_memory {
+  size_t weights;  /* constants the backend reads: device copies on a GPU,
+                    * the graph's host data on the reference backend */
+  size_t run;      /* arenas, workspaces and staging of its run instances */
+  size_t plans;    /* per-plan data (the device copy of values folded at plan time) */
+} be_graph_memory;
+
 typedef struct be_vtable {
   int api_version;
   const char *name;     /* "ref", "cuda", "hip" */
@@ -140,6 +165,13 @@ typedef struct be_vtable {
   void (*plan_free)(be_plan *bp);
   /* inputs/outputs: device pointers in graph-input/output order. */
   hd_status *(*plan_run)(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
+  /* Optional. plan_run timing each step into prof (host clock, or GPU
+   * events around each launch with no graph replay); returns once the
+   * times are known (a GPU run waits for its stream). */
+  hd_status *(*plan_run_profiled)(be_plan *bp, void *const *inputs, void *const *outputs, void *stream,
+                                  be_run_profile *prof);
+  /* Optional. The memory bg holds now (any thread, any time). */
+  void (*graph_memory)(be_graph *bg, be_graph_memory *out);
 } be_vtable;
 
 static inline uint64_t be_fnv1a(uint64_t h, const void *p, size_t n) {
@@ -213,6 +245,20 @@ hd_status *be_plan_compile(be_module *m, be_graph *bg, const ir_plan *p, be_plan
 void be_plan_free(be_module *m, be_plan *bp);
 hd_status *be_plan_run(be_module *m, be_plan *bp, void *const *inputs, void *const *outputs,
                        void *stream);
+
+/* be_plan_run with per-step times in prof. A backend without the member
+ * gives one entry, step -1: the host time of the whole call. */
+hd_status *be_plan_run_profiled(be_module *m, be_plan *bp, void *const *inputs, void *const *outputs,
+                                void *stream, be_run_profile *prof);
+/* Zeros where the backend does not say. */
+void be_graph_memory_get(be_module *m, be_graph *bg, be_graph_memory *out);
+/* CLOCK_MONOTONIC in nanoseconds: the clock of be_step_time (inline: the
+ * modules share it without linking the core). */
+static inline int64_t be_clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* The built-in reference backend (backends/ref). */
 hd_status *ref_backend_open(const be_host *host, be_module **out);

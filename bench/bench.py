@@ -13,6 +13,15 @@ Medians of wall time with the GPU synchronised, over --iters runs after
 --warmup runs. Our outputs are checked against the CPU EP (rel L2 < 1e-2):
 a FAIL row reports no speed of ours ("—").
 
+Device memory, one method for both (see MEMORY_METHOD): each side's caching
+allocator at its peak plus the CUDA context. Ours: the EP's pool peak
+(weights, run buffers, ONNX Runtime's tensors on the GPU), from
+build/bin/hipdnn-ep-run's --json report of the same model and batch in a
+process of its own (so no other session shares the pool). Torch eager:
+torch.cuda.max_memory_reserved() over its eager runs. The context: total
+minus free device memory once torch has created its context, before any
+allocation of note, measured once and added to both.
+
 Writes OUT/benchmarks.md (table) and OUT/bench-<date>.json (raw numbers),
 rewritten after every row so a run cut short still leaves its rows.
 """
@@ -34,6 +43,12 @@ DASH = "—"
 # preference. The first whose output matches the CPU EP in a probe process
 # (a crash there costs nothing) is used for the "device I/O" column.
 IO_STRATEGIES = ["ortvalue-gpu-vendor", "torch-ptr-cuda", "torch-ptr-gpu-vendor"]
+
+MEMORY_METHOD = ("device memory = the caching allocator's peak + the CUDA context, for both: ours = the EP's pool "
+                 "peak (weights, run buffers, ORT's tensors on the GPU; hipdnn-ep-run --json in a process of its "
+                 "own), torch eager = torch.cuda.max_memory_reserved(); context = total - free after torch created "
+                 "its context, measured once")
+MIB = float(1 << 20)
 
 
 # ---- timing -------------------------------------------------------------------
@@ -134,6 +149,51 @@ def run_probe(strategy):
     return 0 if c["pass"] else 1
 
 
+# ---- device memory ------------------------------------------------------------
+
+def cuda_context_bytes(torch):
+    """Device memory in use once torch has created its CUDA context and made
+    one small allocation, less what torch's allocator holds: the context."""
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    free, total = torch.cuda.mem_get_info()
+    return total - free - torch.cuda.memory_reserved()
+
+
+def ep_memory(path, batch, timeout=300):
+    """Our EP's memory figures for one model and batch: hipdnn-ep-run's --json
+    report (its 'memory' object), run in a process of its own. None, with a
+    reason, when the tool is missing or fails."""
+    import tempfile
+    tool = os.path.join(hdep.REPO, "build", "bin", "hipdnn-ep-run")
+    if not os.path.exists(tool):
+        return None, f"{tool} not found"
+    env = dict(os.environ)
+    ort_lib = env.get("HIPDNN_EP_ORT_LIB") or hdep.ort_capi_lib() or \
+        os.path.join(hdep.REPO, "third_party", "ort-1.29", "lib", "libonnxruntime.so")
+    env["HIPDNN_EP_ORT_LIB"] = ort_lib
+    env.setdefault("HIPDNN_EP_LIB", hdep.ep_lib_path())
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    cmd = [tool, path, "--batch", str(batch), "--iters", "2", "--compare", "none", "--json", out]
+    mem = None
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        if p.returncode == 0:
+            with open(out) as f:
+                mem = json.load(f).get("memory")
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        return None, f"hipdnn-ep-run: {e}"
+    finally:
+        os.remove(out)
+    if not isinstance(mem, dict):
+        tail = (p.stdout + p.stderr).strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+        return None, f"hipdnn-ep-run exited {p.returncode} without memory figures: {tail[0][:300]}"
+    if mem.get("memory") != "device" or mem.get("pool_peak_bytes") is None:
+        return None, f"hipdnn-ep-run reported {mem.get('memory')} memory (backend {mem.get('backend')}), not the GPU's"
+    return mem, None
+
+
 # ---- one model ----------------------------------------------------------------
 
 def fmt_ms(v):
@@ -219,13 +279,28 @@ def bench_model(name, a, ctx, emit):
                 except Exception as e:
                     row["checks"]["ours_device"] = {"pass": False, "why": f"run failed: {e}"}
                     log(f"[{name} b{b}] ours device I/O: run failed: {e}")
+        # our device memory (a process of its own)
+        mem = {"method": MEMORY_METHOD, "context_bytes": ctx.get("context_bytes")}
+        if ep is not None and not a.no_memory:
+            ours, why = ep_memory(path, b)
+            mem["ours"] = ours
+            if why:
+                row["notes"].append(f"our device memory: {why}")
+                log(f"[{name} b{b}] our device memory: {why}")
         # torch
         with torch.no_grad():
             tx = torch.from_numpy(x).cuda()
+            sync()
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
             y = tm(tx)
             sync()
             row["checks"]["torch_eager"] = hdep.compare(y.float().cpu().numpy(), ref[0])
             row["times"]["torch_eager"] = time_fn(lambda: tm(tx), a.iters, a.warmup, sync)
+            mem["torch_eager"] = {"max_memory_reserved_bytes": torch.cuda.max_memory_reserved(),
+                                  "max_memory_allocated_bytes": torch.cuda.max_memory_allocated()}
+            row["memory"] = mem
+            log(f"[{name} b{b}] device memory: {memory_str(mem)}")
             try:
                 static_x = tx.clone()
                 s = torch.cuda.Stream()
@@ -271,6 +346,26 @@ def row_status(row):
     return "PASS" if all(c["pass"] for c in ours) else "FAIL"
 
 
+def memory_mib(mem):
+    """(ours, torch eager) device MiB of a row's memory record, None where unknown."""
+    ctx = mem.get("context_bytes") or 0
+    o = mem.get("ours")
+    t = mem.get("torch_eager")
+    ours = (o["pool_peak_bytes"] + ctx) / MIB if o and o.get("pool_peak_bytes") is not None else None
+    torch_ = (t["max_memory_reserved_bytes"] + ctx) / MIB if t else None
+    return ours, torch_
+
+
+def memory_str(mem):
+    ours, torch_ = memory_mib(mem)
+    o = mem.get("ours") or {}
+    parts = [f"ours {ours:.0f} MiB (weights {o['weights_bytes'] / MIB:.0f}, run buffers "
+             f"{o['run_buffers_bytes'] / MIB:.0f})" if ours is not None else "ours —",
+             f"torch eager {torch_:.0f} MiB" if torch_ is not None else "torch eager —",
+             f"context {(mem.get('context_bytes') or 0) / MIB:.0f} MiB included"]
+    return ", ".join(parts)
+
+
 def markdown(meta, rows):
     L = []
     L.append("# hipdnn-ep benchmarks")
@@ -313,6 +408,22 @@ def markdown(meta, rows):
              "eager* = torch eager / ours; *ratio to torch graph* = ours / torch graph (below 1 = faster than "
              "torch's whole-model CUDA graph); both use device I/O where measured. A FAIL row reports none of "
              "our times.")
+    mrows = [r for r in rows if r.get("memory")]
+    if mrows:
+        L.append("")
+        L.append("Device memory (MiB): " + MEMORY_METHOD + ".")
+        L.append("")
+        L.append("| model | batch | ours | of which weights | of which run buffers | torch eager | ours / torch eager |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in mrows:
+            ours, torch_ = memory_mib(r["memory"])
+            o = r["memory"].get("ours") or {}
+            cell = (lambda v: DASH if v is None else f"{v:.0f}")
+            w = o.get("weights_bytes")
+            rb = o.get("run_buffers_bytes")
+            L.append(f"| {r['model']} | {r['batch']} | {cell(ours)} | {cell(w / MIB if w is not None else None)} | "
+                     f"{cell(rb / MIB if rb is not None else None)} | {cell(torch_)} | "
+                     f"{f'{ours / torch_:.2f}' if ours and torch_ else DASH} |")
     notes = list(meta.get("notes", []))
     placed = set()
     for r in rows:
@@ -349,6 +460,7 @@ def main():
     ap.add_argument("--io", choices=IO_STRATEGIES + ["auto", "none"], default="auto",
                     help="how device I/O binds (auto: probe each in a child process)")
     ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)
+    ap.add_argument("--no-memory", action="store_true", help="skip our device memory (a hipdnn-ep-run per row)")
     a = ap.parse_args()
     if a.probe:
         return run_probe(a.probe)
@@ -366,6 +478,9 @@ def main():
         return 2
     log(f"GPU: {meta['gpu']}; {meta['versions']}")
     ctx = {"t0": t0, "notes": meta["notes"], "dev": None, "io": None}
+    # Before our EP loads (its module shares the process's context).
+    ctx["context_bytes"] = meta["cuda_context_bytes"] = cuda_context_bytes(torch)
+    log(f"CUDA context: {ctx['context_bytes'] / MIB:.0f} MiB")
     try:
         hdep.register(ort)
         ctx["dev"] = hdep.gpu_device(ort)

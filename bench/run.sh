@@ -6,7 +6,9 @@
 # Exports ResNet-50 and MobileNetV2 (and any torchvision models named) with
 # random weights, then times, at batch 1 and 32: ORT + our EP (device and host
 # I/O), ORT's CPU EP, torch eager and torch CUDA graph, all in one process,
-# with a correctness check of ours against the CPU EP. Writes
+# with a correctness check of ours against the CPU EP, and device memory,
+# ours (hipdnn-ep-run's figures, a process per row) beside torch eager's
+# (bench/README.md, "Device memory"). Writes
 # $OUT/benchmarks.md, $OUT/bench-<date>.json and $OUT/bench.log
 # (./bench-out when OUT is unset). Fits in ~8 minutes for the two models.
 #

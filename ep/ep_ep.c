@@ -203,6 +203,76 @@ static OrtStatus *ORT_API_CALL e_concurrent_run(OrtEp *p, bool *ok) {
   return NULL;
 }
 
+/* ORT asks for one at session creation whether or not profiling is on,
+ * and one per run under run-level profiling; StartProfiling says it is on. */
+static OrtStatus *ORT_API_CALL e_create_profiler(OrtEp *p, OrtEpProfilerImpl **out) {
+  return ep_prof_create_profiler(ep_of(p)->prof, out);
+}
+
+hd_status *ep_kernels_add(ep_ep *ep, OrtNodeComputeInfo *k) {
+  hd_status *st = NULL;
+  pthread_mutex_lock(&ep->kernels_mu);
+  if (ep->nkernels == ep->cap_kernels) {
+    int cap = ep->cap_kernels ? 2 * ep->cap_kernels : 8;
+    OrtNodeComputeInfo **v = realloc(ep->kernels, sizeof *v * (size_t)cap);
+    if (v) ep->kernels = v, ep->cap_kernels = cap;
+    else st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  }
+  if (!st) ep->kernels[ep->nkernels++] = k;
+  pthread_mutex_unlock(&ep->kernels_mu);
+  return st;
+}
+
+void ep_kernels_remove(ep_ep *ep, OrtNodeComputeInfo *k) {
+  pthread_mutex_lock(&ep->kernels_mu);
+  for (int i = 0; i < ep->nkernels; i++)
+    if (ep->kernels[i] == k) {
+      ep->kernels[i] = ep->kernels[--ep->nkernels];
+      break;
+    }
+  pthread_mutex_unlock(&ep->kernels_mu);
+}
+
+void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
+  memset(out, 0, sizeof *out);
+  out->backend = be_name(ep->dev->be);
+  out->host = be_host_memory(ep->dev->be);
+  pthread_mutex_lock(&ep->kernels_mu);
+  for (int i = 0; i < ep->nkernels; i++) {
+    be_graph_memory m;
+    ep_kernel_memory(ep->kernels[i], &m);
+    out->weights += m.weights;
+    out->run += m.run;
+    out->plans += m.plans;
+  }
+  pthread_mutex_unlock(&ep->kernels_mu);
+  hd_pool *pool = ep->device_alloc ? ep_allocator_pool(ep->device_alloc) : ep->host_pool;
+  if (pool) {
+    hd_pool_stats s;
+    hd_pool_get_stats(pool, &s);
+    out->has_pool = 1;
+    out->pool_shared = ep->device_alloc && !ep->opts.gpu_mem_limit;
+    out->pool_in_use = s.in_use;
+    out->pool_cached = s.cached;
+    out->pool_peak = s.peak;
+    out->pool_limit = s.limit;
+  }
+}
+
+/* The reference backend's run buffers come from a host pool of the
+ * session's own, so its figures are measured the way a GPU's are. */
+static hd_status *host_alloc(void *ctx, size_t bytes, void **p) {
+  (void)ctx;
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? NULL : hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
+}
+static void host_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+static hd_status *be_pool_alloc(void *ctx, size_t bytes, void **p) { return hd_pool_alloc(ctx, bytes, p); }
+static void be_pool_free(void *ctx, void *p) { hd_pool_free(ctx, p); }
+
 OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, const OrtLogger *logger, OrtEp **out) {
   ep_ep *ep = calloc(1, sizeof *ep);
   if (!ep) return ep_ort_error(ORT_FAIL, "out of host memory");
@@ -212,6 +282,8 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
   ep->base.Compile = e_compile;
   ep->base.ReleaseNodeComputeInfos = e_release_infos;
   ep->base.IsConcurrentRunSupported = e_concurrent_run;
+  ep->base.CreateProfiler = e_create_profiler;
+  pthread_mutex_init(&ep->kernels_mu, NULL);
   ep->lib = f->lib;
   ep_lib_retain(ep->lib); /* the EP may outlive its factory */
   snprintf(ep->name, sizeof ep->name, "%s", f->name);
@@ -227,8 +299,13 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
     st = opts->gpu_mem_limit ? ep_allocator_create(dev, dev->mem_device, opts->gpu_mem_limit, NULL, &ep->device_alloc)
                              : ep_allocator_create_shared(dev, dev->mem_device, &ep->device_alloc);
     if (!st) alloc = ep_allocator_be(ep->device_alloc);
+  } else {
+    hd_pool_source src = {.alloc = host_alloc, .free = host_free};
+    st = hd_pool_create(&src, 0, &ep->host_pool);
+    if (!st) alloc = (be_alloc){ep->host_pool, be_pool_alloc, be_pool_free};
   }
   if (!st) st = be_context_create(dev->be, dev->ordinal, &opts->be, &alloc, &ep->ctx);
+  if (!st) st = ep_prof_hub_create(ep, opts->profile_file[0] ? opts->profile_file : NULL, &ep->prof);
   if (st) {
     ep_destroy(&ep->base);
     return ep_status_to_ort(hd_status_wrap(st, "creating the EP on %s: ", dev->info.name));
@@ -241,8 +318,16 @@ OrtStatus *ep_create(ep_factory *f, ep_device *dev, const ep_options *opts, cons
 void ep_destroy(OrtEp *p) {
   if (!p) return;
   ep_ep *ep = ep_of(p);
+  ep_prof_hub_detach(ep->prof); /* writes profile_file */
   be_context_destroy(ep->dev->be, ep->ctx);
   if (ep->device_alloc) ep_allocator_destroy(ep_allocator_ort(ep->device_alloc));
+  if (ep->host_pool) {
+    size_t leaked = 0;
+    hd_pool_destroy(ep->host_pool, &leaked);
+    if (leaked) HD_LOG(HD_LOG_WARNING, "%zu host block(s) still in use when the session was released", leaked);
+  }
+  free(ep->kernels);
+  pthread_mutex_destroy(&ep->kernels_mu);
   ep_lib *lib = ep->lib;
   free(ep);
   ep_lib_release(lib);

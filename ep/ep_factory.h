@@ -100,6 +100,7 @@ OrtAllocator *ep_allocator_ort(ep_allocator *a);
 void ep_allocator_destroy(OrtAllocator *a);
 /* The pool behind an allocator, for backends' be_alloc. */
 be_alloc ep_allocator_be(ep_allocator *a);
+hd_pool *ep_allocator_pool(ep_allocator *a);
 /* Memory for one run's use on stream (freed with ep_allocator_free: the
  * block is not reused until that stream's work before the free is done). */
 hd_status *ep_allocator_alloc_on(ep_allocator *a, size_t bytes, void *stream, void **p);

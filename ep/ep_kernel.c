@@ -9,6 +9,7 @@
  * running; what a run writes on the device belongs to the backend's
  * per-run instances, ordered on the GPU (backends/gpu/gb_exec.c). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ typedef struct run_state {
   void **out_host;  /* per output: the host tensor to copy back to, or NULL */
   void **stage;     /* per input, then per output: device staging, or NULL */
   int must_sync;    /* the host must wait for the stream before returning */
+  ep_prof_run *prof; /* NULL unless this run is profiled (ep_profile.h) */
 } run_state;
 
 static ep_kernel *kernel_of(OrtNodeComputeInfo *p) { return (ep_kernel *)(void *)p; }
@@ -99,7 +101,7 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **
 /* The plan for these shapes, with a reference for the caller (give it back
  * with plan_release). Built under the lock: the first run at a new shape
  * pays for it, and no two threads build the same plan. */
-static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry **out) {
+static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry **out, int *built) {
   int nin = k->g->ninputs;
   plan_entry *evicted = NULL;
   hd_status *st = NULL;
@@ -109,6 +111,7 @@ static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry 
     if (same_shapes(k->plans[i]->shapes, shapes, nin)) e = k->plans[i];
   if (!e) {
     st = plan_build(k, shapes, &e);
+    *built = 1;
     if (!st) {
       if (k->nplans == EP_MAX_PLANS) {
         int lru = 0;
@@ -211,15 +214,93 @@ static void mark_uses(ep_kernel *k, run_state *rs) {
     if (ep_device_mark_use(dev, rs->out_ptrs[j], rs->stream) == 2) rs->must_sync = 1;
 }
 
+/* ---- profiles: each step of a profiled run as one event ---- */
+
+/* [{"float":[1,3,32,32]},...] of values vals[0..n), as ORT's profile
+ * writes a node's input_type_shape; elements that do not fit are left out
+ * (the text stays JSON). */
+static void shapes_json(char *buf, size_t cap, const ir_plan *p, const int *vals, int n) {
+  size_t len = 1;
+  buf[0] = '[';
+  for (int i = 0; i < n; i++) {
+    if (vals[i] == IR_NONE) continue;
+    const ir_tensor *t = &p->t[vals[i]];
+    char one[256];
+    int at = snprintf(one, sizeof one, "%s{\"%s\":[", len > 1 ? "," : "", ep_prof_type_name(t->dtype));
+    for (int d = 0; d < t->rank && at < (int)sizeof one; d++)
+      at += snprintf(one + at, sizeof one - (size_t)at, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+    if (at + 3 >= (int)sizeof one || len + (size_t)at + 3 >= cap) break;
+    memcpy(buf + len, one, (size_t)at);
+    len += (size_t)at;
+    memcpy(buf + len, "]}", 2);
+    len += 2;
+  }
+  buf[len++] = ']';
+  buf[len] = '\0';
+}
+
+static void profile_step(ep_kernel *k, run_state *rs, const ir_plan *p, const be_step_time *t) {
+  char nodes[1024], ins[2048], outs[1024], step[16], dur[32];
+  snprintf(dur, sizeof dur, "%lld", (long long)t->dur_ns);
+  snprintf(step, sizeof step, "%d", t->step);
+  const char *be = be_name(k->ep->dev->be);
+  if (t->step < 0 || t->step >= p->nsteps) { /* the backend timed the plan as a whole */
+    ep_prof_arg args[] = {{"op_name", "partition", 0}, {"provider", k->ep->name, 0}, {"partition", k->name, 0},
+                          {"backend", be, 0}, {"dur_ns", dur, 0}};
+    ep_prof_run_add(rs->prof, k->name, t->start_ns, t->dur_ns, args, (int)(sizeof args / sizeof args[0]));
+    return;
+  }
+  const ir_node *n = &p->g->nodes[p->steps[t->step].node];
+  snprintf(nodes, sizeof nodes, "%s%s%s", n->name, n->fused && n->name[0] ? "," : "", n->fused ? n->fused : "");
+  char unnamed[96];
+  snprintf(unnamed, sizeof unnamed, "%s (step %d, unnamed)", n->op_type, t->step);
+  shapes_json(ins, sizeof ins, p, n->in, n->nin);
+  shapes_json(outs, sizeof outs, p, n->out, n->nout);
+  ep_prof_arg args[] = {{"op_name", n->op_type, 0},  {"nodes", nodes, 0},          {"input_type_shape", ins, 1},
+                        {"output_type_shape", outs, 1}, {"provider", k->ep->name, 0}, {"partition", k->name, 0},
+                        {"backend", be, 0},          {"step", step, 0},            {"dur_ns", dur, 0}};
+  ep_prof_run_add(rs->prof, n->name[0] ? n->name : unnamed, t->start_ns, t->dur_ns, args,
+                  (int)(sizeof args / sizeof args[0]));
+}
+
+/* A new input-shape signature: the plan build (shapes, folding, the
+ * backend's compile) is part of this run's time. */
+static void profile_plan_build(ep_kernel *k, run_state *rs, const plan_entry *e, int64_t t0) {
+  int64_t dur = be_clock_ns() - t0;
+  char name[512], ins[2048], steps[16], arena[32], dns[32];
+  snprintf(name, sizeof name, "%s plan build", k->name);
+  shapes_json(ins, sizeof ins, e->plan, k->g->inputs, k->g->ninputs);
+  snprintf(steps, sizeof steps, "%d", e->plan->nsteps);
+  snprintf(arena, sizeof arena, "%zu", e->plan->arena_bytes);
+  snprintf(dns, sizeof dns, "%lld", (long long)dur);
+  ep_prof_arg args[] = {{"op_name", "plan build", 0}, {"input_type_shape", ins, 1}, {"provider", k->ep->name, 0},
+                        {"partition", k->name, 0},     {"steps", steps, 0},         {"arena_bytes", arena, 0},
+                        {"dur_ns", dns, 0}};
+  ep_prof_run_add(rs->prof, name, t0, dur, args, (int)(sizeof args / sizeof args[0]));
+}
+
+static hd_status *run_profiled(ep_kernel *k, run_state *rs, plan_entry *e) {
+  be_run_profile prof = {.cap = e->plan->nsteps + 1};
+  prof.steps = calloc((size_t)prof.cap, sizeof *prof.steps);
+  if (!prof.steps) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  hd_status *st = be_plan_run_profiled(k->ep->dev->be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream, &prof);
+  for (int i = 0; i < prof.n && !st; i++) profile_step(k, rs, e->plan, &prof.steps[i]);
+  free(prof.steps);
+  return st;
+}
+
 static hd_status *run(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   be_module *be = k->ep->dev->be;
   if (k->device) EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &rs->stream), "reading the compute stream");
   HD_TRY(read_inputs(k, ctx, rs));
   plan_entry *e = NULL;
-  HD_TRY(plan_acquire(k, rs->shapes, &e));
+  int built = 0;
+  int64_t t_plan = rs->prof ? be_clock_ns() : 0;
+  HD_TRY(plan_acquire(k, rs->shapes, &e, &built));
+  if (rs->prof && built) profile_plan_build(k, rs, e, t_plan);
   hd_status *st = bind_outputs(k, ctx, rs, e->plan);
   if (!st && k->device) mark_uses(k, rs);
-  if (!st) st = be_plan_run(be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream);
+  if (!st) st = rs->prof ? run_profiled(k, rs, e) : be_plan_run(be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream);
   /* Outputs known at plan time (a shape, a constant mask) are plan data. */
   for (int j = 0; j < k->g->noutputs && !st; j++) {
     const ir_tensor *t = &e->plan->t[k->g->outputs[j]];
@@ -253,6 +334,7 @@ static OrtStatus *ORT_API_CALL k_compute(OrtNodeComputeInfo *p, void *state, Ort
   ep_kernel *k = kernel_of(p);
   size_t nin = (size_t)k->g->ninputs, nout = (size_t)k->g->noutputs;
   run_state rs = {0};
+  rs.prof = ep_prof_run_begin(k->ep->prof);
   rs.shapes = calloc(nin + 1, sizeof *rs.shapes);
   void **ptrs = calloc(3 * (nin + nout) + 4, sizeof(void *));
   hd_status *st = NULL;
@@ -271,6 +353,7 @@ static OrtStatus *ORT_API_CALL k_compute(OrtNodeComputeInfo *p, void *state, Ort
     if (rs.stage[i]) ep_allocator_free(k->ep->device_alloc, rs.stage[i]);
   free(ptrs);
   free(rs.shapes);
+  ep_prof_run_end(rs.prof);
   return ep_status_to_ort(st ? hd_status_wrap(st, "running '%s': ", k->name) : NULL);
 }
 
@@ -333,6 +416,7 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
     return st;
   }
   st = find_folds(k);
+  if (!st) st = ep_kernels_add(ep, &k->base);
   if (st) {
     ep_kernel_destroy(&k->base);
     return st;
@@ -341,9 +425,15 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
   return NULL;
 }
 
+void ep_kernel_memory(OrtNodeComputeInfo *p, be_graph_memory *out) {
+  ep_kernel *k = kernel_of(p);
+  be_graph_memory_get(k->ep->dev->be, k->bg, out);
+}
+
 void ep_kernel_destroy(OrtNodeComputeInfo *p) {
   if (!p) return;
   ep_kernel *k = kernel_of(p);
+  ep_kernels_remove(k->ep, p);
   for (int i = 0; i < k->nplans; i++) plan_entry_free(k, k->plans[i]);
   be_graph_free(k->ep->dev->be, k->bg);
   ir_graph_free(k->g);

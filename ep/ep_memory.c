@@ -246,6 +246,7 @@ void ep_allocator_free(ep_allocator *a, void *p) { hd_pool_free(a->sp->pool, p);
 static void be_free_fn(void *ctx, void *p) { hd_pool_free(ctx, p); }
 
 be_alloc ep_allocator_be(ep_allocator *a) { return (be_alloc){a->sp->pool, be_alloc_fn, be_free_fn}; }
+hd_pool *ep_allocator_pool(ep_allocator *a) { return a->sp->pool; }
 
 /* ---- data transfer ---- */
 

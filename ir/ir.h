@@ -64,6 +64,8 @@ typedef struct ir_node {
   int *out;
   ir_params p;     /* op_params (ops/ops.h: OP_P(node)) */
   int dead;        /* removed by a pass */
+  char *fused;     /* names of the nodes fusion folded into this one,
+                    * comma-separated (profiles name them), or NULL */
 } ir_node;
 
 typedef struct ir_graph {
@@ -95,6 +97,11 @@ hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char
  * that rewrite one node into several, keeping topological order. */
 hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name, const char *op_type,
                                 int opset, const int *in, int nin, const int *out, int nout);
+/* Records that fusion folded node `gone` (and what was folded into it)
+ * into `into`: the names only, for profiles and messages; best effort (a
+ * failed allocation leaves the record short). Call before gone's name is
+ * freed or overwritten. */
+void ir_node_absorb(ir_node *into, const ir_node *gone);
 hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const int *outputs,
                            int noutputs);
 /* Recomputes producers, use counts and graph io indices; checks topological order. */

@@ -42,6 +42,7 @@ void ir_graph_free(ir_graph *g) {
   for (int i = 0; i < g->nnodes; i++) {
     free(g->nodes[i].name);
     free(g->nodes[i].op_type);
+    free(g->nodes[i].fused);
     free(g->nodes[i].in);
     free(g->nodes[i].out);
   }
@@ -159,6 +160,22 @@ hd_status *ir_graph_add_node(ir_graph *g, int kind, const char *name, const char
   if (idx) *idx = g->nnodes;
   g->nnodes++;
   return NULL;
+}
+
+void ir_node_absorb(ir_node *into, const ir_node *gone) {
+  const char *parts[3] = {into->fused, gone->name, gone->fused};
+  size_t len = 1;
+  for (int i = 0; i < 3; i++) len += parts[i] && parts[i][0] ? strlen(parts[i]) + 1 : 0;
+  char *s = malloc(len);
+  if (!s) return;
+  s[0] = '\0';
+  for (int i = 0; i < 3; i++) {
+    if (!parts[i] || !parts[i][0]) continue;
+    if (s[0]) strcat(s, ",");
+    strcat(s, parts[i]);
+  }
+  free(into->fused);
+  into->fused = s;
 }
 
 hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name, const char *op_type,

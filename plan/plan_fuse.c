@@ -42,8 +42,9 @@ static int is_const_f(const ir_graph *g, int v, int dtype) {
 /* Moves the fused producer into the consumer's slot (so it runs after every
  * input the consumer had) and takes over the consumer's output. */
 static void fuse_into(ir_node *producer, ir_node *consumer) {
+  ir_node_absorb(producer, consumer);
   int *in = consumer->in, *out = consumer->out;
-  char *name = consumer->name, *type = consumer->op_type;
+  char *name = consumer->name, *type = consumer->op_type, *fused = consumer->fused;
   int keep_out = out[0];
   *consumer = *producer;
   consumer->out[0] = keep_out;
@@ -51,6 +52,7 @@ static void fuse_into(ir_node *producer, ir_node *consumer) {
   free(out == consumer->out ? NULL : out);
   free(name);
   free(type);
+  free(fused);
   memset(producer, 0, sizeof *producer);
   producer->dead = 1;
   producer->kind = OP_UNKNOWN;
@@ -378,6 +380,7 @@ static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
   /* root becomes Gelu(x); the other four nodes go */
   ir_node *gone[] = {d, erf, add, half};
   for (int i = 0; i < 4; i++) {
+    ir_node_absorb(root, gone[i]);
     gone[i]->dead = 1;
     gone[i]->kind = OP_UNKNOWN;
   }
@@ -432,6 +435,7 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
     ln->out[3] = sum;
     q->out_sum = 3;
   }
+  ir_node_absorb(ln, add);
   add->dead = 1;
   add->kind = OP_UNKNOWN;
   *changed = 1;

@@ -186,6 +186,7 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   p.fill = (float)fill;
   p.mask_invert = invert;
   for (int i = 0; i < m.nkill; i++) {
+    ir_node_absorb(mm2, &g->nodes[m.kill[i]]);
     g->nodes[m.kill[i]].dead = 1;
     g->nodes[m.kill[i]].kind = OP_UNKNOWN;
   }

@@ -56,6 +56,8 @@ struct gb_exec_set {
   gb_exec *x[GB_MAX_EXECS];
   int n;
   uint64_t tick;
+  size_t run_bytes;  /* buffers of every instance */
+  size_t plan_bytes; /* plans' folded data (gb_graph_count_plan) */
 };
 
 /* What a plan keeps per instance; only the run holding the instance
@@ -112,16 +114,17 @@ static hd_status *ensure(be_graph *bg, gb_exec *x, void **buf, size_t *cap, size
   be_context *c = bg->c;
   sync_quiet(x);
   if (*buf) c->alloc.free(c->alloc.ctx, *buf);
+  size_t old = *cap;
   *buf = NULL;
   *cap = 0;
   x->gen++;
   hd_status *st = c->alloc.alloc(c->alloc.ctx, need, buf);
-  if (st) {
-    *buf = NULL;
-    return hd_status_wrap(st, "%s: %s of %zu bytes: ", gb_backend_name, what, need);
-  }
-  *cap = need;
-  return NULL;
+  if (st) *buf = NULL;
+  else *cap = need;
+  pthread_mutex_lock(&bg->execs->mu);
+  bg->execs->run_bytes = bg->execs->run_bytes - old + *cap;
+  pthread_mutex_unlock(&bg->execs->mu);
+  return st ? hd_status_wrap(st, "%s: %s of %zu bytes: ", gb_backend_name, what, need) : NULL;
 }
 
 /* x's buffers, large enough for plan bp (staging when graphs or this run
@@ -287,10 +290,15 @@ hd_status *gb_run_steps(be_plan *bp, const gb_launch *l) {
   be_context *c = bp->bg->c;
   const dnn_vendor *vd = &c->m->vd;
   HD_TRY(dnn_status(vd, vd->set_stream(c->handle, l->stream), "set stream", __FILE__, __LINE__));
+  if (l->step_events) {
+    *l->first_event_ns = be_clock_ns();
+    GB_CHECK(gpuEventRecord(l->step_events[0], l->stream));
+  }
   for (int i = 0; i < bp->nsteps; ++i) {
     hd_status *st = bp->steps[i].f->run(bp, &bp->steps[i], l);
     if (st) return hd_status_wrap(st, "%s: node '%s' (%s): ", gb_backend_name,
                                   bp->steps[i].n->name, bp->steps[i].n->op_type);
+    if (l->step_events) GB_CHECK(gpuEventRecord(l->step_events[i + 1], l->stream));
   }
   return NULL;
 }
@@ -306,11 +314,14 @@ static gb_launch launch_of(be_plan *bp, gb_exec *x, void *const *inputs, void *c
   return l;
 }
 
-/* Eager: every step launched, the DNN handle held. */
+/* Eager: every step launched, the DNN handle held; step_events: NULL, or
+ * timing events around the steps (gb_launch). */
 static hd_status *run_eager(be_plan *bp, gb_exec *x, void *const *inputs, void *const *outputs,
-                            gpuStream_t stream) {
+                            gpuStream_t stream, gpuEvent_t *step_events, int64_t *first_event_ns) {
   be_context *c = bp->bg->c;
   gb_launch l = launch_of(bp, x, inputs, outputs, stream);
+  l.step_events = step_events;
+  l.first_event_ns = first_event_ns;
   pthread_mutex_lock(&c->mu);
   hd_status *st = gb_run_steps(bp, &l);
   pthread_mutex_unlock(&c->mu);
@@ -451,7 +462,9 @@ static int misaligned(void *const *ptrs, int n) {
   return 0;
 }
 
-hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+/* step_events: NULL, or timing events (a profiled run: always eager). */
+static hd_status *plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream,
+                           gpuEvent_t *step_events, int64_t *first_event_ns) {
   be_context *c = bp->bg->c;
   const ir_graph *g = bp->bg->g;
   gpuStream_t s = (gpuStream_t)stream;
@@ -478,10 +491,69 @@ hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, v
   }
   gb_plan_slot *sl = &bp->slots[x->id];
   sl->ran = 1;
-  if (!st && c->opts.graph_capture && !sl->capture_off) st = run_graph(bp, x, in, out, s, &done);
-  if (!st && !done) st = run_eager(bp, x, in, out, s);
+  if (!st && c->opts.graph_capture && !sl->capture_off && !step_events) st = run_graph(bp, x, in, out, s, &done);
+  if (!st && !done) st = run_eager(bp, x, in, out, s, step_events, first_event_ns);
   if (!st && restage) st = copy_io(outputs, out, &bp->p, g->outputs, g->noutputs, s);
   exec_release(bp->bg, x, s);
   free(staged);
   return st;
+}
+
+hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+  return plan_run(bp, inputs, outputs, stream, NULL, NULL);
+}
+
+hd_status *gb_plan_run_profiled(be_plan *bp, void *const *inputs, void *const *outputs, void *stream,
+                                be_run_profile *prof) {
+  gpuStream_t s = (gpuStream_t)stream;
+  int n = bp->nsteps;
+  prof->n = 0;
+  /* A stream the caller is capturing cannot be waited on or timed: run
+   * it as usual, with no times. */
+  gpuStreamCaptureStatus cs = gpuStreamCaptureStatusNone;
+  if (s && (gpuStreamIsCapturing(s, &cs) != gpuSuccess || cs != gpuStreamCaptureStatusNone)) {
+    (void)gpuGetLastError();
+    return gb_plan_run(bp, inputs, outputs, stream);
+  }
+  HD_TRY(gb_status(gpuSetDevice(bp->bg->c->ordinal), "gpuSetDevice", __FILE__, __LINE__));
+  gpuEvent_t *ev = calloc((size_t)n + 1, sizeof *ev);
+  if (!ev) return GB_OOM();
+  hd_status *st = NULL;
+  int made = 0;
+  for (; made <= n && !st; made++)
+    st = gb_status(gpuEventCreateWithFlags(&ev[made], gpuEventDefault), "gpuEventCreateWithFlags", __FILE__, __LINE__);
+  if (st) made--;
+  /* Work queued before this run is not its own: on an idle stream, the
+   * run's first event marks (within a launch latency) the host time it
+   * was recorded at. */
+  if (!st) st = gb_status(gpuStreamSynchronize(s), "gpuStreamSynchronize", __FILE__, __LINE__);
+  int64_t t0 = be_clock_ns();
+  if (!st) st = plan_run(bp, inputs, outputs, stream, ev, &t0);
+  if (!st) st = gb_status(gpuEventSynchronize(ev[n]), "gpuEventSynchronize", __FILE__, __LINE__);
+  for (int i = 0; i < n && !st && prof->n < prof->cap; i++) {
+    float at = 0, dur = 0;
+    st = gb_status(gpuEventElapsedTime(&at, ev[0], ev[i]), "gpuEventElapsedTime", __FILE__, __LINE__);
+    if (!st) st = gb_status(gpuEventElapsedTime(&dur, ev[i], ev[i + 1]), "gpuEventElapsedTime", __FILE__, __LINE__);
+    if (!st)
+      prof->steps[prof->n++] =
+          (be_step_time){.step = i, .start_ns = t0 + (int64_t)(at * 1e6), .dur_ns = (int64_t)(dur * 1e6)};
+  }
+  for (int i = 0; i < made; i++)
+    if (gpuEventDestroy(ev[i]) != gpuSuccess) (void)gpuGetLastError();
+  free(ev);
+  return st;
+}
+
+void gb_graph_count_plan(be_graph *bg, size_t bytes, int add) {
+  pthread_mutex_lock(&bg->execs->mu);
+  bg->execs->plan_bytes = add ? bg->execs->plan_bytes + bytes : bg->execs->plan_bytes - bytes;
+  pthread_mutex_unlock(&bg->execs->mu);
+}
+
+void gb_graph_memory(be_graph *bg, be_graph_memory *out) {
+  out->weights = bg->const_bytes;
+  pthread_mutex_lock(&bg->execs->mu);
+  out->run = bg->execs->run_bytes;
+  out->plans = bg->execs->plan_bytes;
+  pthread_mutex_unlock(&bg->execs->mu);
 }

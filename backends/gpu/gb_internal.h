@@ -119,6 +119,7 @@ struct be_graph {
   be_context *c;
   const ir_graph *g;
   void **consts;       /* per value: device copy of constant data, or NULL */
+  size_t const_bytes;  /* of consts */
   gb_exec_set *execs;  /* the run instances all plans of this graph share (gb_exec.c) */
 };
 
@@ -146,6 +147,7 @@ struct be_plan {
   size_t stage_bytes;     /* graph-capture staging of its inputs and outputs */
   void *folded;           /* device copy of p.folded (values computed at plan time) */
   gb_plan_slot *slots;    /* one per run instance (gb_exec.c) */
+  size_t counted;         /* device bytes of this plan in the graph's figures (gb_graph_memory) */
 };
 
 /* What a run hands each step: where the tensors are, the stream, and the
@@ -156,6 +158,10 @@ typedef struct gb_launch {
   void *workspace;
   size_t workspace_bytes;
   gb_plan_slot *slot;
+  /* Profiled runs only (else NULL): nsteps + 1 timing events, [0]
+   * recorded before the first step's launches, [i + 1] after step i's. */
+  gpuEvent_t *step_events;
+  int64_t *first_event_ns; /* the host clock when [0] was recorded */
 } gb_launch;
 
 /* An op family: support check (shapes may be dynamic; decisive), compile at
@@ -199,6 +205,15 @@ void gb_exec_set_free(be_graph *bg);
 hd_status *gb_plan_slots_create(be_plan *bp);
 void gb_plan_slots_free(be_plan *bp);
 hd_status *gb_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream);
+/* The same, eager (no graph replay) with a timing event around each step;
+ * waits for the stream before (so the run's start is known on the host
+ * clock) and after (so its times are). */
+hd_status *gb_plan_run_profiled(be_plan *bp, void *const *inputs, void *const *outputs, void *stream,
+                                be_run_profile *prof);
+/* Device bytes graph bg holds: weights, run instances, plans' folded data. */
+void gb_graph_memory(be_graph *bg, be_graph_memory *out);
+/* Adds (bytes > 0) or takes back a plan's device bytes in bg's figures. */
+void gb_graph_count_plan(be_graph *bg, size_t bytes, int add);
 /* Every step of bp, launched in order (c->mu held: the DNN handle). */
 hd_status *gb_run_steps(be_plan *bp, const gb_launch *l);
 /* Step s's variant-pack cache in the exec instance running it. */

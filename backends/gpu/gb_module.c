@@ -216,6 +216,8 @@ static const be_vtable gb_vtable = {
     .plan_compile = gb_plan_compile,
     .plan_free = gb_plan_free,
     .plan_run = gb_plan_run,
+    .plan_run_profiled = gb_plan_run_profiled,
+    .graph_memory = gb_graph_memory,
 };
 
 /* The one exported symbol (see gb_exports.map). */

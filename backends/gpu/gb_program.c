@@ -234,6 +234,7 @@ hd_status *gb_graph_compile(be_context *c, const ir_graph *g, be_graph **out) {
                           val->nbytes);
       break;
     }
+    bg->const_bytes += val->nbytes;
     st = gb_status(gpuMemcpy(bg->consts[v], val->data, val->nbytes, gpuMemcpyHostToDevice),
                    "gpuMemcpy(weights)", __FILE__, __LINE__);
   }
@@ -318,6 +319,10 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
     gb_plan_free(bp);
     return st;
   }
+  if (bp->folded) {
+    bp->counted = p->folded_bytes;
+    gb_graph_count_plan(bg, bp->counted, 1);
+  }
   *out = bp;
   return NULL;
 }
@@ -325,6 +330,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
 void gb_plan_free(be_plan *bp) {
   if (!bp) return;
   gb_plan_slots_free(bp); /* waits for the plan's GPU work */
+  if (bp->counted) gb_graph_count_plan(bp->bg, bp->counted, 0);
   if (bp->folded) bp->bg->c->alloc.free(bp->bg->c->alloc.ctx, bp->folded);
   for (int i = 0; i < bp->nsteps; ++i)
     if (bp->steps[i].f->release) bp->steps[i].f->release(bp, &bp->steps[i]);

@@ -13,6 +13,7 @@ typedef struct ref_module {
 
 struct be_context {
   be_options opts;
+  be_alloc alloc; /* the EP's host pool for run buffers, or none (malloc) */
 };
 
 /* What one run writes: runs on several threads at once each take their own,
@@ -27,8 +28,11 @@ typedef struct ref_exec {
 
 struct be_graph {
   const ir_graph *g; /* owned by the caller, outlives this */
+  be_context *c;
   pthread_mutex_t mu;
   ref_exec *idle;    /* free list */
+  size_t weights;    /* constant bytes of g (read in place) */
+  size_t run_bytes;  /* arenas and scratch of every exec (under mu) */
 };
 
 struct be_plan {
@@ -155,10 +159,11 @@ static hd_status *ref_device_info(be_module *m, int ordinal, be_device_info *out
 
 static hd_status *ref_context_create(be_module *m, int ordinal, const be_options *opts,
                                      const be_alloc *alloc, be_context **out) {
-  (void)m; (void)ordinal; (void)alloc;
+  (void)m; (void)ordinal;
   be_context *c;
   HD_ALLOC_OR_RETURN(c, 1);
   c->opts = *opts;
+  if (alloc && alloc->alloc && alloc->free) c->alloc = *alloc;
   *out = c;
   return NULL;
 }
@@ -181,15 +186,24 @@ static hd_status *ref_graph_compile(be_context *c, const ir_graph *g, be_graph *
   be_graph *bg;
   HD_ALLOC_OR_RETURN(bg, 1);
   bg->g = g;
+  bg->c = c;
+  for (int v = 0; v < g->nvalues; v++)
+    if (g->values[v].is_const && g->values[v].data) bg->weights += g->values[v].nbytes;
   pthread_mutex_init(&bg->mu, NULL);
   *out = bg;
   return NULL;
 }
 
-static void exec_free(ref_exec *x) {
+static void buf_free(be_context *c, void *p) {
+  if (!p) return;
+  if (c->alloc.free) c->alloc.free(c->alloc.ctx, p);
+  else free(p);
+}
+
+static void exec_free(be_context *c, ref_exec *x) {
   if (!x) return;
-  free(x->arena);
-  free(x->scratch.buf);
+  buf_free(c, x->arena);
+  buf_free(c, x->scratch.buf);
   free(x);
 }
 
@@ -198,7 +212,7 @@ static void ref_graph_free(be_graph *bg) {
   while (bg->idle) {
     ref_exec *x = bg->idle;
     bg->idle = x->next;
-    exec_free(x);
+    exec_free(bg->c, x);
   }
   pthread_mutex_destroy(&bg->mu);
   free(bg);
@@ -221,10 +235,17 @@ static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out
 static void ref_plan_free(be_plan *bp) { free(bp); }
 
 /* Grows *buf to at least need bytes (contents not kept). */
-static int grow(void **buf, size_t *cap, size_t need) {
+static int grow(be_context *c, void **buf, size_t *cap, size_t need) {
   if (need <= *cap) return 1;
-  free(*buf);
-  *buf = malloc(need);
+  buf_free(c, *buf);
+  *buf = NULL;
+  if (c->alloc.alloc) {
+    hd_status *st = c->alloc.alloc(c->alloc.ctx, need, buf);
+    if (st) *buf = NULL;
+    hd_status_free(st);
+  } else {
+    *buf = malloc(need);
+  }
   *cap = *buf ? need : 0;
   return *buf != NULL;
 }
@@ -237,11 +258,18 @@ static hd_status *exec_take(be_plan *bp, ref_exec **out) {
   pthread_mutex_unlock(&bg->mu);
   if (!x && !(x = calloc(1, sizeof *x))) return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory");
   size_t fcap = x->scratch.floats * sizeof(float);
-  int ok = grow(&x->arena, &x->arena_cap, bp->p->arena_bytes) &&
-           grow((void **)&x->scratch.buf, &fcap, bp->scratch_floats * sizeof(float));
+  size_t before = x->arena_cap + fcap;
+  int ok = grow(bg->c, &x->arena, &x->arena_cap, bp->p->arena_bytes) &&
+           grow(bg->c, (void **)&x->scratch.buf, &fcap, bp->scratch_floats * sizeof(float));
   x->scratch.floats = fcap / sizeof(float);
+  pthread_mutex_lock(&bg->mu);
+  bg->run_bytes = bg->run_bytes - before + x->arena_cap + fcap;
+  pthread_mutex_unlock(&bg->mu);
   if (!ok) {
-    exec_free(x);
+    pthread_mutex_lock(&bg->mu);
+    bg->run_bytes -= x->arena_cap + fcap;
+    pthread_mutex_unlock(&bg->mu);
+    exec_free(bg->c, x);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", bp->p->arena_bytes);
   }
   *out = x;
@@ -261,8 +289,8 @@ hd_status *ref_step_run(void *ctx, const ir_plan *p, const ir_step *s, const ir_
   return st;
 }
 
-static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
-  (void)stream;
+/* prof: NULL, or per-step host times of this run. */
+static hd_status *run_plan(be_plan *bp, void *const *inputs, void *const *outputs, be_run_profile *prof) {
   ref_exec *x = NULL;
   HD_TRY(exec_take(bp, &x));
   ir_bindings b = {.inputs = inputs, .outputs = outputs, .consts = NULL, .arena = x->arena};
@@ -270,14 +298,36 @@ static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *ou
   hd_status *st = NULL;
   for (int i = 0; i < p->nsteps && !st; i++) {
     const ir_node *n = &p->g->nodes[p->steps[i].node];
+    int64_t t0 = prof ? be_clock_ns() : 0;
     st = ref_ops[n->kind]->run(p, &p->steps[i], &b, &x->scratch);
     if (st) st = hd_status_wrap(st, "ref: node '%s' (%s): ", n->name, n->op_type);
+    if (prof && prof->n < prof->cap)
+      prof->steps[prof->n++] = (be_step_time){.step = i, .start_ns = t0, .dur_ns = be_clock_ns() - t0};
   }
   pthread_mutex_lock(&bp->bg->mu);
   x->next = bp->bg->idle;
   bp->bg->idle = x;
   pthread_mutex_unlock(&bp->bg->mu);
   return st;
+}
+
+static hd_status *ref_plan_run(be_plan *bp, void *const *inputs, void *const *outputs, void *stream) {
+  (void)stream;
+  return run_plan(bp, inputs, outputs, NULL);
+}
+
+static hd_status *ref_plan_run_profiled(be_plan *bp, void *const *inputs, void *const *outputs, void *stream,
+                                        be_run_profile *prof) {
+  (void)stream;
+  return run_plan(bp, inputs, outputs, prof);
+}
+
+static void ref_graph_memory(be_graph *bg, be_graph_memory *out) {
+  pthread_mutex_lock(&bg->mu);
+  out->weights = bg->weights;
+  out->run = bg->run_bytes;
+  out->plans = 0;
+  pthread_mutex_unlock(&bg->mu);
 }
 
 static const be_vtable ref_vtable = {
@@ -295,6 +345,8 @@ static const be_vtable ref_vtable = {
     .plan_compile = ref_plan_compile,
     .plan_free = ref_plan_free,
     .plan_run = ref_plan_run,
+    .plan_run_profiled = ref_plan_run_profiled,
+    .graph_memory = ref_graph_memory,
 };
 
 hd_status *ref_backend_open(const be_host *host, be_module **out) {

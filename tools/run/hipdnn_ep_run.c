@@ -4,6 +4,7 @@
  *
  * Exit status: 0 = outputs match (PASS); 1 = mismatch (FAIL) or any other
  * error; 2 = the model file is missing or cannot be parsed. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct opts {
   int threads;         /* 0: no concurrency check */
   int compare;         /* compare against the CPU EP */
   const char *json;
+  const char *profile; /* --profile FILE: ORT's profile of one run, our steps in it */
   uint64_t seed;
   int tf32;            /* -1 = EP default */
   int64_t seq;         /* every symbolic dim but the first */
@@ -47,6 +49,7 @@ static void usage(FILE *f) {
           "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N[,N...]]\n"
           "                     [--threads N] [--compare cpu|none] [--json FILE] [--seed N]\n"
           "                     [--tf32 0|1] [--seq N] [--shape NAME=D0,D1,...] [--int-max N]\n"
+          "                     [--profile FILE]\n"
           "Runs MODEL (default: a small built-in CNN) with HipDNNExecutionProvider and\n"
           "with the CPU EP on seeded random inputs; prints node placement per EP and the\n"
           "number of partitions, the max abs/rel error against the CPU EP (PASS/FAIL) at\n"
@@ -60,6 +63,9 @@ static void usage(FILE *f) {
           "%d inputs of the --batch sizes, and checks every output against the output of\n"
           "the same input run alone: prints 'concurrency: N threads x M runs: W wrong,\n"
           "E errors' and throughput; any wrong output or error fails (exit 1).\n"
+          "Last, one more run under ONNX Runtime's run profiling gives the EP's memory\n"
+          "figures (the 'memory:' line); --profile FILE keeps that run's profile (Chrome\n"
+          "trace JSON: ORT's events and each step of our compiled partitions).\n"
           "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so)\n",
           STRESS_CASES);
 }
@@ -145,6 +151,8 @@ static int parse_args(int argc, char **argv, opts *o) {
       o->compare = strcmp(v, "cpu") == 0;
     } else if (strcmp(a, "--json") == 0) {
       o->json = v;
+    } else if (strcmp(a, "--profile") == 0) {
+      o->profile = v;
     } else if (strcmp(a, "--seed") == 0) {
       if (parse_int(v, 0, 0x7fffffffffffffffLL, &n)) {
         fprintf(stderr, "hipdnn-ep-run: --seed wants a non-negative integer, not '%s'\n", v);
@@ -306,6 +314,183 @@ static void json_timing(FILE *f, const hh_timing *t) {
   fputc('}', f);
 }
 
+/* ---- --profile and the memory figures --------------------------------------- */
+
+/* The EP's figures, from the hipdnn_ep_memory event it adds to ORT's profile. */
+typedef struct mem_report {
+  int known;
+  char backend[16], memory[16], pool[16];
+  double weights, run, plans, in_use, cached, peak, limit; /* bytes; < 0 unknown */
+} mem_report;
+
+/* The value of "key" in the one line of text at line (ORT writes an event
+ * per line), as a number; -1 when absent. */
+static double line_number(const char *line, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\"", key);
+  const char *p = strstr(line, pat), *eol = strchr(line, '\n');
+  if (!p || (eol && p > eol)) return -1;
+  p += strlen(pat);
+  while (*p == ' ' || *p == ':' || *p == '"') p++;
+  char *end = NULL;
+  double v = strtod(p, &end);
+  return end == p ? -1 : v;
+}
+
+static void line_text(const char *line, const char *key, char *out, size_t cap) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\"", key);
+  const char *p = strstr(line, pat), *eol = strchr(line, '\n');
+  out[0] = '\0';
+  if (!p || (eol && p > eol)) return;
+  p += strlen(pat);
+  while (*p == ' ' || *p == ':') p++;
+  if (*p++ != '"') return;
+  size_t n = 0;
+  while (*p && *p != '"' && n + 1 < cap) out[n++] = *p++;
+  out[n] = '\0';
+}
+
+static void parse_memory(const char *text, mem_report *m) {
+  memset(m, 0, sizeof *m);
+  const char *ev = strstr(text, "\"hipdnn_ep_memory\"");
+  if (!ev) return;
+  while (ev > text && ev[-1] != '\n') ev--;
+  m->known = 1;
+  line_text(ev, "backend", m->backend, sizeof m->backend);
+  line_text(ev, "memory", m->memory, sizeof m->memory);
+  line_text(ev, "pool", m->pool, sizeof m->pool);
+  m->weights = line_number(ev, "weights_bytes");
+  m->run = line_number(ev, "run_buffers_bytes");
+  m->plans = line_number(ev, "plan_bytes");
+  m->in_use = line_number(ev, "pool_in_use_bytes");
+  m->cached = line_number(ev, "pool_cached_bytes");
+  m->peak = line_number(ev, "pool_peak_bytes");
+  m->limit = line_number(ev, "pool_limit_bytes");
+}
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap) {
+      char *b = realloc(buf, 2 * cap + 1);
+      if (!b) free(buf);
+      buf = b;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (buf) buf[n] = '\0';
+  return buf;
+}
+
+static int copy_file(const char *from, const char *to) {
+  char *text = read_all(from);
+  FILE *f = text ? fopen(to, "wb") : NULL;
+  int bad = !f || fputs(text, f) < 0;
+  if (f && fclose(f)) bad = 1;
+  free(text);
+  return bad;
+}
+
+/* One run of s with ORT's run profiling on (a temporary folder for its
+ * file): reads the EP's memory figures from it, and keeps it as keep (when
+ * given). Returns nonzero with a message in h when the run or the file fails. */
+static int profile_run(hh_ort *h, OrtSession *s, const hh_io *in_io, const hh_tensor *ins, size_t n_in,
+                       const hh_io *out_io, size_t n_out, const char *keep, mem_report *m) {
+  const OrtApi *a = h->api;
+  char dir[] = "/tmp/hipdnn-ep-run-XXXXXX", prefix[64], file[512] = "";
+  OrtRunOptions *ro = NULL;
+  OrtValue *in_vals[MAX_IO] = {0}, *out_vals[MAX_IO] = {0};
+  const char *in_names[MAX_IO], *out_names[MAX_IO];
+  int rc = 1;
+  memset(m, 0, sizeof *m);
+  if (!mkdtemp(dir)) return hh_fail(h, "cannot make a folder for the profile: %s", strerror(errno));
+  snprintf(prefix, sizeof prefix, "%s/run", dir);
+  if (hh_check(h, a->CreateRunOptions(&ro), "CreateRunOptions") ||
+      hh_check(h, a->RunOptionsEnableProfiling(ro, prefix), "RunOptionsEnableProfiling"))
+    goto done;
+  for (size_t i = 0; i < n_in; i++) {
+    in_names[i] = in_io[i].name;
+    if (hh_tensor_to_value(h, &ins[i], &in_vals[i])) goto done;
+  }
+  for (size_t i = 0; i < n_out; i++) out_names[i] = out_io[i].name;
+  if (hh_check(h, a->Run(s, ro, in_names, (const OrtValue *const *)in_vals, n_in, out_names, n_out, out_vals),
+               "the profiled run"))
+    goto done;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strstr(e->d_name, ".json")) snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+  if (d) closedir(d);
+  char *text = file[0] ? read_all(file) : NULL;
+  if (!text) {
+    hh_fail(h, "ONNX Runtime wrote no profile under %s", dir);
+    goto done;
+  }
+  parse_memory(text, m);
+  free(text);
+  if (keep && rename(file, keep) != 0 && copy_file(file, keep)) {
+    hh_fail(h, "cannot write the profile to '%s': %s", keep, strerror(errno));
+    goto done;
+  }
+  rc = 0;
+done:
+  for (size_t i = 0; i < MAX_IO; i++) {
+    if (in_vals[i]) a->ReleaseValue(in_vals[i]);
+    if (out_vals[i]) a->ReleaseValue(out_vals[i]);
+  }
+  if (ro) a->ReleaseRunOptions(ro);
+  if (file[0]) unlink(file);
+  rmdir(dir);
+  return rc;
+}
+
+/* "memory: ..." (MiB), saying which memory and which pool it is. */
+static void print_memory(const mem_report *m, FILE *f) {
+  const double mib = 1024.0 * 1024.0;
+  if (!m->known) {
+    fprintf(f, "memory: not reported by the EP\n");
+    return;
+  }
+  int host = strcmp(m->memory, "host") == 0;
+  fprintf(f, "%s: weights %.2f MiB, run buffers %.2f MiB", host ? "host memory (reference backend)"
+                                                             : "device memory", m->weights / mib,
+          (m->run + (m->plans > 0 ? m->plans : 0)) / mib);
+  if (m->in_use >= 0)
+    fprintf(f, ", pool in use %.2f MiB, peak %.2f MiB", m->in_use / mib, m->peak / mib);
+  if (host)
+    fprintf(f, " (the pool holds the run buffers; the weights are the model's constants, read in place)\n");
+  else
+    fprintf(f, " (%s pool: weights, run buffers and ONNX Runtime's tensors on the GPU)\n",
+            strcmp(m->pool, "session") == 0 ? "the session's own" : "the process-wide");
+}
+
+static void json_memory(FILE *f, const mem_report *m) {
+  if (!m->known) {
+    fputs("null", f);
+    return;
+  }
+  fputs("{\"backend\": ", f);
+  json_str(f, m->backend);
+  fputs(", \"memory\": ", f);
+  json_str(f, m->memory);
+  fputs(", \"pool\": ", f);
+  json_str(f, m->pool);
+  const char *keys[] = {"weights_bytes", "run_buffers_bytes", "plan_bytes", "pool_in_use_bytes",
+                        "pool_cached_bytes", "pool_peak_bytes", "pool_limit_bytes"};
+  const double vals[] = {m->weights, m->run, m->plans, m->in_use, m->cached, m->peak, m->limit};
+  for (int i = 0; i < 7; i++) {
+    fprintf(f, ", \"%s\": ", keys[i]);
+    if (vals[i] >= 0) fprintf(f, "%.0f", vals[i]);
+    else fputs("null", f);
+  }
+  fputc('}', f);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 typedef struct result {
@@ -319,6 +504,7 @@ typedef struct result {
   hh_timing t_ep, t_cpu;
   hh_stress_result stress;
   int stress_ok;
+  mem_report mem;
 } result;
 
 /* ---- inputs ---------------------------------------------------------------- */
@@ -482,7 +668,12 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
     json_timing(f, &r->t_cpu);
   else
     fputs("null", f);
-  fputs("}\n}\n", f);
+  fputs("},\n  \"memory\": ", f);
+  json_memory(f, &r->mem);
+  fputs(",\n  \"profile\": ", f);
+  if (o->profile) json_str(f, o->profile);
+  else fputs("null", f);
+  fputs("\n}\n", f);
   if (fclose(f)) {
     fprintf(stderr, "hipdnn-ep-run: cannot write '%s'\n", path);
     return 1;
@@ -629,6 +820,12 @@ int main(int argc, char **argv) {
     printf("  %-26s %9.3f %9.3f %9.3f\n", "CPUExecutionProvider", r.t_cpu.min_ms, r.t_cpu.median_ms,
            r.t_cpu.p90_ms);
   if (o.threads && run_threads(&h, s_ep, &o, in_io, n_in, r.n_out, &r)) goto done;
+  if (profile_run(&h, s_ep, in_io, ins, n_in, r.outs, r.n_out, o.profile, &r.mem)) {
+    fprintf(stderr, "hipdnn-ep-run: %s%s\n", o.profile ? "--profile: " : "memory figures: ", hh_err(&h));
+    if (o.profile) goto done;
+  }
+  print_memory(&r.mem, stdout);
+  if (o.profile) printf("profile: %s (one run, Chrome trace JSON)\n", o.profile);
   if (o.json && write_json(o.json, &o, &h, &r)) goto done;
   if (r.compared) printf("%s\n", r.pass ? "PASS" : "FAIL");
   rc = (!r.compared || r.pass) && (!o.threads || r.stress_ok) ? 0 : 1;
