@@ -116,12 +116,108 @@ __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
   }
 }
 
+// Few rows of up to 256 * kVecs 16-byte pieces (an LLM decode step: one
+// row of 2048-8192 per token): a block of 256 per row, each thread's pieces
+// of x, skip, scale and bias loaded as 16-byte vectors at once and kept in
+// registers across the passes: one trip to memory, then the reductions.
+constexpr int kVecThreads = 256, kVecs = 4;
+
+template <typename T>
+struct vec {
+  static constexpr int n = 16 / (int)sizeof(T);
+};
+
+template <typename T>
+__device__ __forceinline__ void unpack(const uint4 &u, float *f) {
+  const T *e = (const T *)&u;
+#pragma unroll
+  for (int j = 0; j < vec<T>::n; ++j) f[j] = ld(e, j);
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 pack(const float *f) {
+  uint4 u;
+  T *e = (T *)&u;
+#pragma unroll
+  for (int j = 0; j < vec<T>::n; ++j) st(e, j, f[j]);
+  return u;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y, gpu_norm_desc d) {
+  constexpr int E = vec<T>::n;
+  __shared__ float sh[kVecThreads / 32];
+  const int64_t r = blockIdx.x, nv = d.cols / E;
+  float v[kVecs][E], sc[kVecs][E], bi[kVecs][E];
+  uint4 xr[kVecs], kr[kVecs], sr[kVecs], br[kVecs];
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
+    const uint4 z = make_uint4(0, 0, 0, 0);
+    xr[i] = c < nv ? ((const uint4 *)(x + r * d.cols))[c] : z;
+    kr[i] = c < nv && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
+    sr[i] = c < nv ? ((const uint4 *)d.scale)[c] : z;
+    br[i] = c < nv && d.bias ? ((const uint4 *)d.bias)[c] : z;
+  }
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
+    float k[E];
+    unpack<T>(xr[i], v[i]);
+    unpack<T>(kr[i], k);
+    unpack<T>(sr[i], sc[i]);
+    unpack<T>(br[i], bi[i]);
+#pragma unroll
+    for (int j = 0; j < E; ++j) v[i][j] += k[j], sum += c < nv ? v[i][j] : 0.f;
+    if (d.sum && c < nv) ((uint4 *)((T *)d.sum + r * d.cols))[c] = pack<T>(v[i]);
+  }
+  const float inv_cols = 1.f / (float)d.cols;
+  const float mean = d.rms ? 0.f : gpu::block_reduce(sum, false, sh) * inv_cols;
+  float sq = 0.f;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
+#pragma unroll
+    for (int j = 0; j < E; ++j) sq += c < nv ? (v[i][j] - mean) * (v[i][j] - mean) : 0.f;
+  }
+  const float inv = rsqrtf(gpu::block_reduce(sq, false, sh) * inv_cols + d.eps);
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
+    if (c >= nv) continue;
+    float o[E];
+#pragma unroll
+    for (int j = 0; j < E; ++j) o[j] = (v[i][j] - mean) * inv * sc[i][j] + bi[i][j];
+    ((uint4 *)(y + r * d.cols))[c] = pack<T>(o);
+  }
+  if (threadIdx.x == 0) {
+    if (d.mean) ((float *)d.mean)[r] = mean;
+    if (d.inv) ((float *)d.inv)[r] = inv;
+  }
+}
+
+inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+// The vector kernel takes the row: pieces whole and aligned, no skip bias.
+template <typename T>
+bool vec_fits(const void *x, const void *y, const gpu_norm_desc *d) {
+  const int64_t e = vec<T>::n;
+  return d->rows <= 4096 && d->cols % e == 0 && d->cols / e <= (int64_t)kVecThreads * kVecs &&
+         d->cols > kWarpCols && !d->sbias && aligned16(x) && aligned16(y) && aligned16(d->scale) &&
+         aligned16(d->bias) && aligned16(d->sum) && (!d->skip || (aligned16(d->skip) && d->skip_n % d->cols == 0));
+}
+
 template <typename T>
 int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
   if (d->cols <= kWarpCols) {
     const int64_t groups = (d->rows + 7) / 8;
     const unsigned blocks = (unsigned)(groups < 65535 * 8 ? groups : 65535 * 8);
     norm_warp_kernel<T><<<blocks, kThreads, (size_t)d->cols * 8 * sizeof(float), s>>>((const T *)x, (T *)y, *d);
+    return gpu::last_error();
+  }
+  if (d->rows < 256 && vec_fits<T>(x, y, d)) {
+    norm_vec_kernel<T><<<(unsigned)d->rows, kVecThreads, 0, s>>>((const T *)x, (T *)y, *d);
     return gpu::last_error();
   }
   const unsigned blocks = (unsigned)(d->rows < 65535 * 8 ? d->rows : 65535 * 8);

@@ -590,6 +590,16 @@ static const op_case k_cases[] = {
      .in = {IN(3, 2, 3, 8), IN(2, 3, 8), W(1, 8), W(1, 8)}, .nin = 4},
     {"skip_simplified_layernorm", "SkipSimplifiedLayerNormalization", .domain = "com.microsoft",
      .in = {IN(3, 2, 3, 8), IN(3, 2, 3, 8), W(1, 8)}, .nin = 3},
+    /* few wide rows: the GPU's vector kernel (one 256-thread block a row, 16-byte pieces) */
+    {"layernorm_rows_2048_vec", "LayerNormalization", 17, .in = {IN(2, 3, 2048), W(1, 2048), W(1, 2048)}, .nin = 3},
+    {"layernorm_stats_1536_vec", "LayerNormalization", 17, .in = {IN(2, 2, 1536), W(1, 1536), W(1, 1536)}, .nin = 3,
+     .nout = 3},
+    {"f16_skip_simplified_wide", "SkipSimplifiedLayerNormalization", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 1, 2, 2048), IN(3, 1, 2, 2048), W(1, 2048)}, .nin = 3},
+    {"f16_skip_layernorm_wide_skip_2d", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 2, 1, 4096), IN(2, 1, 4096), W(1, 4096), W(1, 4096)}, .nin = 4},
+    {"f16_simplified_layernorm_8192", "SimplifiedLayerNormalization", 17, .dtype = F16,
+     .in = {IN(3, 1, 1, 8192), W(1, 8192)}, .nin = 2},
     {"f16_skip_layernorm", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
      .in = {IN(3, 2, 3, 16), IN(3, 2, 3, 16), W(1, 16), W(1, 16)}, .nin = 4},
 
