@@ -37,18 +37,6 @@ static int failures;
 
 static const char *const k_nodes[] = {"conv1", "relu1", "conv2", "residual", "relu2", "pool"};
 
-static int add_weight(hh_model *m, const char *name, int rank, const int64_t *dims, uint64_t seed, double scale,
-                      size_t *bytes) {
-  hh_tensor t;
-  if (hh_tensor_alloc(&t, HD_DT_F32, rank, dims)) return 1;
-  hh_tensor_fill_random(&t, seed);
-  for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) * scale);
-  *bytes += t.n * sizeof(float);
-  int rc = hh_model_initializer(m, name, &t);
-  hh_tensor_free(&t);
-  return rc;
-}
-
 static int build_model(hh_ort *h, hh_model **out, size_t *weight_bytes) {
   hh_model *m = hh_model_new(h);
   int64_t xd[4] = {-1, C, 8, 8}, wd[4] = {C, C, 3, 3}, bd[1] = {C}, pd[4] = {-1, C, 1, 1};
@@ -56,9 +44,11 @@ static int build_model(hh_ort *h, hh_model **out, size_t *weight_bytes) {
   hh_attr at[2] = {hh_attr_ints("kernel_shape", ks, 2), hh_attr_ints("pads", pads, 4)};
   double sc = sqrt(3.0 / (C * 9));
   *weight_bytes = 0;
-  int rc = !m || hh_model_input(m, "X", HD_DT_F32, 4, xd) || add_weight(m, "W1", 4, wd, 11, sc, weight_bytes) ||
-           add_weight(m, "B1", 1, bd, 12, 0.1, weight_bytes) || add_weight(m, "W2", 4, wd, 13, sc, weight_bytes) ||
-           add_weight(m, "B2", 1, bd, 14, 0.1, weight_bytes);
+  int rc = !m || hh_model_input(m, "X", HD_DT_F32, 4, xd) ||
+           hh_model_random_initializer(m, "W1", 4, wd, 11, sc, weight_bytes) ||
+           hh_model_random_initializer(m, "B1", 1, bd, 12, 0.1, weight_bytes) ||
+           hh_model_random_initializer(m, "W2", 4, wd, 13, sc, weight_bytes) ||
+           hh_model_random_initializer(m, "B2", 1, bd, 14, 0.1, weight_bytes);
   const char *c1[3] = {"X", "W1", "B1"}, *c2[3] = {"r1", "W2", "B2"}, *add[2] = {"c2", "X"};
   const char *o_c1[1] = {"c1"}, *o_r1[1] = {"r1"}, *o_c2[1] = {"c2"}, *o_s[1] = {"s"}, *o_y[1] = {"Y"},
              *o_p[1] = {"P"}, *i_c1[1] = {"c1"}, *i_s[1] = {"s"}, *i_y[1] = {"Y"};

@@ -213,6 +213,10 @@ int hh_model_input(hh_model *m, const char *name, int dtype, int rank, const int
 int hh_model_output(hh_model *m, const char *name, int dtype, int rank, const int64_t *dims);
 /* Copies t into an initializer named name. */
 int hh_model_initializer(hh_model *m, const char *name, const hh_tensor *t);
+/* An fp32 initializer of seeded random values (hh_tensor_fill_random) times
+ * scale; adds its size in bytes to *bytes when bytes is not NULL. */
+int hh_model_random_initializer(hh_model *m, const char *name, int rank, const int64_t *dims, uint64_t seed,
+                                double scale, size_t *bytes);
 /* domain NULL or "" = ONNX. */
 int hh_model_node(hh_model *m, const char *op, const char *domain, const char *name,
                   const char *const *ins, size_t n_in, const char *const *outs, size_t n_out,

@@ -106,6 +106,18 @@ fail:
   return 1;
 }
 
+int hh_model_random_initializer(hh_model *m, const char *name, int rank, const int64_t *dims, uint64_t seed,
+                                double scale, size_t *bytes) {
+  hh_tensor t;
+  if (hh_tensor_alloc(&t, HD_DT_F32, rank, dims)) return 1;
+  hh_tensor_fill_random(&t, seed);
+  for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) * scale);
+  if (bytes) *bytes += t.n * sizeof(float);
+  int rc = hh_model_initializer(m, name, &t);
+  hh_tensor_free(&t);
+  return rc;
+}
+
 int hh_model_node(hh_model *m, const char *op, const char *domain, const char *name, const char *const *ins,
                   size_t n_in, const char *const *outs, size_t n_out, const hh_attr *attrs, size_t n_attrs) {
   hh_ort *h = m->h;
