@@ -5,6 +5,7 @@
 #ifndef GPU_KERNELS_H
 #define GPU_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Activations are op_act_kind values (OP_ACT_*), with op_act_apply as the
@@ -289,12 +290,18 @@ typedef struct gpu_nbits_desc {
   const void *a, *scales, *bias;
   const uint8_t *b, *zp;
   void *y;
+  float *ws; /* the GEMV's partial sums: gpu_nbits_gemv_ws bytes */
 } gpu_nbits_desc;
-/* y = a w^T + bias without a dequantised copy: each 32-lane group streams
- * two rows of B once per GPU_NBITS_GEMV_ROWS rows of a (passes of that many
- * rows when m is larger). -1 for a dtype or alignment it does not take (B
- * must be 8-byte aligned). */
+/* y = a w^T + bias without a dequantised copy: each block stages a slice
+ * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each
+ * 32-lane group streams two or four rows of B over it (passes of that many
+ * rows when m is larger). A short N splits K over blocks, each writing fp32
+ * partial sums to d->ws that a second kernel adds in a fixed order (no
+ * atomics). -1 for a dtype or alignment it does not take (B must be
+ * 8-byte aligned). */
 int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream);
+/* Bytes of d->ws gpu_nbits_gemv needs at d's sizes (0: none). */
+size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d);
 /* w [nc, k] (dtype, rows packed) = the weights of rows n0 .. n0 + nc - 1 of
  * B (a and y not read): for a BLAS GEMM over them. */
 int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, int dtype, void *stream);

@@ -1,18 +1,32 @@
 // gpu_nbits: MatMulNBits over 4-bit weights left as the model packs them.
 //
 // gemv_rows (decode: a few rows of A) is a pass over B, which is what the
-// step costs: half a byte a weight. Each 32-lane group owns kCols rows of B
-// (output columns) and walks them with 16-byte loads (8 when a block is 16
-// codes), one block's codes a load, so one scale and zero point a load.
-// Codes become fp32 with the 2^23 trick (OR into a float's mantissa, one
-// subtract that also removes the zero point), are dotted with up to 8 rows
-// of A, and the block's sum is scaled once. A is read straight from global
-// memory by every group. Measured on an H100 (K = N = 4096, fp16): 8.4 us
-// at one row (B read at 1.2 TB/s), then about 3.5 us more per row: each
-// group re-reads all of A at about L2 speed, so A's reads, not B's, bound
-// it past one row. The known next step: A staged once per block in shared
-// memory as fp32, for more columns a block (docs/architecture.md).
+// step costs: half a byte a weight. A block of kWarps 32-lane groups takes
+// one slice of K and walks column blocks (C rows of B, output columns, a
+// group: 2 at one or two rows of A, 4 at more). It first stages that slice
+// of up to 8 rows of A in shared memory as fp32, once (padded 4 floats
+// every 32, so the lanes' 16-byte reads, 128 bytes apart, hit distinct
+// banks); before that it issues its first loads of B so they overlap the
+// staging. Each lane reads its columns with 16-byte streaming loads (8
+// when a block is 16 codes; ld.global.nc, no L1 allocation), one block's
+// codes a load, so one scale and zero point a load, several steps of loads
+// at a time (usually a lane's whole slice), and the next column block's
+// loads are issued before this one's lane sums are reduced. Codes become
+// fp32 with the 2^23 trick (OR into a float's mantissa, one subtract that
+// also removes the zero point) and are dotted with the rows of A, each A
+// value read from shared memory serving C columns; fp32 sums throughout.
+// When the columns alone make too few blocks (N = 2048 at K = 2048) or a
+// slice of A would not fit, K is split over blocks that write fp32 partial
+// sums for gemv_sum to add in a fixed order (no atomics).
 //
+// Measured on an H100 (test_backend_cuda --bench-nbits, fp16, block 32,
+// zero points, graph replay, us per run, M = 1/2/4/8): K = N = 4096 8.3,
+// 10.7, 17.0, 29.6 (was 8.2, 10.8, 16.8, 32.6 in the same run); Llama-3.2-1B
+// down (K 8192, N 2048) 9.7, 13.0, 18.5, 29.8 (was 12.1, 17.6, 28.7,
+// 60.2), lm_head (N 128256) 82, 105, 168, 262 (was 81, 112, 177, 337).
+// One row is still about 2x what its bytes allow: about 4 us of each small
+// case is the graph launch, and the instructions a code (shift, mask,
+// subtract, FMA) leave little slack past the loads.
 // dequant_rows writes rows of B as dtype for a BLAS GEMM (prefill).
 #include "gpu/gpu_common.cuh"
 
@@ -22,7 +36,10 @@ using gpu::ld;
 using gpu::st;
 
 constexpr int kWarps = 4;  // 32-lane groups a block
-constexpr int kCols = 2;   // rows of B a group: A's values serve both
+constexpr int kThreads = kWarps * 32;
+constexpr int kTargetBlocks = 256;  // split K until the grid has this many (2 an H100 SM)
+constexpr int64_t kSplitQuantum = 1024;  // K slices are multiples of this (32 lanes x 32 codes)
+constexpr int64_t kMaxColBlocks = 132 * 8;  // blocks a slice: a few waves of an H100's SMs
 constexpr float kMagic = 8388608.f;  // 2^23: a float whose mantissa is an integer
 
 // Code i (0..7) of a word of eight, minus zf = 2^23 + zero point: exact.
@@ -60,105 +77,285 @@ __device__ __forceinline__ void load8(const gpu_half *p, int64_t k, int64_t kend
   for (int i = 0; i < 8; ++i) o[i] = k + i < kend ? __half2float(p[k + i]) : 0.f;
 }
 
-// VB bytes of codes (VB / 4 words of eight).
+// VB bytes of codes (VB / 4 words of eight), read once: not kept in L1.
 template <int VB>
 __device__ __forceinline__ void load_codes(const uint8_t *p, uint32_t *w);
 template <>
 __device__ __forceinline__ void load_codes<16>(const uint8_t *p, uint32_t *w) {
+#if defined(GPU_VENDOR_HIP)
   const uint4 u = *(const uint4 *)p;
+#else
+  uint4 u;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
+#endif
   w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
 }
 template <>
 __device__ __forceinline__ void load_codes<8>(const uint8_t *p, uint32_t *w) {
+#if defined(GPU_VENDOR_HIP)
   const uint2 u = *(const uint2 *)p;
+#else
+  uint2 u;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(u.x), "=r"(u.y) : "l"(p));
+#endif
   w[0] = u.x, w[1] = u.y;
 }
 
-// y[m, j] for rows m < rows (<= R) of A and kCols columns j per group.
+// Element k of a staged slice of A: 4 floats of padding every 32.
+__device__ __forceinline__ int pidx(int k) { return k + (k >> 5) * 4; }
+__host__ __device__ inline int64_t padded(int64_t k) { return k + k / 32 * 4; }
+
+// Columns a 32-lane group takes and steps (32 chunks of K each) a lane
+// loads at once, by the rows of A: at one or two rows more groups and
+// every load of a lane issued together (usually its whole slice); at four
+// and eight each A value read from shared memory serves four columns.
+__host__ __device__ constexpr int cols_for(int rows) { return rows <= 2 ? 2 : 4; }
+__host__ __device__ constexpr int steps_for(int rows) { return rows <= 2 ? 4 : rows <= 4 ? 2 : 1; }
+
+// One lane's loads for one step: C columns' codes at one chunk of K.
+template <int VB, int C>
+struct step_regs {
+  uint32_t w[C][VB / 4];
+  float sc[C], zf[C];
+};
+
+template <typename T, int VB, int C>
+__device__ __forceinline__ void load_step(const gpu_nbits_desc &d, int64_t col0, int ncols, int64_t row_bytes,
+                                          int64_t ch, int bs_log2, step_regs<VB, C> &r) {
+  const T *scales = (const T *)d.scales;
+  const int64_t blk = (ch * (2 * VB)) >> bs_log2;
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t j = col0 + (c < ncols ? c : 0);  // a missing column repeats the first, then is dropped
+    load_codes<VB>(d.b + j * row_bytes + ch * VB, r.w[c]);
+    r.sc[c] = ld(scales, j * d.k_blocks + blk);
+    r.zf[c] = zero_f(d.zp, d.zp_bytes, j, blk);
+  }
+}
+
+// Sums over K slice blockIdx.y (ks codes long) of y[m, j] for rows m < rows
+// (<= R) of A and C columns j a group: to y (+ bias) when the grid has one
+// slice, else to ws[slice][m][j] (fp32).
 template <typename T, int R, int VB>
-__global__ void __launch_bounds__(kWarps * 32) gemv_rows(gpu_nbits_desc d, int rows, bool vec) {
-  const int lane = threadIdx.x & 31;
-  const int64_t col0 = ((int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5)) * kCols;
-  if (col0 >= d.n) return;  // the whole group: no barrier below
-  const int ncols = d.n - col0 < kCols ? (int)(d.n - col0) : kCols;
-  const T *a = (const T *)d.a, *scales = (const T *)d.scales;
-  const int64_t row_bytes = d.k_blocks * (d.block_size / 2), loads = row_bytes / VB;
+__global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
+    gemv_rows(gpu_nbits_desc d, int rows, bool vec, int ks, int64_t col_blocks) {
+  constexpr int C = cols_for(R), NS = steps_for(R);
+  // kScaled: each code scaled as it is made (one multiply a code, R rows of
+  // use), so no per-step sums: the registers many rows need.
+  constexpr bool kScaled = R >= 4;
+  extern __shared__ float4 sh4[];
+  float *sa = (float *)sh4;  // [R][padded(ks)]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t row_bytes = d.k_blocks * (d.block_size / 2), row_codes = row_bytes * 2;
+  const int64_t k0 = (int64_t)blockIdx.y * ks;  // this slice: codes k0 .. k0 + kn - 1
+  const int kn = (int)(row_codes - k0 < ks ? row_codes - k0 : ks);
   const int bs_log2 = __ffsll((long long)d.block_size) - 1;  // a power of two: no 64-bit division
-  float acc[R][kCols];
+  const int64_t ch0 = k0 / (2 * VB);
+  const int chunks = kn / (2 * VB);
+
+  // The block walks column blocks cb, cb + gridDim.x, ..., each C columns a
+  // group, NS steps of loads at a time (g0: the first chunk of the next
+  // NS), the next loads issued before this one's sums are used.
+  int64_t cb = blockIdx.x;
+  int g0 = 0;
+  int64_t col0 = (cb * kWarps + warp) * C;
+  int ncols = col0 >= d.n ? 0 : d.n - col0 < C ? (int)(d.n - col0) : C;
+  step_regs<VB, C> r[NS];
+#pragma unroll
+  for (int u = 0; u < NS; ++u)
+    if (ncols && u * 32 + lane < chunks) load_step<T, VB, C>(d, col0, ncols, row_bytes, ch0 + u * 32 + lane, bs_log2, r[u]);
+
+  // Stage rows of A, codes k0 .. k0 + kn - 1 (zeros past K), as fp32, while
+  // the first loads are in flight.
+  const int stride = (int)padded(ks);
+  const T *a = (const T *)d.a;
+  for (int m = 0; m < rows; ++m)
+    for (int t = threadIdx.x * 8; t < kn; t += kThreads * 8) {
+      float o[8];
+      load8(a + m * d.k, k0 + t, d.k, vec, o);
+      float4 *p = (float4 *)(sa + m * stride + pidx(t));
+      p[0] = make_float4(o[0], o[1], o[2], o[3]);
+      p[1] = make_float4(o[4], o[5], o[6], o[7]);
+    }
+  __syncthreads();  // the only barrier
+
+  float acc[R][C];
 #pragma unroll
   for (int m = 0; m < R; ++m)
 #pragma unroll
-    for (int c = 0; c < kCols; ++c) acc[m][c] = 0.f;
-  for (int64_t l = lane; l < loads; l += 32) {
-    const int64_t k0 = l * (2 * VB), blk = k0 >> bs_log2;
-    uint32_t w[kCols][VB / 4];
-    float zf[kCols], sc[kCols];
+    for (int c = 0; c < C; ++c) acc[m][c] = 0.f;
+  for (;;) {
+    if (ncols) {
 #pragma unroll
-    for (int c = 0; c < kCols; ++c) {
-      const int64_t j = col0 + (c < ncols ? c : 0);  // a missing column repeats the first, then is dropped
-      load_codes<VB>(d.b + j * row_bytes + l * VB, w[c]);
-      sc[c] = ld(scales, j * d.k_blocks + blk);
-      zf[c] = zero_f(d.zp, d.zp_bytes, j, blk);
-    }
-    float part[R][kCols];
+      for (int u = 0; u < NS; ++u) {
+        const int lc = g0 + u * 32 + lane;  // this lane's chunk in the slice
+        if (lc >= chunks) break;
+        const step_regs<VB, C> &cur = r[u];
+        const int base = pidx(lc * (2 * VB));
+        float part[R][C];
 #pragma unroll
-    for (int m = 0; m < R; ++m)
+        for (int m = 0; m < R; ++m)
 #pragma unroll
-      for (int c = 0; c < kCols; ++c) part[m][c] = 0.f;
+          for (int c = 0; c < C; ++c) part[m][c] = kScaled ? acc[m][c] : 0.f;
 #pragma unroll
-    for (int q = 0; q < VB / 4; ++q) {
-      float wf[kCols][8];
+        for (int q = 0; q < VB / 4; ++q) {
+          float wf[C][8];
 #pragma unroll
-      for (int c = 0; c < kCols; ++c)
+          for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int i = 0; i < 8; ++i) wf[c][i] = code(w[c][q], i, zf[c]);
+            for (int i = 0; i < 8; ++i) {
+              wf[c][i] = code(cur.w[c][q], i, cur.zf[c]);
+              if (kScaled) wf[c][i] *= cur.sc[c];
+            }
 #pragma unroll
-      for (int m = 0; m < R; ++m) {
-        if (m < rows) {
-          float av[8];
-          load8(a + m * d.k, k0 + 8 * q, d.k, vec, av);
+          for (int m = 0; m < R; ++m) {
+            if (m < rows) {
+              const float4 x = *(const float4 *)(sa + m * stride + base + 8 * q);
+              const float4 y = *(const float4 *)(sa + m * stride + base + 8 * q + 4);
+              const float av[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
 #pragma unroll
-          for (int c = 0; c < kCols; ++c)
+              for (int c = 0; c < C; ++c)
 #pragma unroll
-            for (int i = 0; i < 8; ++i) part[m][c] = fmaf(av[i], wf[c][i], part[m][c]);
+                for (int i = 0; i < 8; ++i) part[m][c] = fmaf(av[i], wf[c][i], part[m][c]);
+            }
+          }
         }
+#pragma unroll
+        for (int m = 0; m < R; ++m)
+#pragma unroll
+          for (int c = 0; c < C; ++c) acc[m][c] = kScaled ? part[m][c] : fmaf(part[m][c], cur.sc[c], acc[m][c]);
       }
     }
+    // The next NS steps: later in this column block, or the next one's first.
+    const int64_t pcol0 = col0;
+    const int pcols = ncols;
+    g0 += NS * 32;
+    const bool done = g0 >= chunks;
+    if (done) {
+      g0 = 0;
+      cb += gridDim.x;
+      col0 = (cb * kWarps + warp) * C;
+      ncols = cb >= col_blocks || col0 >= d.n ? 0 : d.n - col0 < C ? (int)(d.n - col0) : C;
+    }
+    if (ncols) {
+#pragma unroll
+      for (int u = 0; u < NS; ++u)
+        if (g0 + u * 32 + lane < chunks)
+          load_step<T, VB, C>(d, col0, ncols, row_bytes, ch0 + g0 + u * 32 + lane, bs_log2, r[u]);
+    }
+    if (!done) continue;
+    // Column block finished: sums over the lanes, lane 0 writes.
 #pragma unroll
     for (int m = 0; m < R; ++m)
 #pragma unroll
-      for (int c = 0; c < kCols; ++c) acc[m][c] = fmaf(part[m][c], sc[c], acc[m][c]);
+      for (int c = 0; c < C; ++c) {
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) acc[m][c] += gpu::shfl_xor32(acc[m][c], off);
+      }
+    if (lane == 0) {
+      const T *bias = (const T *)d.bias;
+#pragma unroll
+      for (int m = 0; m < R; ++m)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          if (m < rows && c < pcols) {
+            if (gridDim.y == 1)
+              st((T *)d.y, m * d.n + pcol0 + c, acc[m][c] + (bias ? ld(bias, pcol0 + c) : 0.f));
+            else
+              d.ws[((int64_t)blockIdx.y * rows + m) * d.n + pcol0 + c] = acc[m][c];
+          }
+    }
+#pragma unroll
+    for (int m = 0; m < R; ++m)
+#pragma unroll
+      for (int c = 0; c < C; ++c) acc[m][c] = 0.f;
+    if (cb >= col_blocks) break;
   }
-#pragma unroll
-  for (int m = 0; m < R; ++m)
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) acc[m][c] += gpu::shfl_xor32(acc[m][c], off);
-  if (lane != 0) return;
+}
+
+// y[i] = the slices' partial sums at i (slice 0 first) + bias.
+template <typename T>
+__global__ void gemv_sum(gpu_nbits_desc d, int64_t count, int slices) {
   const T *bias = (const T *)d.bias;
-#pragma unroll
-  for (int m = 0; m < R; ++m)
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)
-      if (m < rows && c < ncols)
-        st((T *)d.y, m * d.n + col0 + c, acc[m][c] + (bias ? ld(bias, col0 + c) : 0.f));
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+    float v = d.ws[i];
+    for (int s = 1; s < slices; ++s) v += d.ws[s * count + i];
+    st((T *)d.y, i, v + (bias ? ld(bias, i % d.n) : 0.f));
+  }
+}
+
+// Shared memory a block may take: opting in past 48 KiB where the runtime
+// has the call (CUDA), so more rows of A fit a slice.
+#if defined(GPU_VENDOR_HIP)
+constexpr int64_t kSharedMax = 48 << 10;
+#else
+constexpr int64_t kSharedMax = 96 << 10;
+#endif
+
+// How a pass of `rows` rows splits K: slices of *ks codes, returned count.
+int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
+  const int64_t row_codes = d->k_blocks * d->block_size;
+  const int64_t per_block = kWarps * cols_for(rows), bx = (d->n + per_block - 1) / per_block;
+  // Shared memory: rows x padded(ks) floats within kSharedMax (36 KiB a
+  // block at one row: more would only cost blocks an SM).
+  const int r2 = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+  const int64_t ks_max = r2 == 1 ? 8192 : kSharedMax / (int64_t)(r2 * 4 * 9 / 8) / kSplitQuantum * kSplitQuantum;
+  int64_t sl = (row_codes + ks_max - 1) / ks_max;
+  const int64_t want = (kTargetBlocks + bx - 1) / bx, most = (row_codes + kSplitQuantum - 1) / kSplitQuantum;
+  const int64_t par = want < most ? want : most;
+  if (par > sl) sl = par;
+  int64_t k = (row_codes + sl - 1) / sl;
+  k = (k + kSplitQuantum - 1) / kSplitQuantum * kSplitQuantum;
+  if (k > ks_max) k = ks_max;
+  *ks = k;
+  return (row_codes + k - 1) / k;
+}
+
+template <typename T, int R, int VB>
+int launch_vb(const gpu_nbits_desc &d, int rows, bool vec, dim3 grid, int64_t ks, int64_t col_blocks, gpuStream_t s) {
+  const size_t sh = (size_t)R * (size_t)padded(ks) * sizeof(float);
+#if !defined(GPU_VENDOR_HIP)
+  if (sh > (48 << 10)) {
+    static bool opted = false;  // once a process: a benign race sets the same value twice
+    if (!opted) {
+      if (cudaFuncSetAttribute(gemv_rows<T, R, VB>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) !=
+          cudaSuccess)
+        return -1;
+      opted = true;
+    }
+  }
+#endif
+  gemv_rows<T, R, VB><<<grid, kThreads, sh, s>>>(d, rows, vec, (int)ks, col_blocks);
+  return 0;
 }
 
 template <typename T, int R>
-void launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, unsigned blocks, gpuStream_t s) {
-  if (v16) gemv_rows<T, R, 16><<<blocks, kWarps * 32, 0, s>>>(d, rows, vec);
-  else gemv_rows<T, R, 8><<<blocks, kWarps * 32, 0, s>>>(d, rows, vec);
+int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream_t s) {
+  const int64_t per_block = kWarps * cols_for(R), col_blocks = (d.n + per_block - 1) / per_block;
+  int64_t ks = 0;
+  const int64_t slices = plan_split(&d, rows, &ks);
+  if (slices > 65535) return -1;
+  if (slices > 1 && !d.ws) return -1;
+  // Enough blocks to fill the GPU a few times over; each walks column blocks.
+  const int64_t bx = col_blocks < kMaxColBlocks ? col_blocks : kMaxColBlocks;
+  const dim3 grid((unsigned)bx, (unsigned)slices);
+  const int rc = v16 ? launch_vb<T, R, 16>(d, rows, vec, grid, ks, col_blocks, s)
+                     : launch_vb<T, R, 8>(d, rows, vec, grid, ks, col_blocks, s);
+  if (rc) return rc;
+  if (slices > 1) {
+    const int64_t count = (int64_t)rows * d.n;
+    gemv_sum<T><<<gpu::blocks_for(count, 256), 256, 0, s>>>(d, count, (int)slices);
+  }
+  return gpu::last_error();
 }
 
 template <typename T>
 int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
   if (d->m <= 0 || d->n <= 0) return 0;
-  const int64_t blob = d->block_size / 2, per_block = kWarps * kCols;
+  const int64_t blob = d->block_size / 2;
   const uintptr_t bp = (uintptr_t)d->b;
   if (d->block_size < 16 || (d->block_size & (d->block_size - 1)) != 0 || bp % 8 != 0 || d->k < 1) return -1;
-  const int64_t blocks = (d->n + per_block - 1) / per_block;
-  if (blocks > 0x7fffffff) return -1;
   const bool v16 = blob % 16 == 0 && bp % 16 == 0;
   const bool vec = (uintptr_t)d->a % 16 == 0 && (d->k * (int64_t)sizeof(T)) % 16 == 0;
   for (int64_t m0 = 0; m0 < d->m; m0 += GPU_NBITS_GEMV_ROWS) {
@@ -166,13 +363,16 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
     const int rows = d->m - m0 < GPU_NBITS_GEMV_ROWS ? (int)(d->m - m0) : GPU_NBITS_GEMV_ROWS;
     p.a = (const T *)d->a + m0 * d->k;
     p.y = (T *)d->y + m0 * d->n;
-    if (rows == 1) launch_rows<T, 1>(p, rows, v16, vec, (unsigned)blocks, s);
-    else if (rows == 2) launch_rows<T, 2>(p, rows, v16, vec, (unsigned)blocks, s);
-    else if (rows <= 4) launch_rows<T, 4>(p, rows, v16, vec, (unsigned)blocks, s);
-    else launch_rows<T, GPU_NBITS_GEMV_ROWS>(p, rows, v16, vec, (unsigned)blocks, s);
+    int rc;
+    if (rows == 1) rc = launch_rows<T, 1>(p, rows, v16, vec, s);
+    else if (rows == 2) rc = launch_rows<T, 2>(p, rows, v16, vec, s);
+    else if (rows <= 4) rc = launch_rows<T, 4>(p, rows, v16, vec, s);
+    else rc = launch_rows<T, GPU_NBITS_GEMV_ROWS>(p, rows, v16, vec, s);
+    if (rc) return rc;
   }
-  return gpu::last_error();
+  return 0;
 }
+
 
 // 16 consecutive elements at p; vec: p is 16-byte aligned.
 __device__ __forceinline__ void store16(float *p, const float *v) {
@@ -248,4 +448,18 @@ extern "C" int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc
     case GPU_DT_F16: return dequant<gpu_half>(d, n0, nc, w, (gpuStream_t)stream);
     default: return -1;
   }
+}
+
+extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d) {
+  if (d->m <= 0 || d->n <= 0 || d->block_size < 16) return 0;
+  const int rows = d->m < GPU_NBITS_GEMV_ROWS ? (int)d->m : GPU_NBITS_GEMV_ROWS;
+  size_t most = 0;
+  for (int r = rows; r >= 1; --r) {  // a last pass may have fewer rows, so more slices
+    int64_t ks = 0;
+    const int64_t sl = plan_split(d, r, &ks);
+    const size_t b = sl > 1 ? (size_t)sl * (size_t)r * (size_t)d->n * sizeof(float) : 0;
+    if (b > most) most = b;
+    if (d->m <= GPU_NBITS_GEMV_ROWS) break;  // one pass of exactly m rows
+  }
+  return most;
 }

@@ -784,6 +784,13 @@ static void b_nbits_m40(tg *t) { nbits(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 
 static void b_nbits_m20_tail(tg *t) { nbits(t, D(20, 200), 2, 200, 136, 64, 1, 1); }
 /* fp32: 1100 x 4096 weights are 18 MB dequantised: column chunks of 1024 and 76 */
 static void b_nbits_m12_chunks(tg *t) { nbits(t, D(12, 4096), 2, 4096, 1100, 64, 1, 1); }
+/* Few columns, long K: the GEMV splits K over blocks (4 slices of 1024;
+ * 3 of block-16 codes, the last 960 long, K's tail zero-padded). */
+static void b_nbits_m2_ksplit(tg *t) { nbits(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
+static void b_nbits_m5_ksplit_b16(tg *t) { nbits(t, D(5, 3000), 2, 3000, 40, 16, 1, 1); }
+/* More column blocks than the grid has blocks: each block walks several. */
+static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
+static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
 
 /* ConvTranspose (W [C_in, C_out / group, k...]) and LRN */
 static void b_convt_s2_bias(tg *t) {
@@ -884,6 +891,9 @@ static const op_case op_cases[] = {
     {"convt_output_shape", b_convt_output_shape, 0, 5e-3, 1e-2}, {"convt_1d", b_convt_1d, 0, 5e-3, 1e-2},
     {"convt_64x16x16_s2", b_convt_large, 0, 5e-3, 1e-2},
     {"lrn", b_lrn, 0, 1e-5, 2e-3}, {"lrn_96_channels", b_lrn_wide, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {
@@ -1537,6 +1547,33 @@ static void bench_nbits(gpu_env *e) {
     }
     unsetenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
     printf("%-5lld %10.1f %14.1f %12.1f %12.0f\n", (long long)ms[i], us[0], us[1], us[2], bytes / us[0] / 1e3);
+  }
+  /* Llama-3.2-1B's decode layers (K, N), GEMV only. */
+  static const struct { const char *name; int64_t k, n; } ls[] = {
+      {"qkv", 2048, 3072}, {"o_proj", 2048, 2048}, {"gate/up", 2048, 8192}, {"down", 8192, 2048}, {"lm_head", 2048, 128256}};
+  static const int64_t lms[] = {1, 2, 4, 8};
+  printf("\nMatMulNBits GEMV fp16, Llama-3.2-1B decode shapes, block %lld, zero points (us per run; GB/s at M = 1)\n",
+         (long long)bs);
+  printf("%-8s %6s %7s %8s %8s %8s %8s %8s\n", "layer", "K", "N", "M=1", "M=2", "M=4", "M=8", "GB/s");
+  for (size_t i = 0; i < sizeof ls / sizeof ls[0]; ++i) {
+    double us[4], lb = (double)ls[i].n * (double)ls[i].k / 2 + (double)ls[i].n * (double)(ls[i].k / bs) * 2.5;
+    for (size_t j = 0; j < 4; ++j) {
+      tg t;
+      ir_graph *g = NULL;
+      tg_begin(&t, HD_DT_F16);
+      nbits(&t, D(lms[j], ls[i].k), 2, ls[i].k, ls[i].n, bs, 1, 0);
+      hd_status *st = tg_end(&t, 0, &g);
+      us[j] = -1;
+      if (st) {
+        CHECK(0, "bench_nbits: build: %s", hd_status_msg(st));
+        hd_status_free(st);
+        continue;
+      }
+      us[j] = time_graph(e, e->ctx_cap, g);
+      ir_graph_free(g);
+    }
+    printf("%-8s %6lld %7lld %8.1f %8.1f %8.1f %8.1f %8.0f\n", ls[i].name, (long long)ls[i].k, (long long)ls[i].n, us[0],
+           us[1], us[2], us[3], lb / us[0] / 1e3);
   }
 }
 

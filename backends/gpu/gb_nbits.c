@@ -3,7 +3,8 @@
  * constants), so a step reads each weight as half a byte. Per plan, by the
  * rows M of A (its leading dims):
  *   - M <= GB_NBITS_GEMV_MAX_M (decode), or no BLAS: gpu_nbits_gemv, one
- *     pass over B per 8 rows of A, dequantised in registers, fp32 sums;
+ *     pass over B per 8 rows of A, dequantised in registers, fp32 sums (a
+ *     workspace of fp32 partial sums when it splits K over blocks);
  *   - larger M (prefill): column chunks of B dequantised into the workspace
  *     as A's type, each multiplied by the BLAS (tensor cores; TF32 only when
  *     use_tf32 allows) with the bias in its epilogue.
@@ -11,9 +12,9 @@
  * re-reads B once per 8 rows with its CUDA-core work growing with M, while
  * the GEMM path costs a fixed ~4.5 bytes a weight in fp16 (read 0.5, write
  * 2, read 2) with the multiply on tensor cores. Measured on an H100 (K = N
- * = 4096, fp16, block 32; test_backend_cuda --bench-nbits): GEMV 8.4,
- * 10.9, 17.1, 33.0 us at M = 1, 2, 4, 8; dequantise + GEMM 30.5-31 us for
- * any M up to 32: the two cross at M = 8. */
+ * = 4096, fp16, block 32; test_backend_cuda --bench-nbits): GEMV 8.3,
+ * 10.7, 17.0, 29.6 us at M = 1, 2, 4, 8; dequantise + GEMM 30.5-31 us for
+ * any M up to 32: the two cross near M = 8. */
 #include <stdlib.h>
 
 #include "backends/gpu/gb_internal.h"
@@ -111,6 +112,7 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
   ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
                            .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes};
   if (ns->d.m > gemv_max_m() && c->blas) return gemm_path(c, s, ns, ws);
+  *ws = (gpu_nbits_gemv_ws(&ns->d) + 255) / 256 * 256;
   return NULL;
 }
 
@@ -127,6 +129,7 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   d.bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b);
   d.y = gb_addr(bp, n->out[0], &l->b);
   if (!ns->chunk) {
+    d.ws = l->workspace; /* the K-split partial sums, when the plan asked for them */
     GB_KERNEL(gpu_nbits_gemv(&d, ns->dtype, l->stream));
     return NULL;
   }
