@@ -11,6 +11,68 @@ static ep_ep *ep_of(const OrtEp *p) { return (ep_ep *)(void *)p; }
 
 static const char *ORT_API_CALL e_get_name(const OrtEp *p) { return ep_of(p)->name; }
 
+/* Why op_mark_host_known left node n out: a value input it reads when the
+ * plan is built is not known then. */
+static hd_status *host_unknown_reason(const ir_graph *g, const ir_node *n) {
+  for (int k = 0; k < n->nin; k++) {
+    if (!op_input_on_host(n, k, 0) || g->values[n->in[k]].host_known) continue;
+    const ir_value *v = &g->values[n->in[k]];
+    if (v->producer == IR_NONE)
+      return hd_error(HD_ERR_NOT_SUPPORTED,
+                      "input %d '%s' must be known when the plan is built, but it is a graph input (its values "
+                      "come with each run)",
+                      k, v->name);
+    const ir_node *p = &g->nodes[v->producer];
+    return hd_error(HD_ERR_NOT_SUPPORTED,
+                    "input %d '%s' must be known when the plan is built, but %s '%s' computes it from values known "
+                    "only at run time",
+                    k, v->name, p->op_type, p->name);
+  }
+  return hd_error(HD_ERR_NOT_SUPPORTED, "an input whose values it reads is not known at plan time");
+}
+
+/* Why plan_partition left claimable node i out: the values it reads when
+ * the plan is built must be computed in its own partition. */
+static void log_outside_partition(const ir_graph *g, int i, const uint8_t *fold_only, const int *part) {
+  const ir_node *n = &g->nodes[i];
+  int need = IR_NONE, first = IR_NONE;
+  for (int k = 0; k < n->nin; k++) {
+    if (!op_input_on_host(n, k, fold_only[i])) continue;
+    const ir_value *v = &g->values[n->in[k]];
+    if (v->is_const) continue;
+    int pn = v->producer;
+    if (pn == IR_NONE) {
+      HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': input %d '%s' must be known when the plan is built, but it is a "
+             "graph input", n->op_type, n->name, k, v->name);
+      return;
+    }
+    if (part[pn] == IR_NONE) {
+      HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': input %d '%s' must be computed when the plan is built, but its "
+             "producer %s '%s' is left to another EP", n->op_type, n->name, k, v->name, g->nodes[pn].op_type,
+             g->nodes[pn].name);
+      return;
+    }
+    if (need != IR_NONE && need != part[pn]) {
+      HD_LOG(HD_LOG_VERBOSE,
+             "not claiming %s '%s': the values it reads when the plan is built come from two partitions (%s '%s' "
+             "and %s '%s')",
+             n->op_type, n->name, g->nodes[first].op_type, g->nodes[first].name, g->nodes[pn].op_type,
+             g->nodes[pn].name);
+      return;
+    }
+    need = part[pn];
+    first = pn;
+  }
+  if (need == IR_NONE) {
+    HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': the partitioner found no partition for it", n->op_type, n->name);
+    return;
+  }
+  HD_LOG(HD_LOG_VERBOSE,
+         "not claiming %s '%s': joining partition %d, which computes the values it reads when the plan is built, "
+         "would put a node outside the partition on a path inside it",
+         n->op_type, n->name, need);
+}
+
 /* Node i of an imported graph: 0 not ours, 1 the backend runs it, 2 only
  * the planner can (its outputs are known at plan time, computed on the host:
  * shape arithmetic the device does not run). ops_ok: our op parsed and
@@ -20,7 +82,7 @@ static int node_claimable(ep_ep *ep, ep_graph *eg, int i, int ops_ok) {
   const ir_node *n = &eg->g->nodes[i];
   hd_status *why = eg->why[i];
   eg->why[i] = NULL;
-  if (!why && !ops_ok) why = hd_error(HD_ERR_NOT_SUPPORTED, "an input whose values it reads is not known at plan time");
+  if (!why && !ops_ok) why = host_unknown_reason(eg->g, n);
   if (!why) why = be_supports_node(ep->dev->be, ep->ctx, eg->g, i);
   if (why && ops_ok && op_node_host_known(eg->g, n)) {
     HD_LOG(HD_LOG_VERBOSE, "claiming %s '%s' for plan time only: %s", n->op_type, n->name, hd_status_msg(why));
@@ -57,9 +119,7 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
   int nparts = 0;
   if (!st) st = plan_partition(eg.g, claim, fold_only, part, &nparts);
   for (int i = 0; i < n && !st; i++)
-    if (claim[i] && part[i] == IR_NONE)
-      HD_LOG(HD_LOG_VERBOSE, "not claiming %s '%s': values it reads at plan time come from outside its partition",
-             eg.g->nodes[i].op_type, eg.g->nodes[i].name);
+    if (claim[i] && part[i] == IR_NONE) log_outside_partition(eg.g, i, fold_only, part);
   OrtNodeFusionOptions fuse = {.ort_version_supported = ORT_API_VERSION, .drop_constant_initializers = true};
   for (int pi = 0; pi < nparts && !st; pi++) {
     size_t k = 0;
@@ -67,6 +127,9 @@ static OrtStatus *ORT_API_CALL e_get_capability(OrtEp *p, const OrtGraph *graph,
     for (int i = 0; i < n; i++) {
       if (part[i] != pi) continue;
       group[k++] = eg.nodes[i];
+      /* one line per node: tools match these to where ORT put each node
+       * (tools/harness/hh_place.c reads this form and "not claiming") */
+      HD_LOG(HD_LOG_VERBOSE, "claiming %s '%s' in partition %d", eg.g->nodes[i].op_type, eg.g->nodes[i].name, pi);
       size_t used = strlen(names);
       if (used + 40 < sizeof names) snprintf(names + used, sizeof names - used, " %d:%s", i, eg.g->nodes[i].op_type);
     }

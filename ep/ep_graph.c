@@ -213,8 +213,14 @@ static hd_status *import_node(ep_graph *eg, const OrtNode *node, int with_data) 
   eg->nodes[idx] = node;
   ir_node *n = &eg->g->nodes[idx];
   if (!def) {
-    eg->why[idx] = hd_error(HD_ERR_NOT_SUPPORTED, "no op for %s%s%s (opset %d)", domain && domain[0] ? domain : "",
-                            domain && domain[0] ? "." : "", type, since);
+    const char *dom = domain && domain[0] ? domain : "ai.onnx";
+    int lo = 0, hi = 0;
+    if (op_opsets(domain, type, &lo, &hi))
+      eg->why[idx] = hd_error(HD_ERR_NOT_SUPPORTED, "%s of opset %d: the EP runs %s %s at opsets %d to %d", type, since,
+                              dom, type, lo, hi);
+    else
+      eg->why[idx] = hd_error(HD_ERR_NOT_SUPPORTED,
+                              "the EP has no %s op of domain %s at any opset (this node: opset %d)", type, dom, since);
     return NULL;
   }
   op_attrs attrs = {(void *)node, attr_int, attr_float, attr_ints, attr_floats, attr_string, attr_tensor};

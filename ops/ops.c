@@ -37,6 +37,19 @@ const op_def *op_find(const char *domain, const char *op_type, int since_version
   return NULL;
 }
 
+int op_opsets(const char *domain, const char *op_type, int *min_opset, int *max_opset) {
+  const char *want = norm_domain(domain);
+  int found = 0;
+  for (int k = 1; k < OP_COUNT; k++) {
+    const op_def *d = op_table[k];
+    if (strcmp(d->onnx_type, op_type) != 0 || strcmp(norm_domain(d->domain), want) != 0) continue;
+    if (!found || d->min_opset < *min_opset) *min_opset = d->min_opset;
+    if (!found || d->max_opset > *max_opset) *max_opset = d->max_opset;
+    found = 1;
+  }
+  return found;
+}
+
 const op_def *op_get(op_kind kind) {
   return (kind > OP_UNKNOWN && kind < OP_COUNT) ? op_table[kind] : NULL;
 }

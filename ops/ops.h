@@ -88,6 +88,9 @@ typedef struct op_def {
 /* The op that runs `op_type` of `domain` (NULL, "" and "ai.onnx" are the
  * default domain) at schema version `since_version`, or NULL. */
 const op_def *op_find(const char *domain, const char *op_type, int since_version);
+/* The opsets some op_def runs op_type of domain at (the lowest and highest
+ * of their ranges); 0 when there is none at any opset. For messages. */
+int op_opsets(const char *domain, const char *op_type, int *min_opset, int *max_opset);
 const op_def *op_get(op_kind kind);
 const char *op_name(op_kind kind);
 /* The family an op kind belongs to ("conv", "unary", ...). */

@@ -1,5 +1,6 @@
 /* Unit checks of the harness's own arithmetic (no ORT needed): comparison,
- * tolerances, Conv output sizes, seeded fill, conversions. */
+ * tolerances, Conv output sizes, seeded fill, conversions, and the join of
+ * the EP's claim log with ORT's node placement. */
 #include <math.h>
 #include <string.h>
 
@@ -79,10 +80,74 @@ static void check_fill(void) {
   HT_CHECK(hh_tol_for(HD_DT_I32, 0).atol == 0, "integers not exact");
 }
 
+/* The EP's GetCapability lines (ep/ep_ep.c's forms) against a placement:
+ * the last word on a named node wins, unnamed nodes match in order, a
+ * claimed node ORT put elsewhere is flagged, a node made by ORT has no word,
+ * a declined node missing from the graph is listed as gone. */
+static void check_placement(void) {
+  const char *log =
+      "GetCapability: 9 node(s), 2 partition(s)\n"
+      "not claiming Hardmax 'hm': the EP has no Hardmax op\n"
+      "claiming Shape 'shape0' for plan time only: the backend does not run Shape\n"
+      "claiming Shape 'shape0' in partition 0\n"
+      "claiming Conv 'conv' in partition 0\n"
+      "not claiming Relu 'r': Relu of type int32\n"
+      "claiming Relu 'r' in partition 1\n"
+      "not claiming Mul 'folded': Mul of type int8\n"
+      "not claiming Hardmax '': reason A\n"
+      "not claiming Hardmax '': reason B\n"
+      "not claiming Pad 'quote's': Pad: pads -1, 0\n";
+  hh_claims c;
+  HT_CHECK(hh_claims_parse(log, &c) == 0 && c.n == 8, "%zu claims parsed, want 8", c.n);
+  if (c.n != 8) {
+    hh_claims_free(&c);
+    return;
+  }
+  HT_CHECK(strcmp(c.rows[0].name, "hm") == 0 && strcmp(c.rows[0].op, "Hardmax") == 0 && !c.rows[0].claimed &&
+               strcmp(c.rows[0].reason, "the EP has no Hardmax op") == 0,
+           "row 0: %s %s %d '%s'", c.rows[0].op, c.rows[0].name, c.rows[0].claimed, c.rows[0].reason);
+  HT_CHECK(c.rows[1].claimed && strcmp(c.rows[1].name, "shape0") == 0, "shape0 not claimed");
+  HT_CHECK(c.rows[3].claimed && strcmp(c.rows[3].name, "r") == 0, "the last word on 'r' (claimed) lost");
+  HT_CHECK(strcmp(c.rows[7].name, "quote's") == 0 && strcmp(c.rows[7].reason, "Pad: pads -1, 0") == 0,
+           "a name with a quote: '%s' '%s'", c.rows[7].name, c.rows[7].reason);
+  static const hh_node_place places[] = {
+      {"conv", "Conv", "", HH_EP_NAME},
+      {"shape0", "Shape", "", "CPUExecutionProvider"},
+      {"hm", "Hardmax", "", "CPUExecutionProvider"},
+      {"r", "Relu", "", HH_EP_NAME "_1"},
+      {"FusedConv_7", "FusedConv", "com.microsoft", "CPUExecutionProvider"},
+      {"", "Hardmax", "", "CPUExecutionProvider"},
+      {"", "Hardmax", "", "CPUExecutionProvider"},
+      {"quote's", "Pad", "", "CPUExecutionProvider"},
+  };
+  hh_offloads o;
+  HT_CHECK(hh_offloads_make(places, sizeof places / sizeof places[0], &c, &o) == 0 && o.n == 7,
+           "%zu offloads, want 7", o.n);
+  if (o.n == 7) {
+    HT_CHECK(strcmp(o.rows[0].name, "shape0") == 0 && o.rows[0].claimed && o.n_claimed == 1 &&
+                 strstr(o.rows[0].reason, "CPUExecutionProvider"),
+             "claimed-but-elsewhere row: %s %d '%s'", o.rows[0].name, o.rows[0].claimed, o.rows[0].reason);
+    HT_CHECK(strcmp(o.rows[1].name, "hm") == 0 && strcmp(o.rows[1].reason, "the EP has no Hardmax op") == 0,
+             "hm: '%s'", o.rows[1].reason);
+    HT_CHECK(strcmp(o.rows[2].op, "FusedConv") == 0 && strstr(o.rows[2].reason, "no word"),
+             "a node ORT made: '%s'", o.rows[2].reason);
+    HT_CHECK(strcmp(o.rows[3].reason, "reason A") == 0 && strcmp(o.rows[4].reason, "reason B") == 0,
+             "unnamed nodes: '%s', '%s'", o.rows[3].reason, o.rows[4].reason);
+    HT_CHECK(strcmp(o.rows[5].name, "quote's") == 0 && strcmp(o.rows[5].ep, "CPUExecutionProvider") == 0,
+             "quote's: %s on '%s'", o.rows[5].name, o.rows[5].ep);
+    HT_CHECK(strcmp(o.rows[6].name, "folded") == 0 && !o.rows[6].ep[0] && !o.rows[6].claimed &&
+                 strcmp(o.rows[6].reason, "Mul of type int8") == 0,
+             "a declined node gone from the graph: %s on '%s'", o.rows[6].name, o.rows[6].ep);
+  }
+  hh_offloads_free(&o);
+  hh_claims_free(&c);
+}
+
 int main(void) {
   check_compare();
   check_conv_dims();
   check_fill();
+  check_placement();
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

@@ -84,7 +84,10 @@ int hh_ort_open(hh_ort *h, const char *ort_lib) {
   int level = ORT_LOGGING_LEVEL_WARNING;
   const char *lv = getenv("HH_ORT_LOG_LEVEL");
   if (lv && *lv >= '0' && *lv <= '4') level = *lv - '0';
-  HH_TRY(h, h->api->CreateEnv((OrtLoggingLevel)level, "hh", &h->env), "CreateEnv");
+  h->log_level = level;
+  hh_log_set_level(level);
+  HH_TRY(h, h->api->CreateEnvWithCustomLogger(hh_log_ort, NULL, (OrtLoggingLevel)level, "hh", &h->env),
+         "CreateEnvWithCustomLogger");
   HH_TRY(h, h->api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &h->cpu_mem),
          "CreateCpuMemoryInfo");
   HH_TRY(h, h->api->GetAllocatorWithDefaultOptions(&h->alloc), "GetAllocatorWithDefaultOptions");
@@ -211,6 +214,7 @@ int hh_session_create(hh_ort *h, const hh_session_cfg *cfg, const OrtModel *mode
   HH_TRY(h, a->CreateSessionOptions(&so), "CreateSessionOptions");
   HH_TRY(h, a->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1"),
          "AddSessionConfigEntry(record_ep_graph_assignment_info)");
+  HH_TRY(h, a->SetSessionLogSeverityLevel(so, h->log_level), "SetSessionLogSeverityLevel");
   if (cfg && cfg->disable_cpu_fallback)
     HH_TRY(h, a->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
            "AddSessionConfigEntry(disable_cpu_ep_fallback)");

@@ -42,6 +42,7 @@ typedef struct hh_ort {
   char ort_lib[4096];             /* path actually loaded */
   char ep_lib[4096];              /* path registered, "" if none */
   char ep_reg_name[128];          /* registration name, "" if none */
+  int log_level;                  /* ORT log level the user asked for (HH_ORT_LOG_LEVEL) */
   char err[4096];                 /* last error message */
 } hh_ort;
 
@@ -51,7 +52,8 @@ const char *hh_default_ort_lib(void);
 const char *hh_default_ep_lib(void);
 
 /* dlopen ORT (ort_lib NULL = hh_default_ort_lib()), get the API and create an
- * env with log level WARNING (env HH_ORT_LOG_LEVEL=0..4 overrides). */
+ * env with log level WARNING (env HH_ORT_LOG_LEVEL=0..4 overrides), logging
+ * through hh_log_ort (hh_log.c) to stderr. */
 int hh_ort_open(hh_ort *h, const char *ort_lib);
 /* Unregisters the EP if registered, releases the env, dlcloses ORT. */
 void hh_ort_close(hh_ort *h);
@@ -71,6 +73,24 @@ int hh_ep_register(hh_ort *h, const char *ep_lib);
  * tests that register twice). Error text in h->err. */
 int hh_ep_register_as(hh_ort *h, const char *reg_name, const char *ep_lib);
 int hh_ep_unregister(hh_ort *h); /* no-op when nothing is registered */
+
+/* ---- ORT's log (hh_log.c) ------------------------------------------------------ */
+
+/* The env's logging function: prints messages at or above the user's level
+ * to stderr as ORT's own sink does, and keeps our EP's messages (those
+ * prefixed "[" HH_EP_NAME "] ") while a capture is on. ORT has one env per
+ * process, so there is one log state per process. */
+void ORT_API_CALL hh_log_ort(void *param, OrtLoggingLevel severity, const char *category, const char *logid,
+                             const char *code_location, const char *message);
+/* The level hh_log_ort prints at (hh_ort_open sets it from HH_ORT_LOG_LEVEL). */
+void hh_log_set_level(int level);
+/* Starts keeping our EP's messages at every level: raises the env's level
+ * to VERBOSE until hh_log_capture_end (what prints to stderr stays at the
+ * user's level; sessions keep the user's level, see hh_session_create). */
+int hh_log_capture_begin(hh_ort *h);
+/* Ends the capture and restores the env's level. *text: the EP's messages,
+ * one per line, without the prefix (malloc'ed, never NULL on success). */
+int hh_log_capture_end(hh_ort *h, char **text);
 
 /* ---- devices --------------------------------------------------------------- */
 
@@ -116,7 +136,9 @@ typedef struct hh_session_cfg {
 } hh_session_cfg;
 
 /* Creates a session from an in-memory model (model) or a file (path); one of
- * them is non-NULL. Always sets session.record_ep_graph_assignment_info=1. */
+ * them is non-NULL. Always sets session.record_ep_graph_assignment_info=1,
+ * and the session's log level to the user's (h->log_level), so a session
+ * made during a log capture does not log verbosely for its whole life. */
 int hh_session_create(hh_ort *h, const hh_session_cfg *cfg, const OrtModel *model,
                       const char *path, OrtSession **out);
 void hh_session_free(hh_ort *h, OrtSession *s);
@@ -148,6 +170,61 @@ int hh_assignment(hh_ort *h, OrtSession *s, hh_assign *out);
 int hh_assign_count(const hh_assign *a, const char *ep, const char *op);
 void hh_assign_print(const hh_assign *a, FILE *f, const char *indent);
 void hh_assign_free(hh_assign *a);
+
+/* ---- where each node runs, and why (hh_place.c) ------------------------------- */
+
+/* One node of the session's graph and the EP ORT assigned it to. */
+typedef struct hh_node_place {
+  char name[256];
+  char op[64];
+  char domain[64];
+  char ep[64];
+} hh_node_place;
+/* Every node of Session_GetEpGraphAssignmentInfo (malloc'ed *out). */
+int hh_node_places(hh_ort *h, OrtSession *s, hh_node_place **out, size_t *n);
+
+/* What our EP said of a node at GetCapability, from its verbose log lines
+ * "not claiming OP 'NAME': REASON" and "claiming OP 'NAME' in partition K"
+ * (ep/ep_ep.c writes them; a capture, hh_log_capture_*, collects them). */
+typedef struct hh_claim {
+  char name[256];
+  char op[64];
+  int claimed;      /* 1: in one of its partitions, 0: declined */
+  char reason[512]; /* why it declined */
+} hh_claim;
+typedef struct hh_claims {
+  hh_claim *rows;
+  size_t n;
+} hh_claims;
+/* Parses a capture's text. GetCapability may run more than once over a
+ * graph: the last word on a named node wins (unnamed nodes are kept in
+ * order). Returns 1 when out of memory. */
+int hh_claims_parse(const char *ep_log, hh_claims *out);
+void hh_claims_free(hh_claims *c);
+
+/* A node that does not run on our EP, and why. */
+typedef struct hh_offload {
+  char name[256];
+  char op[64];
+  char domain[64];
+  char ep[64];          /* where ORT runs it; "" for a node our EP declined that
+                         * is no longer in the session's graph (ORT fused or
+                         * removed it after partitioning) */
+  int claimed;          /* our EP claimed it, yet ORT assigned it elsewhere */
+  char reason[512];
+} hh_offload;
+typedef struct hh_offloads {
+  hh_offload *rows;
+  size_t n;
+  size_t n_claimed; /* rows with claimed set */
+} hh_offloads;
+/* Every node of places[] not on one of our EP names, with the EP's reason
+ * (matched by name and op type), then the declined nodes missing from
+ * places[]. Returns 1 when out of memory. */
+int hh_offloads_make(const hh_node_place *places, size_t n, const hh_claims *c, hh_offloads *out);
+/* A table: node, op (domain-qualified), EP, reason. */
+void hh_offloads_print(const hh_offloads *o, FILE *f, const char *indent);
+void hh_offloads_free(hh_offloads *o);
 
 /* ---- host tensors ------------------------------------------------------------ */
 
@@ -185,6 +262,39 @@ int hh_value_to_tensor(hh_ort *h, const OrtValue *v, hh_tensor *out);
  * of session outputs (the first n_out are fetched). */
 int hh_session_run(hh_ort *h, OrtSession *s, const hh_tensor *inputs, size_t n_in,
                    hh_tensor *outputs, size_t n_out);
+
+/* ---- IO binding: inputs and outputs in the device's memory (hh_bind.c) ------ */
+
+#define HH_BIND_MAX_IO 64
+
+/* A session's IoBinding with its inputs copied into the memory of the EP's
+ * device (EpDevice_MemoryInfo DEFAULT; a device that reports none, the
+ * reference backend's CPU device, computes in host memory and gets CPU
+ * memory) from the session's allocator for that memory, and its outputs
+ * bound to that memory: ORT allocates them on the first run; later runs
+ * write into the same tensors. */
+typedef struct hh_binding {
+  OrtIoBinding *io;
+  OrtAllocator *alloc;       /* session allocator for mem (released at free) */
+  const OrtMemoryInfo *mem;  /* the device's memory info, or h->cpu_mem */
+  int on_device;             /* 0: the device computes in host memory */
+  char mem_name[64];         /* MemoryInfoGetName of mem */
+  int mem_id;                /* MemoryInfoGetId of mem */
+  OrtValue *in[HH_BIND_MAX_IO];
+  size_t n_in;
+  OrtValue *out[HH_BIND_MAX_IO]; /* bound after the first run */
+  size_t n_out;
+  int outputs_bound;
+} hh_binding;
+int hh_binding_create(hh_ort *h, OrtSession *s, const OrtEpDevice *dev, hh_binding *b);
+/* Copies inputs (session input order) into device memory and binds them;
+ * binds every output to the device's memory (allocated by the next run). */
+int hh_binding_set_inputs(hh_ort *h, OrtSession *s, hh_binding *b, const hh_tensor *inputs, size_t n_in);
+/* RunWithBinding, then waits for the outputs (SynchronizeBoundOutputs). */
+int hh_binding_run(hh_ort *h, OrtSession *s, hh_binding *b);
+/* Host copies of the first n_out outputs of the last run. */
+int hh_binding_outputs(hh_ort *h, hh_binding *b, hh_tensor *outputs, size_t n_out);
+void hh_binding_free(hh_ort *h, hh_binding *b);
 
 /* ---- model building (OrtModelEditorApi) -------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* hipdnn-ep-run: runs a model with HipDNNExecutionProvider and with ONNX
  * Runtime's CPU EP on the same seeded random inputs, and reports which EP ran
- * which nodes, how far the outputs differ, and how fast each was.
+ * which nodes (and why the EP left each other node), how far the outputs
+ * differ, and how fast each was (run_perf.c).
  *
  * Exit status: 0 = outputs match (PASS); 1 = mismatch (FAIL) or any other
  * error; 2 = the model file is missing or cannot be parsed. */
@@ -15,16 +16,27 @@
 
 #include "common/hd_dtype.h"
 #include "tools/harness/harness.h"
+#include "tools/run/run_perf.h"
 
 #define MAX_IO 64
 #define MAX_BATCHES 16
 /* Input sets the --threads check cycles through (each run alone first). */
 #define STRESS_CASES 16
+#define MAX_OPTIONS 32
 
 typedef struct opts {
   const char *model;   /* NULL = embedded default CNN */
   const char *backend; /* "auto" | "ref" */
-  int iters;
+  int iters;           /* timed runs (and --threads runs per thread) */
+  int iters_set;       /* --iters given: with --duration, whichever ends first */
+  int warmup;
+  double duration_s;   /* 0: time --iters runs */
+  int io_binding;      /* inputs and outputs in the device's memory */
+  int noptions;        /* --option KEY=VALUE, passed to the EP as given */
+  struct {
+    char key[64];
+    char val[256];
+  } options[MAX_OPTIONS];
   int64_t batch;       /* the first of batches */
   int64_t batches[MAX_BATCHES];
   int nbatches;
@@ -46,27 +58,63 @@ typedef struct opts {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--iters N] [--batch N[,N...]]\n"
-          "                     [--threads N] [--compare cpu|none] [--json FILE] [--seed N]\n"
-          "                     [--tf32 0|1] [--seq N] [--shape NAME=D0,D1,...] [--int-max N]\n"
-          "                     [--profile FILE]\n"
+          "usage: hipdnn-ep-run [MODEL.onnx] [--backend ref|auto] [--batch N[,N...]]\n"
+          "                     [--warmup N] [--iters N] [--duration SECONDS] [--io-binding]\n"
+          "                     [--option KEY=VALUE]... [--tf32 0|1] [--threads N]\n"
+          "                     [--compare cpu|none] [--json FILE] [--seed N] [--seq N]\n"
+          "                     [--shape NAME=D0,D1,...] [--int-max N] [--profile FILE]\n"
           "Runs MODEL (default: a small built-in CNN) with HipDNNExecutionProvider and\n"
           "with the CPU EP on seeded random inputs; prints node placement per EP and the\n"
-          "number of partitions, the max abs/rel error against the CPU EP (PASS/FAIL) at\n"
-          "each batch, and latencies. A float output whose CPU EP values are all equal\n"
-          "carries no signal to compare: FAIL.\n"
-          "Inputs: a symbolic first dim is the batch, other symbolic dims --seq (default\n"
-          "8); --shape fixes a named input's shape (repeatable). Integer inputs: names\n"
-          "with 'mask' get ones, 'type' or 'segment' 0/1, 'position' 0, 1, 2, ... along\n"
-          "the last dim, others (token ids) values in [0, --int-max) (default 16).\n"
-          "--threads N: then runs one session from N threads, --iters runs each, over\n"
-          "%d inputs of the --batch sizes, and checks every output against the output of\n"
-          "the same input run alone: prints 'concurrency: N threads x M runs: W wrong,\n"
-          "E errors' and throughput; any wrong output or error fails (exit 1).\n"
+          "number of partitions, why the EP left each other node (node, op, where it\n"
+          "runs, the EP's reason; also nodes the EP claimed that ONNX Runtime put\n"
+          "elsewhere), the max abs/rel error against the CPU EP (PASS/FAIL) at each\n"
+          "batch, and latency and throughput. A float output whose CPU EP values are all\n"
+          "equal carries no signal to compare: FAIL.\n"
+          "\n"
+          "  --backend ref|auto   the device: auto (default) = the GPU if one is listed,\n"
+          "                       else the CPU reference backend; ref = that backend\n"
+          "  --batch N[,N...]     batch sizes to check (the first one is timed; default 1)\n"
+          "  --warmup N           untimed runs before timing (default 2)\n"
+          "  --iters N            timed runs (default 20; given with --duration, a cap)\n"
+          "  --duration SECONDS   time runs until SECONDS have passed (at least one run)\n"
+          "  --io-binding         inputs and outputs of the EP's runs live in its device's\n"
+          "                       memory, bound through an IoBinding (allocated by the\n"
+          "                       session's allocator of the device's memory info; the\n"
+          "                       reference backend's device computes in CPU memory);\n"
+          "                       outputs are copied back only to be compared\n"
+          "  --option KEY=VALUE   a provider option for the EP, as given (repeatable; see\n"
+          "                       README 'Provider options'; an unknown key fails with the\n"
+          "                       EP's message); it overrides the tool's own backend=ref\n"
+          "                       and --tf32\n"
+          "  --tf32 0|1           provider option use_tf32 (GPU fp32 math on TF32 cores)\n"
+          "  --threads N          then runs one session from N threads, --iters runs each,\n"
+          "                       over %d inputs of the --batch sizes (host tensors), and\n"
+          "                       checks every output against the same input run alone:\n"
+          "                       prints 'concurrency: N threads x M runs: W wrong, E\n"
+          "                       errors' and throughput; any wrong output or error fails\n"
+          "  --compare cpu|none   compare with (and time) the CPU EP (default cpu)\n"
+          "  --json FILE          every figure as JSON: placement, the nodes off the EP\n"
+          "                       and why, errors, latency min/mean/p50/p90/p99/max and\n"
+          "                       throughput per EP, provider options, IO binding\n"
+          "  --seed N             input data seed (default 1234)\n"
+          "  --seq N              every symbolic dim but the first (default 8)\n"
+          "  --shape NAME=D0,...  a named input's shape (repeatable)\n"
+          "  --int-max N          token ids in [0, N) (default 16)\n"
+          "  --profile FILE       keep the profile of the memory run below (Chrome trace\n"
+          "                       JSON: ORT's events and each step of our partitions)\n"
+          "\n"
+          "Inputs: a symbolic first dim is the batch, other symbolic dims --seq. Integer\n"
+          "inputs: names with 'mask' get ones, 'type' or 'segment' 0/1, 'position' 0, 1,\n"
+          "2, ... along the last dim, others (token ids) values in [0, --int-max).\n"
+          "Timing: --warmup runs, then --iters runs or runs for --duration seconds; the\n"
+          "CPU EP is timed the same way. Percentiles are nearest-rank; runs/s counts\n"
+          "inferences, samples/s multiplies by the batch. Runs past a few seconds show a\n"
+          "progress line on stderr (rewritten in place on a terminal).\n"
           "Last, one more run under ONNX Runtime's run profiling gives the EP's memory\n"
-          "figures (the 'memory:' line); --profile FILE keeps that run's profile (Chrome\n"
-          "trace JSON: ORT's events and each step of our compiled partitions).\n"
-          "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so)\n",
+          "figures (the 'memory:' line, and --json's 'memory').\n"
+          "Exit: 0 PASS, 1 FAIL or any error, 2 the model is missing or unparsable.\n"
+          "env: HIPDNN_EP_LIB (EP library), HIPDNN_EP_ORT_LIB (libonnxruntime.so),\n"
+          "     HH_ORT_LOG_LEVEL 0-4 (ONNX Runtime's log on stderr; default 2, warnings)\n",
           STRESS_CASES);
 }
 
@@ -83,6 +131,7 @@ static int parse_args(int argc, char **argv, opts *o) {
   memset(o, 0, sizeof *o);
   o->backend = "auto";
   o->iters = 20;
+  o->warmup = 2;
   o->batch = 1;
   o->batches[0] = 1;
   o->nbatches = 1;
@@ -98,6 +147,9 @@ static int parse_args(int argc, char **argv, opts *o) {
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       exit(0);
+    } else if (strcmp(a, "--io-binding") == 0) {
+      o->io_binding = 1;
+      continue;
     } else if (a[0] != '-' || strcmp(a, "-") == 0) {
       if (o->model) {
         fprintf(stderr, "hipdnn-ep-run: more than one model given ('%s', '%s')\n", o->model, a);
@@ -120,6 +172,35 @@ static int parse_args(int argc, char **argv, opts *o) {
         return 1;
       }
       o->iters = (int)n;
+      o->iters_set = 1;
+    } else if (strcmp(a, "--warmup") == 0) {
+      if (parse_int(v, 0, 1000000, &n)) {
+        fprintf(stderr, "hipdnn-ep-run: --warmup wants a non-negative integer, not '%s'\n", v);
+        return 1;
+      }
+      o->warmup = (int)n;
+    } else if (strcmp(a, "--duration") == 0) {
+      char *end = NULL;
+      errno = 0;
+      double d = strtod(v, &end);
+      if (errno || !end || *end || end == v || !(d > 0) || d > 1e6) {
+        fprintf(stderr, "hipdnn-ep-run: --duration wants a positive number of seconds, not '%s'\n", v);
+        return 1;
+      }
+      o->duration_s = d;
+    } else if (strcmp(a, "--option") == 0) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || (size_t)(eq - v) >= sizeof o->options[0].key ||
+          strlen(eq + 1) >= sizeof o->options[0].val || o->noptions == MAX_OPTIONS) {
+        fprintf(stderr, "hipdnn-ep-run: --option wants KEY=VALUE (at most %d of them), not '%s'\n", MAX_OPTIONS, v);
+        return 1;
+      }
+      int k = o->noptions;
+      for (int j = 0; j < o->noptions; j++) /* the last of a key wins */
+        if (strncmp(o->options[j].key, v, (size_t)(eq - v)) == 0 && !o->options[j].key[eq - v]) k = j;
+      if (k == o->noptions) o->noptions++;
+      snprintf(o->options[k].key, sizeof o->options[k].key, "%.*s", (int)(eq - v), v);
+      snprintf(o->options[k].val, sizeof o->options[k].val, "%s", eq + 1);
     } else if (strcmp(a, "--batch") == 0) {
       o->nbatches = 0;
       char buf[256];
@@ -302,16 +383,6 @@ static void json_num(FILE *f, double v) {
     fprintf(f, "%.6g", v);
   else
     fputs("null", f);
-}
-
-static void json_timing(FILE *f, const hh_timing *t) {
-  fprintf(f, "{\"iters\": %d, \"min_ms\": ", t->iters);
-  json_num(f, t->min_ms);
-  fputs(", \"median_ms\": ", f);
-  json_num(f, t->median_ms);
-  fputs(", \"p90_ms\": ", f);
-  json_num(f, t->p90_ms);
-  fputc('}', f);
 }
 
 /* ---- --profile and the memory figures --------------------------------------- */
@@ -501,7 +572,12 @@ typedef struct result {
   hh_cmp cmp[MAX_IO];
   hh_tol tol;
   int compared, pass;
-  hh_timing t_ep, t_cpu;
+  run_perf p_ep, p_cpu;
+  const char *opt_keys[MAX_OPTIONS + 2], *opt_vals[MAX_OPTIONS + 2]; /* as passed to the EP */
+  size_t n_opts;
+  hh_offloads offloads; /* nodes not on the EP, and why */
+  int offloads_ok;      /* the EP's reasons were collected */
+  hh_binding bind;      /* --io-binding */
   hh_stress_result stress;
   int stress_ok;
   mem_report mem;
@@ -612,6 +688,27 @@ done:
   return rc;
 }
 
+/* The nodes not on the EP and why, as a JSON array. */
+static void json_offloads(FILE *f, const hh_offloads *o) {
+  fputc('[', f);
+  for (size_t i = 0; i < o->n; i++) {
+    const hh_offload *x = &o->rows[i];
+    fputs(i ? ",\n    {\"node\": " : "\n    {\"node\": ", f);
+    json_str(f, x->name);
+    fputs(", \"op\": ", f);
+    json_str(f, x->op);
+    fputs(", \"domain\": ", f);
+    json_str(f, x->domain);
+    fputs(", \"ep\": ", f);
+    if (x->ep[0]) json_str(f, x->ep);
+    else fputs("null", f);
+    fprintf(f, ", \"claimed\": %s, \"reason\": ", x->claimed ? "true" : "false");
+    json_str(f, x->reason);
+    fputc('}', f);
+  }
+  fputs(o->n ? "\n  ]" : "]", f);
+}
+
 static int write_json(const char *path, const opts *o, hh_ort *h, const result *r) {
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -624,8 +721,23 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
   json_str(f, hh_ort_version(h));
   fputs(",\n  \"backend\": ", f);
   json_str(f, r->target.backend);
-  fprintf(f, ",\n  \"batch\": %lld,\n  \"seed\": %llu,\n  \"assignment\": [", (long long)o->batch,
+  fprintf(f, ",\n  \"batch\": %lld,\n  \"seed\": %llu,\n  \"provider_options\": {", (long long)o->batch,
           (unsigned long long)o->seed);
+  for (size_t i = 0; i < r->n_opts; i++) {
+    if (i) fputs(", ", f);
+    json_str(f, r->opt_keys[i]);
+    fputs(": ", f);
+    json_str(f, r->opt_vals[i]);
+  }
+  fputs("},\n  \"io_binding\": ", f);
+  if (o->io_binding) {
+    fputs("{\"memory\": ", f);
+    json_str(f, r->bind.mem_name);
+    fprintf(f, ", \"device_id\": %d, \"device_memory\": %s}", r->bind.mem_id, r->bind.on_device ? "true" : "false");
+  } else {
+    fputs("null", f);
+  }
+  fputs(",\n  \"assignment\": [", f);
   for (size_t i = 0; i < r->assign.n; i++) {
     fputs(i ? ",\n    {\"ep\": " : "\n    {\"ep\": ", f);
     json_str(f, r->assign.rows[i].ep);
@@ -633,8 +745,11 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
     json_str(f, r->assign.rows[i].op);
     fprintf(f, ", \"count\": %d}", r->assign.rows[i].count);
   }
-  fprintf(f, "\n  ],\n  \"nodes_on_ep\": %d,\n  \"partitions\": %d,\n", hh_assign_count(&r->assign, HH_EP_NAME, NULL),
-          r->assign.ep_partitions);
+  fprintf(f, "\n  ],\n  \"nodes_on_ep\": %d,\n  \"partitions\": %d,\n  \"not_on_ep\": ",
+          hh_assign_count(&r->assign, HH_EP_NAME, NULL), r->assign.ep_partitions);
+  if (r->offloads_ok) json_offloads(f, &r->offloads);
+  else fputs("null", f);
+  fprintf(f, ",\n  \"claimed_but_elsewhere\": %zu,\n", r->offloads.n_claimed);
   if (r->compared) {
     fprintf(f, "  \"compare\": {\"against\": \"CPUExecutionProvider\", \"pass\": %s, \"atol\": ",
             r->pass ? "true" : "false");
@@ -661,14 +776,24 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
   } else {
     fputs("  \"compare\": null,\n", f);
   }
-  fputs("  \"latency\": {\"ep\": ", f);
-  json_timing(f, &r->t_ep);
-  fputs(", \"cpu\": ", f);
+  fputs("  \"duration_s\": ", f);
+  json_num(f, o->duration_s);
+  fputs(",\n  \"latency\": {\"ep\": ", f);
+  run_perf_json(f, &r->p_ep);
+  fputs(",\n              \"cpu\": ", f);
   if (r->compared)
-    json_timing(f, &r->t_cpu);
+    run_perf_json(f, &r->p_cpu);
   else
     fputs("null", f);
-  fputs("},\n  \"memory\": ", f);
+  fputs("}", f);
+  if (o->threads) {
+    const hh_stress_result *t = &r->stress;
+    fprintf(f, ",\n  \"concurrency\": {\"threads\": %d, \"runs\": %ld, \"wrong\": %ld, \"errors\": %ld, \"seconds\": ",
+            o->threads, t->runs, t->wrong, t->errors);
+    json_num(f, t->seconds);
+    fputc('}', f);
+  }
+  fputs(",\n  \"memory\": ", f);
   json_memory(f, &r->mem);
   fputs(",\n  \"profile\": ", f);
   if (o->profile) json_str(f, o->profile);
@@ -681,6 +806,108 @@ static int write_json(const char *path, const opts *o, hh_ort *h, const result *
   return 0;
 }
 
+/* ---- the EP's session ---------------------------------------------------------- */
+
+/* The provider options: backend=ref on the reference device, --tf32, then
+ * every --option (which replaces the tool's own of the same key). */
+static void provider_options(const opts *o, result *r) {
+  size_t n = 0;
+  if (!r->target.is_gpu) r->opt_keys[n] = "backend", r->opt_vals[n++] = "ref";
+  if (o->tf32 >= 0) r->opt_keys[n] = "use_tf32", r->opt_vals[n++] = o->tf32 ? "1" : "0";
+  for (int i = 0; i < o->noptions; i++) {
+    size_t k = n;
+    for (size_t j = 0; j < n; j++)
+      if (strcmp(r->opt_keys[j], o->options[i].key) == 0) k = j;
+    r->opt_keys[k] = o->options[i].key;
+    r->opt_vals[k] = o->options[i].val;
+    if (k == n) n++;
+  }
+  r->n_opts = n;
+}
+
+/* Whether fp32 results may carry TF32 rounding: on a GPU unless use_tf32
+ * is 0. */
+static int uses_tf32(const result *r) {
+  if (!r->target.is_gpu) return 0;
+  for (size_t i = 0; i < r->n_opts; i++)
+    if (strcmp(r->opt_keys[i], "use_tf32") == 0) return strcmp(r->opt_vals[i], "0") != 0;
+  return 1;
+}
+
+/* Creates the EP's session while keeping what the EP logs, so that its
+ * reason for each node it declines is known (hh_place.c). */
+static int create_ep_session(hh_ort *h, const opts *o, const hh_model *model, result *r, OrtSession **s,
+                             hh_claims *claims) {
+  char *said = NULL;
+  hh_session_cfg cfg = {.dev = r->target.dev, .keys = r->opt_keys, .vals = r->opt_vals, .n_opts = r->n_opts};
+  if (hh_log_capture_begin(h)) return 1;
+  int rc = hh_session_create(h, &cfg, hh_model_ort(model), o->model, s);
+  if (rc) {
+    char err[sizeof h->err]; /* the session's error, not the capture's */
+    memcpy(err, h->err, sizeof err);
+    if (!hh_log_capture_end(h, &said)) free(said);
+    memcpy(h->err, err, sizeof err);
+    return 1;
+  }
+  if (hh_log_capture_end(h, &said)) return 1;
+  if (hh_claims_parse(said, claims)) rc = hh_fail(h, "out of host memory");
+  free(said);
+  return rc;
+}
+
+/* Prints (and keeps) the nodes ORT runs elsewhere than on the EP, with the
+ * EP's reason for each. */
+static int report_offloads(hh_ort *h, OrtSession *s, const hh_claims *claims, result *r) {
+  hh_node_place *places = NULL;
+  size_t n = 0;
+  if (hh_node_places(h, s, &places, &n)) return 1;
+  int rc = hh_offloads_make(places, n, claims, &r->offloads);
+  free(places);
+  if (rc) return hh_fail(h, "out of host memory");
+  r->offloads_ok = 1;
+  size_t gone = 0;
+  for (size_t i = 0; i < r->offloads.n; i++) gone += !r->offloads.rows[i].ep[0];
+  if (r->offloads.n == 0) {
+    printf("every node on %s\n", HH_EP_NAME);
+    return 0;
+  }
+  printf("nodes not on %s: %zu (why: the EP's own reason at GetCapability", HH_EP_NAME, r->offloads.n - gone);
+  if (gone) printf("; %zu more it declined that ONNX Runtime then fused or removed", gone);
+  printf(")\n");
+  hh_offloads_print(&r->offloads, stdout, "  ");
+  if (r->offloads.n_claimed)
+    printf("  %zu node(s) claimed by %s but assigned elsewhere by ONNX Runtime\n", r->offloads.n_claimed, HH_EP_NAME);
+  return 0;
+}
+
+/* One run of the EP's session on ins: through the IO binding (inputs
+ * copied to the device, outputs copied back) or on host tensors. */
+static int run_ep(hh_ort *h, OrtSession *s, const opts *o, result *r, const hh_tensor *ins, size_t n_in,
+                  hh_tensor *outs, size_t n_out) {
+  if (!o->io_binding) return hh_session_run(h, s, ins, n_in, outs, n_out);
+  return hh_binding_set_inputs(h, s, &r->bind, ins, n_in) || hh_binding_run(h, s, &r->bind) ||
+         hh_binding_outputs(h, &r->bind, outs, n_out);
+}
+
+/* Times s on ins (the EP's through its binding when bound = 1). */
+static int time_session(hh_ort *h, OrtSession *s, const opts *o, result *r, int bound, const hh_tensor *ins,
+                        size_t n_in, const char *label, run_perf *out) {
+  run_perf_cfg cfg = {.warmup = o->warmup,
+                      .iters = o->duration_s > 0 && !o->iters_set ? 0 : o->iters,
+                      .duration_s = o->duration_s,
+                      .batch = o->batch,
+                      .label = label};
+  if (bound) {
+    run_bound rb = {.h = h, .s = s, .b = &r->bind};
+    if (hh_binding_set_inputs(h, s, &r->bind, ins, n_in)) return 1;
+    return run_perf_measure(&cfg, run_bound_once, &rb, out);
+  }
+  run_plain rp;
+  int rc = run_plain_open(h, s, ins, n_in, &rp) || run_perf_measure(&cfg, run_plain_once, &rp, out);
+  run_plain_close(&rp);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   opts o;
   hh_ort h;
@@ -689,6 +916,7 @@ int main(int argc, char **argv) {
   hh_tensor ins[MAX_IO], outs_ep[MAX_IO], outs_cpu[MAX_IO];
   static hh_io in_io[MAX_IO];
   static result r;
+  hh_claims claims = {0};
   size_t n_in = 0;
   int rc = 1;
   memset(ins, 0, sizeof ins);
@@ -747,16 +975,13 @@ int main(int argc, char **argv) {
   if (!r.target.is_gpu && strcmp(o.backend, "auto") == 0)
     printf("no GPU device listed: using the reference CPU backend (provider option backend=ref)\n");
   printf("device: %s backend=%s\n", HH_EP_NAME, r.target.backend);
-  {
-    const char *keys[2], *vals[2];
-    size_t nk = 0;
-    if (!r.target.is_gpu) keys[nk] = "backend", vals[nk++] = "ref";
-    if (o.tf32 >= 0) keys[nk] = "use_tf32", vals[nk++] = o.tf32 ? "1" : "0";
-    hh_session_cfg ep_cfg = {.dev = r.target.dev, .keys = keys, .vals = vals, .n_opts = nk};
-    if (hh_session_create(&h, &ep_cfg, hh_model_ort(model), o.model, &s_ep)) {
-      fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
-      goto done;
-    }
+  provider_options(&o, &r);
+  printf("provider options:");
+  for (size_t i = 0; i < r.n_opts; i++) printf(" %s=%s", r.opt_keys[i], r.opt_vals[i]);
+  printf("%s\n", r.n_opts ? "" : " (none)");
+  if (create_ep_session(&h, &o, model, &r, &s_ep, &claims)) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    goto done;
   }
   if (hh_assignment(&h, s_ep, &r.assign)) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
@@ -765,6 +990,10 @@ int main(int argc, char **argv) {
   printf("nodes per EP by op type:\n");
   hh_assign_print(&r.assign, stdout, "  ");
   printf("partitions on %s: %d\n", HH_EP_NAME, r.assign.ep_partitions);
+  if (report_offloads(&h, s_ep, &claims, &r)) {
+    fprintf(stderr, "hipdnn-ep-run: %s\n", hh_err(&h));
+    goto done;
+  }
 
   if (hh_session_inputs(&h, s_ep, in_io, MAX_IO, &n_in) || n_in > MAX_IO) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", n_in > MAX_IO ? "too many inputs" : hh_err(&h));
@@ -773,6 +1002,19 @@ int main(int argc, char **argv) {
   if (hh_session_outputs(&h, s_ep, r.outs, MAX_IO, &r.n_out) || r.n_out > MAX_IO) {
     fprintf(stderr, "hipdnn-ep-run: %s\n", r.n_out > MAX_IO ? "too many outputs" : hh_err(&h));
     goto done;
+  }
+  if (o.io_binding) {
+    if (hh_binding_create(&h, s_ep, r.target.dev, &r.bind)) {
+      fprintf(stderr, "hipdnn-ep-run: --io-binding: %s\n", hh_err(&h));
+      goto done;
+    }
+    if (r.bind.on_device)
+      printf("io binding: inputs and outputs in %s memory (device %d) from the session's allocator\n",
+             r.bind.mem_name, r.bind.mem_id);
+    else
+      printf("io binding: the device reports no device memory (it computes in host memory): inputs and outputs "
+             "bound in %s memory from the session's allocator\n",
+             r.bind.mem_name);
   }
   if (o.compare) {
     r.compared = 1;
@@ -783,7 +1025,7 @@ int main(int argc, char **argv) {
   for (int bi = o.nbatches - 1; bi >= 0; bi--) {
     for (size_t i = 0; i < MAX_IO; i++) hh_tensor_free(&ins[i]), hh_tensor_free(&outs_ep[i]), hh_tensor_free(&outs_cpu[i]);
     if (make_inputs(in_io, n_in, o.batches[bi], &o, o.seed, ins)) goto done;
-    if (hh_session_run(&h, s_ep, ins, n_in, outs_ep, r.n_out)) {
+    if (run_ep(&h, s_ep, &o, &r, ins, n_in, outs_ep, r.n_out)) {
       fprintf(stderr, "hipdnn-ep-run: run with %s at batch %lld: %s\n", HH_EP_NAME, (long long)o.batches[bi],
               hh_err(&h));
       goto done;
@@ -797,7 +1039,7 @@ int main(int argc, char **argv) {
     else printf("outputs vs CPU EP:\n");
     for (size_t i = 0; i < r.n_out; i++) {
       /* GPU fp32 math uses TF32 unless told not to: judge it by TF32 bounds. */
-      r.tol = hh_tol_for(outs_cpu[i].dtype, r.target.is_gpu && o.tf32 != 0);
+      r.tol = hh_tol_for(outs_cpu[i].dtype, uses_tf32(&r));
       hh_compare(&outs_ep[i], &outs_cpu[i], r.tol, &r.cmp[i]);
       if (!has_signal(&outs_cpu[i])) {
         r.cmp[i].pass = 0;
@@ -809,16 +1051,19 @@ int main(int argc, char **argv) {
       hh_cmp_print(&r.cmp[i], r.tol, stdout);
     }
   }
-  if (hh_time_runs(&h, s_ep, ins, n_in, 2, o.iters, &r.t_ep) ||
-      (o.compare && hh_time_runs(&h, s_cpu, ins, n_in, 2, o.iters, &r.t_cpu))) {
+  fflush(stdout);
+  if (time_session(&h, s_ep, &o, &r, o.io_binding, ins, n_in, HH_EP_NAME, &r.p_ep) ||
+      (o.compare && time_session(&h, s_cpu, &o, &r, 0, ins, n_in, "CPUExecutionProvider", &r.p_cpu))) {
     fprintf(stderr, "hipdnn-ep-run: timing: %s\n", hh_err(&h));
     goto done;
   }
-  printf("latency over %d runs (ms):      min    median       p90\n", o.iters);
-  printf("  %-26s %9.3f %9.3f %9.3f\n", HH_EP_NAME, r.t_ep.min_ms, r.t_ep.median_ms, r.t_ep.p90_ms);
-  if (o.compare)
-    printf("  %-26s %9.3f %9.3f %9.3f\n", "CPUExecutionProvider", r.t_cpu.min_ms, r.t_cpu.median_ms,
-           r.t_cpu.p90_ms);
+  printf("timing at batch %lld: %d warm-up run(s), then ", (long long)o.batch, o.warmup);
+  if (o.duration_s > 0) printf("runs for %g s%s", o.duration_s, o.iters_set ? " (or --iters)" : "");
+  else printf("%d runs", o.iters);
+  printf("%s\n", o.io_binding ? "; the EP's through its IO binding" : "");
+  run_perf_print_header(stdout);
+  run_perf_print_row(stdout, HH_EP_NAME, &r.p_ep);
+  if (o.compare) run_perf_print_row(stdout, "CPUExecutionProvider", &r.p_cpu);
   if (o.threads && run_threads(&h, s_ep, &o, in_io, n_in, r.n_out, &r)) goto done;
   if (profile_run(&h, s_ep, in_io, ins, n_in, r.outs, r.n_out, o.profile, &r.mem)) {
     fprintf(stderr, "hipdnn-ep-run: %s%s\n", o.profile ? "--profile: " : "memory figures: ", hh_err(&h));
@@ -836,6 +1081,9 @@ done:
     hh_tensor_free(&outs_ep[i]);
     hh_tensor_free(&outs_cpu[i]);
   }
+  hh_binding_free(&h, &r.bind);
+  hh_claims_free(&claims);
+  hh_offloads_free(&r.offloads);
   hh_assign_free(&r.assign);
   hh_session_free(&h, s_ep);
   hh_session_free(&h, s_cpu);
