@@ -160,7 +160,7 @@ def cuda_context_bytes(torch):
     return total - free - torch.cuda.memory_reserved()
 
 
-def ep_memory(path, batch, timeout=300):
+def ep_memory(path, batch, timeout=300, extra=()):
     """Our EP's memory figures for one model and batch: hipdnn-ep-run's --json
     report (its 'memory' object), run in a process of its own. None, with a
     reason, when the tool is missing or fails."""
@@ -175,7 +175,7 @@ def ep_memory(path, batch, timeout=300):
     env.setdefault("HIPDNN_EP_LIB", hdep.ep_lib_path())
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    cmd = [tool, path, "--batch", str(batch), "--iters", "2", "--compare", "none", "--json", out]
+    cmd = [tool, path, "--batch", str(batch), "--iters", "2", "--compare", "none", "--json", out, *extra]
     mem = None
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -202,8 +202,17 @@ static hd_status *pick_device(ep_factory *f, const OrtHardwareDevice *const *hw,
     }
     if (!d) d = first;
   } else if (o->device_id >= 0) {
-    if (o->device_id >= lib->ngpu)
-      return hd_error(HD_ERR_NOT_FOUND, "device_id=%d: the GPU backend found %d GPU(s)", o->device_id, lib->ngpu);
+    if (o->device_id >= lib->ngpu) {
+      char gpus[512] = "none";
+      size_t at = 0;
+      for (int i = 0; i < lib->ngpu && at < sizeof gpus; i++) {
+        int w = snprintf(gpus + at, sizeof gpus - at, "%s%d: %s", i ? ", " : "", i, lib->devices[i].info.name);
+        if (w < 0) break;
+        at += (size_t)w;
+      }
+      return hd_error(HD_ERR_NOT_FOUND, "device_id=%d: the GPUs here are %s (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES "
+                      "choose them)", o->device_id, gpus);
+    }
     d = &lib->devices[o->device_id];
   } else if (strcmp(o->backend, "ref") == 0) {
     d = &lib->devices[lib->ngpu];

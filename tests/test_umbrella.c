@@ -67,6 +67,24 @@ static int umbrella_session(hh_ort *h, const OrtEpDevice *dev, const hh_model *m
   return hh_session_create(h, &cfg, hh_model_ort(m), NULL, out);
 }
 
+/* device_id past the GPUs there are: refused at session creation (the
+ * umbrella's CreateEp names no device), the message naming the GPUs. The
+ * umbrella drops its own options, so ours come under our fixed prefix. */
+static void check_device_id_refused(hh_ort *h, const OrtEpDevice *dev, const hh_model *m) {
+  static const char *const cfg_keys[] = {"ep.hipdnnexecutionprovider.device_id"}, *const cfg_vals[] = {"9"};
+  hh_session_cfg cfg = {.dev = dev, .disable_cpu_fallback = 1, .config_keys = cfg_keys, .config_vals = cfg_vals,
+                        .n_config = 1};
+  OrtSession *s = NULL;
+  int rc = hh_session_create(h, &cfg, hh_model_ort(m), NULL, &s);
+  HT_CHECK(rc != 0, "device_id=9 was accepted");
+  if (rc) {
+    printf("  device_id=9: %s\n", hh_err(h));
+    HT_CHECK(strstr(hh_err(h), "device_id=9") && strstr(hh_err(h), "the GPUs here are"),
+             "the refusal does not name device_id=9 and the GPUs: %s", hh_err(h));
+  }
+  hh_session_free(h, s);
+}
+
 /* Runs x on s and on the CPU EP's session and compares. Our EP gets no
  * use_tf32=0 through the umbrella, so a GPU is held to TF32 tolerances. */
 static void check_run(hh_ort *h, OrtSession *s, OrtSession *cpu, const hh_tensor *x, int is_gpu,
@@ -226,6 +244,7 @@ int main(void) {
   } else if (dev) {
     hh_tensor_fill_random(&x, 7);
     check_sessions(&h, dev, is_gpu, m, cpu, &x);
+    check_device_id_refused(&h, dev, m);
   }
   unregister_shim(&h, "(first registration)");
 
