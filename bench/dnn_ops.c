@@ -95,13 +95,14 @@ static int run_ours(const bench_case *c, const void *x, const void *b, void *y,
   switch (c->op) {
     case OP_ADD_RELU: {
       gpu_bcast bc = {.rank = 1, .dims = {numel(c->x)}, .sa = {1}, .sb = {1}};
-      return gpu_binary(x, b, y, GPU_DT_F32, GPU_BIN_ADD, &bc, OP_ACT_RELU, 0.f, 0.f, s);
+      gpu_binary_acts relu = {.act = OP_ACT_RELU, .in_act = OP_ACT_NONE};
+      return gpu_binary(x, b, y, GPU_DT_F32, GPU_BIN_ADD, &bc, &relu, s);
     }
     case OP_MUL_CHANNEL: {
       int64_t hw = c->x[2] * c->x[3];
       gpu_bcast bc = {.rank = 3, .dims = {c->x[0], c->x[1], hw}, .sa = {c->x[1] * hw, hw, 1},
                       .sb = {0, 1, 0}};
-      return gpu_binary(x, b, y, GPU_DT_F32, GPU_BIN_MUL, &bc, OP_ACT_NONE, 0.f, 0.f, s);
+      return gpu_binary(x, b, y, GPU_DT_F32, GPU_BIN_MUL, &bc, NULL, s);
     }
     case OP_MAXPOOL: {
       gpu_pool_desc d = {.nspatial = 3, .is_max = 1,

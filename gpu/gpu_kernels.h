@@ -119,9 +119,15 @@ enum { GPU_BIN_ADD = 0, GPU_BIN_SUB, GPU_BIN_MUL, GPU_BIN_DIV, GPU_BIN_POW, GPU_
 /* gpu_pointwise.cu: y = act(x), n elements (x == y allowed). */
 int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, float alpha, float beta,
               void *stream);
-/* y = act(a op b) with broadcasting; y packed over bc->dims. */
+/* y = act(in_act(a) op b) with broadcasting; y packed over bc->dims. The
+ * activations (OP_ACT_*, with their alpha/beta): acts NULL = none; floats
+ * only. */
+typedef struct gpu_binary_acts {
+  int act, in_act;
+  float alpha, beta, in_alpha, in_beta;
+} gpu_binary_acts;
 int gpu_binary(const void *a, const void *b, void *y, int dtype, int op, const gpu_bcast *bc,
-               int act, float alpha, float beta, void *stream);
+               const gpu_binary_acts *acts, void *stream);
 /* Inference batch norm over [N, C, inner]: y = (x - mean[c]) / sqrt(var[c] + eps)
  * * scale[c] + bias[c]; all of dtype, arithmetic in fp32. */
 int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,

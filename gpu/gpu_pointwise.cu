@@ -37,15 +37,17 @@ __device__ __forceinline__ float bin(int op, float a, float b) {
 // Same-shape or scalar operands: sa, sb in {0, 1} on one collapsed dim.
 template <typename T>
 __global__ void binary_flat_kernel(const T *a, const T *b, T *y, int64_t n, int64_t sa, int64_t sb,
-                                   int op, int act, float aa, float ab) {
+                                   int op, gpu_binary_acts f) {
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    st(y, i, gpu::act(act, bin(op, ld(a, i * sa), ld(b, i * sb)), aa, ab));
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float x = gpu::act(f.in_act, ld(a, i * sa), f.in_alpha, f.in_beta);
+    st(y, i, gpu::act(f.act, bin(op, x, ld(b, i * sb)), f.alpha, f.beta));
+  }
 }
 
 template <typename T>
 __global__ void binary_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast bc, int op,
-                              int act, float aa, float ab) {
+                              gpu_binary_acts f) {
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t rem = i, oa = 0, ob = 0;
@@ -57,22 +59,23 @@ __global__ void binary_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast
       ob += r * bc.sb[d];
       rem = q;
     }
-    st(y, i, gpu::act(act, bin(op, ld(a, oa), ld(b, ob)), aa, ab));
+    const float x = gpu::act(f.in_act, ld(a, oa), f.in_alpha, f.in_beta);
+    st(y, i, gpu::act(f.act, bin(op, x, ld(b, ob)), f.alpha, f.beta));
   }
 }
 
 template <typename T>
-int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, int act, float aa,
-           float ab, gpuStream_t s) {
+int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, const gpu_binary_acts *f,
+           gpuStream_t s) {
   int64_t n = 1;
   for (int d = 0; d < bc->rank; ++d) n *= bc->dims[d];
   if (n <= 0) return 0;
   if (bc->rank == 1 && bc->sa[0] <= 1 && bc->sb[0] <= 1)
     binary_flat_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
-        (const T *)a, (const T *)b, (T *)y, n, bc->sa[0], bc->sb[0], op, act, aa, ab);
+        (const T *)a, (const T *)b, (T *)y, n, bc->sa[0], bc->sb[0], op, *f);
   else
     binary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
-                                                             n, *bc, op, act, aa, ab);
+                                                             n, *bc, op, *f);
   return gpu::last_error();
 }
 
@@ -145,14 +148,16 @@ extern "C" int gpu_unary(const void *x, void *y, int dtype, int64_t n, int act, 
 }
 
 extern "C" int gpu_binary(const void *a, const void *b, void *y, int dtype, int op,
-                          const gpu_bcast *bc, int act, float alpha, float beta, void *stream) {
+                          const gpu_bcast *bc, const gpu_binary_acts *acts, void *stream) {
+  const gpu_binary_acts none = {OP_ACT_NONE, OP_ACT_NONE, 0.f, 0.f, 0.f, 0.f};
+  const gpu_binary_acts *f = acts ? acts : &none;
   if (bc->rank < 1 || bc->rank > GPU_MAX_DIMS) return -1;
   if (dtype == GPU_DT_I32 || dtype == GPU_DT_I64) {
-    if (act != OP_ACT_NONE) return -1;
+    if (f->act != OP_ACT_NONE || f->in_act != OP_ACT_NONE) return -1;
     return dtype == GPU_DT_I32 ? binary_int<int32_t>(a, b, y, op, bc, (gpuStream_t)stream)
                                : binary_int<int64_t>(a, b, y, op, bc, (gpuStream_t)stream);
   }
-  GPU_DISPATCH(dtype, binary, a, b, y, op, bc, act, alpha, beta, (gpuStream_t)stream)
+  GPU_DISPATCH(dtype, binary, a, b, y, op, bc, f, (gpuStream_t)stream)
 }
 
 extern "C" int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias,

@@ -18,10 +18,12 @@ typedef enum op_binary_kind {
   OP_BIN_MEAN
 } op_binary_kind;
 
-/* An activation may be fused after it (passes). */
+/* Activations the passes fuse: act after it, in_act on input 0 before it
+ * (a SwiGLU's Mul(silu(gate), up): plan_fuse.c). */
 typedef struct op_binary {
   op_binary_kind kind;
   op_act act;
+  op_act in_act;
 } op_binary;
 
 #endif

@@ -397,6 +397,73 @@ static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
   return NULL;
 }
 
+/* 0b. A SwiGLU's gate as LLM exporters write it: Mul(x, Sigmoid(x)) (either
+ *     order) read only by another Mul -> QuickGelu(x) with alpha 1
+ *     (x * sigmoid(x)), which 4b then folds into that Mul. (Elsewhere, e.g.
+ *     a CNN's SiLU after a convolution, the two nodes stay as they are.) */
+static hd_status *fuse_silu(ir_graph *g, int mi, int *changed) {
+  ir_node *mul = &g->nodes[mi];
+  if (!pf_is_kind(mul, OP_MUL) || mul->nin != 2 || OP_P(mul)->binary.act.kind != OP_ACT_NONE ||
+      OP_P(mul)->binary.in_act.kind != OP_ACT_NONE)
+    return NULL;
+  int next = pf_sole_consumer(g, mul->out[0]);
+  if (next == IR_NONE || !pf_is_kind(&g->nodes[next], OP_MUL)) return NULL;
+  for (int k = 0; k < 2; k++) {
+    ir_node *sig = pf_sole_producer(g, mul->in[k]);
+    if (!sig || !pf_is_kind(sig, OP_SIGMOID) || sig->nin != 1 || sig->in[0] != mul->in[1 - k]) continue;
+    int x = sig->in[0];
+    if (g->values[x].dtype != g->values[mul->out[0]].dtype) return NULL;
+    ir_node_absorb(mul, sig);
+    sig->dead = 1;
+    sig->kind = OP_UNKNOWN;
+    char *type = strdup("QuickGelu");
+    if (!type) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_silu: out of host memory");
+    free(mul->op_type);
+    mul->op_type = type;
+    mul->in[0] = x;
+    mul->nin = 1;
+    mul->kind = OP_QUICK_GELU;
+    memset(&mul->p, 0, sizeof mul->p);
+    OP_P(mul)->unary.act.kind = OP_ACT_QUICK_GELU;
+    OP_P(mul)->unary.act.alpha = 1.f;
+    *changed = 1;
+    return NULL;
+  }
+  return NULL;
+}
+
+/* 4b. An activation feeding one input of a Mul and nothing else -> the Mul
+ *     applies it as it loads that input (binary.in_act; the input moved to
+ *     slot 0, Mul being commutative): a SwiGLU's Mul(silu(gate), up) is one
+ *     kernel. Before 4, which would put the activation into its producer's
+ *     epilogue instead: a BLAS fuses only bias and ReLU, so that costs a
+ *     kernel; a convolution's producer keeps it (the DNN library fuses it). */
+static hd_status *fuse_input_activation(ir_graph *g, int mi, int *changed) {
+  ir_node *mul = &g->nodes[mi];
+  if (!pf_is_kind(mul, OP_MUL) || mul->nin != 2 || OP_P(mul)->binary.act.kind != OP_ACT_NONE ||
+      OP_P(mul)->binary.in_act.kind != OP_ACT_NONE)
+    return NULL;
+  int dt = g->values[mul->out[0]].dtype;
+  if (dt != HD_DT_F32 && dt != HD_DT_F16 && dt != HD_DT_BF16) return NULL;
+  for (int k = 0; k < 2; k++) {
+    ir_node *u = pf_sole_producer(g, mul->in[k]);
+    if (!u || !in_family(u, "unary") || u->nin != 1 || u->nout != 1 || OP_P(u)->unary.has_bias ||
+        OP_P(u)->unary.act.kind == OP_ACT_NONE || g->values[u->in[0]].dtype != dt)
+      continue;
+    int pv = g->values[u->in[0]].producer;
+    if (pv != IR_NONE && in_family(&g->nodes[pv], "conv") && g->values[u->in[0]].nuses == 1) continue;
+    if (k == 1) mul->in[1] = mul->in[0];
+    mul->in[0] = u->in[0];
+    OP_P(mul)->binary.in_act = OP_P(u)->unary.act;
+    ir_node_absorb(mul, u);
+    u->dead = 1;
+    u->kind = OP_UNKNOWN;
+    *changed = 1;
+    return NULL;
+  }
+  return NULL;
+}
+
 /* 5. Add(a, b) -> LayerNormalization: the norm adds them itself (a skip
  *    input); when the sum has other readers the norm writes it too. */
 static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
@@ -461,9 +528,10 @@ static hd_status *lower_all(ir_graph *g) {
 }
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {fuse_gelu,         fold_batchnorm,   fuse_residual,        fuse_matmul_scale,
-                                     pf_fuse_attention, fuse_matmul_bias, fuse_matmul_colscale, fuse_activation,
-                                     fuse_add_norm};
+  static const fuse_pass passes[] = {fuse_gelu,        fuse_silu,         fold_batchnorm,
+                                     fuse_residual,    fuse_matmul_scale, pf_fuse_attention,
+                                     fuse_matmul_bias, fuse_matmul_colscale, fuse_input_activation,
+                                     fuse_activation,  fuse_add_norm};
   *nfused = 0;
   HD_TRY(lower_all(g));
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {

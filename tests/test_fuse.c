@@ -273,6 +273,48 @@ static void ir_matmul_gelu(const ir_graph *g) {
   }
 }
 
+/* A SwiGLU MLP as LLM exporters write it: g = MatMul(x, wg), u = MatMul(x,
+ * wu), h = Mul(Mul(g, Sigmoid(g)), u) (form 0; form 1 with the operands the
+ * other way round; form 2 as ONNX Runtime's optimiser leaves it, with
+ * QuickGelu(g) for the SiLU), y = MatMul(h, wd): the SiLU and the gate's
+ * Mul become one Mul applying x * sigmoid(x) to its input 0. */
+static int swiglu_form;
+static void build_swiglu(ir_graph *g) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 6}, wd[2] = {6, 8}, dd[2] = {8, 6}, hd[2] = {IR_DIM_DYNAMIC, 8};
+  int64_t yd[2] = {IR_DIM_DYNAMIC, 6};
+  int x = value(g, "x", 2, xd), wg = const_value(g, "wg", 2, wd, 0.0f), wu = const_value(g, "wu", 2, wd, 0.2f);
+  int wdn = const_value(g, "wd", 2, dd, -0.1f);
+  int gv = value(g, "g", 2, hd), sg = value(g, "s", 2, hd), a = value(g, "a", 2, hd), u = value(g, "u", 2, hd);
+  int h = value(g, "h", 2, hd), y = value(g, "y", 2, yd);
+  int in_g[2] = {x, wg}, in_u[2] = {x, wu}, in_d[2] = {h, wdn};
+  node(g, "MatMul", 13, in_g, 2, gv, NULL, 0);
+  if (swiglu_form == 2) {
+    attr alpha[] = {{.name = "alpha", .n = -2, .f = 1.0f}};
+    node_in(g, "com.microsoft", "QuickGelu", 1, &gv, 1, a, alpha, 1);
+  } else {
+    int in_a[2] = {swiglu_form ? sg : gv, swiglu_form ? gv : sg};
+    node(g, "Sigmoid", 13, &gv, 1, sg, NULL, 0);
+    node(g, "Mul", 14, in_a, 2, a, NULL, 0);
+  }
+  node(g, "MatMul", 13, in_u, 2, u, NULL, 0);
+  int in_h[2] = {swiglu_form ? u : a, swiglu_form ? a : u};
+  node(g, "Mul", 14, in_h, 2, h, NULL, 0);
+  node(g, "MatMul", 13, in_d, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_swiglu(const ir_graph *g) {
+  int muls = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_MUL) continue;
+    muls++;
+    UT_CHECK(OP_P(n)->binary.in_act.kind == OP_ACT_QUICK_GELU && OP_P(n)->binary.in_act.alpha == 1.0f &&
+             n->in[0] == ir_graph_find_value(g, "g") && n->in[1] == ir_graph_find_value(g, "u"));
+  }
+  UT_CHECK(muls == 1);
+}
+
 /* x[N,3,8] -> MatMul(w[8,8]) -> Add(b[8]) (rank 3) -> r; s = Add(x, r) ->
  * LayerNormalization -> l; y = Add(l, s): the bias joins the MatMul, the
  * residual the norm (which also writes s, read again after it). */
@@ -545,6 +587,8 @@ int main(void) {
   check_pass("matmul+bias+gelu (torch form)", build_gelu_torch, 1, &in26, ir_matmul_gelu);
   check_pass("matmul+bias+gelu (HF form)", build_gelu_hf, 1, &in26, ir_matmul_gelu);
   check_pass("matmul/4*0.5", build_matmul_scale, 1, &in26, ir_matmul_scale);
+  for (swiglu_form = 0; swiglu_form < 3; swiglu_form++)
+    check_pass("swiglu: silu into the gate's Mul", build_swiglu, 4, &in26, ir_swiglu);
   ir_shape in36 = {3, {2, 3, 6}};
   check_pass("matmul+bias*gamma", build_layer_scale, 1, &in36, ir_layer_scale);
   ir_shape in38 = {3, {2, 3, 8}};

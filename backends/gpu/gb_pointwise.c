@@ -41,9 +41,9 @@ static hd_status *unary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const op_act *a = &OP_P(s)->unary.act;
   if (s->priv) {
     if (numel_of(bp, n->out[0]) == 0) return NULL;
+    gpu_binary_acts acts = {.act = (int)a->kind, .alpha = a->alpha, .beta = a->beta, .in_act = OP_ACT_NONE};
     GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b), gb_addr(bp, n->out[0], b),
-                         gb_t(bp, n->out[0])->dtype, GPU_BIN_ADD, (const gpu_bcast *)s->priv, (int)(a->kind),
-                         a->alpha, a->beta, stream));
+                         gb_t(bp, n->out[0])->dtype, GPU_BIN_ADD, (const gpu_bcast *)s->priv, &acts, stream));
     return NULL;
   }
   GB_KERNEL(gpu_unary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b), gb_t(bp, n->in[0])->dtype,
@@ -147,10 +147,11 @@ static hd_status *binary_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const op_binary *pb = &OP_P(s)->binary;
   int op = (int)pb->kind; /* GPU_BIN_* number them the same */
   if (numel_of(bp, n->out[0]) == 0) return NULL;
+  gpu_binary_acts acts = {.act = (int)pb->act.kind, .alpha = pb->act.alpha, .beta = pb->act.beta,
+                          .in_act = (int)pb->in_act.kind, .in_alpha = pb->in_act.alpha, .in_beta = pb->in_act.beta};
   GB_KERNEL(gpu_binary(gb_addr(bp, n->in[0], b), gb_addr(bp, n->in[1], b),
                        gb_addr(bp, n->out[0], b), gb_t(bp, n->out[0])->dtype, op,
-                       (const gpu_bcast *)s->priv, (int)(pb->act.kind), pb->act.alpha,
-                       pb->act.beta, stream));
+                       (const gpu_bcast *)s->priv, &acts, stream));
   return NULL;
 }
 

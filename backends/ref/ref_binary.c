@@ -1,6 +1,6 @@
 /* Reference elementwise arithmetic with numpy broadcasting: each output
  * coordinate maps to each input through strides that are 0 where the input
- * broadcasts. The fused activation is applied last. */
+ * broadcasts. The fused activations: in_act on input 0 first, act last. */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -72,7 +72,8 @@ static hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindin
       HD_TRY(apply_i(q->kind, ref_load_i64(at->dtype, a, (size_t)ia), ref_load_i64(bt->dtype, bb, (size_t)ib), &o));
       ref_store_i64(yt->dtype, y, i, o); /* int32 results wrap, as int32 arithmetic would */
     } else {
-      float o = apply_f(q->kind, ref_load(at->dtype, a, (size_t)ia), ref_load(bt->dtype, bb, (size_t)ib));
+      float o = apply_f(q->kind, ref_apply_act(&q->in_act, ref_load(at->dtype, a, (size_t)ia)),
+                        ref_load(bt->dtype, bb, (size_t)ib));
       ref_store(yt->dtype, y, i, ref_apply_act(&q->act, o));
     }
     for (int d = r - 1; d >= 0; d--) { /* the next output coordinate */
