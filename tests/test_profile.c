@@ -1,7 +1,7 @@
 /* test_profile: the EP's per-step profile, written while several threads
  * run one session, and its memory figures.
  *
- * The model (test_stress's residual block, dynamic batch):
+ * The model (hh_residual_block_model, dynamic batch):
  *   X -> conv1 -> relu1 -> conv2 -> residual Add(X) -> relu2 -> Y -> pool -> P
  * which the EP fuses into three steps (conv1+relu1, conv2+residual+relu2,
  * pool). Three sessions, each writing files into DIR:
@@ -21,7 +21,6 @@
  *   test_profile --dir DIR [--threads N] [--iters N]
  * (ref backend; a GPU with HIPDNN_EP_TEST_BACKEND=auto) */
 #include <dirent.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,37 +35,6 @@
 static int failures;
 
 static const char *const k_nodes[] = {"conv1", "relu1", "conv2", "residual", "relu2", "pool"};
-
-static int build_model(hh_ort *h, hh_model **out, size_t *weight_bytes) {
-  hh_model *m = hh_model_new(h);
-  int64_t xd[4] = {-1, C, 8, 8}, wd[4] = {C, C, 3, 3}, bd[1] = {C}, pd[4] = {-1, C, 1, 1};
-  int64_t ks[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
-  hh_attr at[2] = {hh_attr_ints("kernel_shape", ks, 2), hh_attr_ints("pads", pads, 4)};
-  double sc = sqrt(3.0 / (C * 9));
-  *weight_bytes = 0;
-  int rc = !m || hh_model_input(m, "X", HD_DT_F32, 4, xd) ||
-           hh_model_random_initializer(m, "W1", 4, wd, 11, sc, weight_bytes) ||
-           hh_model_random_initializer(m, "B1", 1, bd, 12, 0.1, weight_bytes) ||
-           hh_model_random_initializer(m, "W2", 4, wd, 13, sc, weight_bytes) ||
-           hh_model_random_initializer(m, "B2", 1, bd, 14, 0.1, weight_bytes);
-  const char *c1[3] = {"X", "W1", "B1"}, *c2[3] = {"r1", "W2", "B2"}, *add[2] = {"c2", "X"};
-  const char *o_c1[1] = {"c1"}, *o_r1[1] = {"r1"}, *o_c2[1] = {"c2"}, *o_s[1] = {"s"}, *o_y[1] = {"Y"},
-             *o_p[1] = {"P"}, *i_c1[1] = {"c1"}, *i_s[1] = {"s"}, *i_y[1] = {"Y"};
-  rc = rc || hh_model_node(m, "Conv", "", k_nodes[0], c1, 3, o_c1, 1, at, 2) ||
-       hh_model_node(m, "Relu", "", k_nodes[1], i_c1, 1, o_r1, 1, NULL, 0) ||
-       hh_model_node(m, "Conv", "", k_nodes[2], c2, 3, o_c2, 1, at, 2) ||
-       hh_model_node(m, "Add", "", k_nodes[3], add, 2, o_s, 1, NULL, 0) ||
-       hh_model_node(m, "Relu", "", k_nodes[4], i_s, 1, o_y, 1, NULL, 0) ||
-       hh_model_node(m, "GlobalAveragePool", "", k_nodes[5], i_y, 1, o_p, 1, NULL, 0) ||
-       hh_model_output(m, "Y", HD_DT_F32, 4, xd) || hh_model_output(m, "P", HD_DT_F32, 4, pd) ||
-       hh_model_finish(m, 17);
-  if (rc) {
-    hh_model_free(m);
-    return 1;
-  }
-  *out = m;
-  return 0;
-}
 
 /* A session of our EP on m; prefix: ORT session profiling into it, or NULL;
  * trace: provider option profile_file, or NULL. */
@@ -192,7 +160,7 @@ int main(int argc, char **argv) {
   snprintf(prefix, sizeof prefix, "%s/session", dir);
   snprintf(trace, sizeof trace, "%s/trace.json", dir);
 
-  if (build_model(&h, &m, &weight_bytes) || hh_session_create(&h, &cpu_cfg, hh_model_ort(m), NULL, &scpu)) {
+  if (hh_residual_block_model(&h, C, 8, &m, &weight_bytes) || hh_session_create(&h, &cpu_cfg, hh_model_ort(m), NULL, &scpu)) {
     fprintf(stderr, "FAIL: setup: %s\n", hh_err(&h));
     failures++;
     goto done;

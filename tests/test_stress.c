@@ -3,7 +3,8 @@
  * output is checked against the same input run alone (itself checked
  * against the CPU EP), and the whole test has a deadline: a hang fails it.
  *
- * The model: a residual block with dynamic batch and spatial dims,
+ * The model (hh_residual_block_model): a residual block with dynamic batch
+ * and spatial dims,
  *   X -> Conv3x3+B -> Relu -> Conv3x3+B -> Add(X) -> Relu -> Y
  *   Y -> GlobalAveragePool -> P
  * so a plan has intermediates in its arena, fusions and two outputs.
@@ -26,36 +27,6 @@
 #define NCASES_B 6
 
 static int failures;
-
-static int build_model(hh_ort *h, hh_model **out) {
-  hh_model *m = hh_model_new(h);
-  int64_t xd[4] = {-1, C, -1, -1}, wd[4] = {C, C, 3, 3}, bd[1] = {C}, pd[4] = {-1, C, 1, 1};
-  int64_t ks[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
-  hh_attr at[2] = {hh_attr_ints("kernel_shape", ks, 2), hh_attr_ints("pads", pads, 4)};
-  double sc = sqrt(3.0 / (C * 9));
-  int rc = !m || hh_model_input(m, "X", HD_DT_F32, 4, xd) ||
-           hh_model_random_initializer(m, "W1", 4, wd, 11, sc, NULL) ||
-           hh_model_random_initializer(m, "B1", 1, bd, 12, 0.1, NULL) ||
-           hh_model_random_initializer(m, "W2", 4, wd, 13, sc, NULL) ||
-           hh_model_random_initializer(m, "B2", 1, bd, 14, 0.1, NULL);
-  const char *c1[3] = {"X", "W1", "B1"}, *c2[3] = {"r1", "W2", "B2"}, *add[2] = {"c2", "X"};
-  const char *o_c1[1] = {"c1"}, *o_r1[1] = {"r1"}, *o_c2[1] = {"c2"}, *o_s[1] = {"s"}, *o_y[1] = {"Y"},
-             *o_p[1] = {"P"}, *i_c1[1] = {"c1"}, *i_s[1] = {"s"}, *i_y[1] = {"Y"};
-  rc = rc || hh_model_node(m, "Conv", "", "conv1", c1, 3, o_c1, 1, at, 2) ||
-       hh_model_node(m, "Relu", "", "relu1", i_c1, 1, o_r1, 1, NULL, 0) ||
-       hh_model_node(m, "Conv", "", "conv2", c2, 3, o_c2, 1, at, 2) ||
-       hh_model_node(m, "Add", "", "residual", add, 2, o_s, 1, NULL, 0) ||
-       hh_model_node(m, "Relu", "", "relu2", i_s, 1, o_y, 1, NULL, 0) ||
-       hh_model_node(m, "GlobalAveragePool", "", "pool", i_y, 1, o_p, 1, NULL, 0) ||
-       hh_model_output(m, "Y", HD_DT_F32, 4, xd) || hh_model_output(m, "P", HD_DT_F32, 4, pd) ||
-       hh_model_finish(m, 17);
-  if (rc) {
-    hh_model_free(m);
-    return 1;
-  }
-  *out = m;
-  return 0;
-}
 
 /* Case i of a session: its shape, seeded input, output alone on the EP
  * (checked against the CPU EP: the references must be right and carry
@@ -119,7 +90,7 @@ int main(int argc, char **argv) {
   OrtSession *sa = NULL, *sb = NULL, *scpu = NULL;
   static hh_case ca[NCASES_A], cb[NCASES_B];
   hh_session_cfg cpu_cfg = {0};
-  if (build_model(&h, &m) || open_session(&h, &t, m, 1, &sa) || open_session(&h, &t, m, 0, &sb) ||
+  if (hh_residual_block_model(&h, C, -1, &m, NULL) || open_session(&h, &t, m, 1, &sa) || open_session(&h, &t, m, 0, &sb) ||
       hh_session_create(&h, &cpu_cfg, hh_model_ort(m), NULL, &scpu)) {
     fprintf(stderr, "FAIL: setup: %s\n", hh_err(&h));
     failures++;

@@ -362,6 +362,13 @@ typedef struct hh_conv_desc {
   uint64_t seed;
 } hh_conv_desc;
 int hh_conv_model(hh_ort *h, const hh_conv_desc *d, hh_model **out);
+/* A residual block with a pooled second output, fp32, opset 17:
+ *   X [N, channels, S, S] -> Conv3x3+B "conv1" -> Relu "relu1" -> Conv3x3+B
+ *   "conv2" -> Add(X) "residual" -> Relu "relu2" -> Y;
+ *   Y -> GlobalAveragePool "pool" -> P
+ * N symbolic; S = spatial, or symbolic when spatial < 0. Seeded weights;
+ * their size in bytes goes to *weight_bytes (may be NULL). */
+int hh_residual_block_model(hh_ort *h, int channels, int64_t spatial, hh_model **out, size_t *weight_bytes);
 /* Output spatial size per ONNX Conv rules for dim i (handles auto_pad). */
 int64_t hh_conv_out_dim(const hh_conv_desc *d, int i, int64_t in);
 

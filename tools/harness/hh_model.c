@@ -1,5 +1,6 @@
 /* Building models in memory with OrtModelEditorApi, and the single-Conv
  * model the op tests use. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,6 +214,39 @@ int64_t hh_conv_out_dim(const hh_conv_desc *d, int i, int64_t in) {
   }
   int64_t span = in + pb + pe - ek;
   return span < 0 ? 0 : span / s + 1;
+}
+
+int hh_residual_block_model(hh_ort *h, int channels, int64_t spatial, hh_model **out, size_t *weight_bytes) {
+  const int64_t C = channels, S = spatial < 0 ? -1 : spatial;
+  size_t bytes = 0;
+  hh_model *m = hh_model_new(h);
+  int64_t xd[4] = {-1, C, S, S}, wd[4] = {C, C, 3, 3}, bd[1] = {C}, pd[4] = {-1, C, 1, 1};
+  int64_t ks[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
+  hh_attr at[2] = {hh_attr_ints("kernel_shape", ks, 2), hh_attr_ints("pads", pads, 4)};
+  double sc = sqrt(3.0 / (double)(C * 9));
+  int rc = !m || hh_model_input(m, "X", HD_DT_F32, 4, xd) ||
+           hh_model_random_initializer(m, "W1", 4, wd, 11, sc, &bytes) ||
+           hh_model_random_initializer(m, "B1", 1, bd, 12, 0.1, &bytes) ||
+           hh_model_random_initializer(m, "W2", 4, wd, 13, sc, &bytes) ||
+           hh_model_random_initializer(m, "B2", 1, bd, 14, 0.1, &bytes);
+  const char *c1[3] = {"X", "W1", "B1"}, *c2[3] = {"r1", "W2", "B2"}, *add[2] = {"c2", "X"};
+  const char *o_c1[1] = {"c1"}, *o_r1[1] = {"r1"}, *o_c2[1] = {"c2"}, *o_s[1] = {"s"}, *o_y[1] = {"Y"},
+             *o_p[1] = {"P"}, *i_c1[1] = {"c1"}, *i_s[1] = {"s"}, *i_y[1] = {"Y"};
+  rc = rc || hh_model_node(m, "Conv", "", "conv1", c1, 3, o_c1, 1, at, 2) ||
+       hh_model_node(m, "Relu", "", "relu1", i_c1, 1, o_r1, 1, NULL, 0) ||
+       hh_model_node(m, "Conv", "", "conv2", c2, 3, o_c2, 1, at, 2) ||
+       hh_model_node(m, "Add", "", "residual", add, 2, o_s, 1, NULL, 0) ||
+       hh_model_node(m, "Relu", "", "relu2", i_s, 1, o_y, 1, NULL, 0) ||
+       hh_model_node(m, "GlobalAveragePool", "", "pool", i_y, 1, o_p, 1, NULL, 0) ||
+       hh_model_output(m, "Y", HD_DT_F32, 4, xd) || hh_model_output(m, "P", HD_DT_F32, 4, pd) ||
+       hh_model_finish(m, 17);
+  if (rc) {
+    hh_model_free(m);
+    return 1;
+  }
+  *out = m;
+  if (weight_bytes) *weight_bytes = bytes;
+  return 0;
 }
 
 int hh_conv_model(hh_ort *h, const hh_conv_desc *d, hh_model **out) {
