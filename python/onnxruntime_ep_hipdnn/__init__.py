@@ -5,7 +5,7 @@ The package holds the EP library (``libhipdnn_ep.so``) and the GPU backend
 modules it loads from its own folder (``libhipdnn_ep_cuda.so``,
 ``libhipdnn_ep_hip.so``, those the build made). It holds no ONNX Runtime and
 depends on none: register the library with the ``onnxruntime`` you use
-(1.23 or later; the EP is built against 1.29's API)::
+(1.29 or later: the EP needs its API version 29)::
 
     import onnxruntime as ort
     import onnxruntime_ep_hipdnn as hipdnn_ep
@@ -92,7 +92,7 @@ def _onnxruntime(ort):
         import onnxruntime
     except ImportError as e:
         raise ImportError("onnxruntime-ep-hipdnn registers its library with ONNX Runtime's Python package "
-                          "(1.23 or later), which it does not install: install onnxruntime (or a variant), "
+                          "(1.29 or later), which it does not install: install onnxruntime (or a variant), "
                           "or pass the module") from e
     return onnxruntime
 
@@ -124,7 +124,7 @@ def register_library(ort=None, name: str | None = None, include_cpu: bool = Fals
     slower than a GPU and meant for tests).
 
     ``ort`` is the onnxruntime module (imported when not given: any variant
-    with the plugin-EP API, 1.23 or later). A name this EP was registered
+    with the plugin-EP API, 1.29 or later). A name this EP was registered
     under already (an earlier call, or a host such as onnxruntime-genai) is
     reused; a name another library holds raises ValueError. Unregister
     (``unregister_library``) only after every session using it is gone.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The onnxruntime-ep-hipdnn package with a real ONNX Runtime (>= 1.23; onnx
+"""The onnxruntime-ep-hipdnn package with a real ONNX Runtime (>= 1.29; onnx
 and numpy too): registers the library through the package's helper, lists
 the devices, runs a small model (Conv+Relu, GlobalAveragePool, MatMul+Add)
 on our device with every node on the EP, and compares with the CPU EP.

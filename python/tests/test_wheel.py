@@ -7,7 +7,7 @@
         and checks the installed package from inside that venv.
     test_wheel.py --ort --work DIR
         with the venv the first mode left in DIR: finds a Python with
-        onnxruntime (>= 1.23), onnx and numpy ($HIPDNN_EP_ORT_PYTHON, else
+        onnxruntime (>= 1.29), onnx and numpy ($HIPDNN_EP_ORT_PYTHON, else
         python3 on PATH, /usr/bin/python3, /opt/torch/.venv/bin/python3) and
         runs check_ort.py there on the installed package; exits 77 (ctest's
         skip) naming what is missing when there is none.
@@ -258,7 +258,7 @@ PROBE = ("import onnxruntime as o, onnx, numpy; "
 
 
 def ort_python():
-    """(python, why_not): a Python that has onnxruntime >= 1.23, onnx and numpy."""
+    """(python, why_not): a Python that has onnxruntime >= 1.29, onnx and numpy."""
     cands = [os.environ.get("HIPDNN_EP_ORT_PYTHON"), shutil.which("python3"), "/usr/bin/python3",
              "/opt/torch/.venv/bin/python3"]
     why, seen = [], set()
@@ -286,7 +286,7 @@ def ort(a):
         sys.exit(1)
     py, why = ort_python()
     if not py:
-        print("SKIP  registering with ONNX Runtime: no Python with onnxruntime (>= 1.23), onnx and numpy "
+        print("SKIP  registering with ONNX Runtime: no Python with onnxruntime (>= 1.29), onnx and numpy "
               f"({why}); set HIPDNN_EP_ORT_PYTHON to one")
         sys.exit(SKIP)
     env = dict(os.environ, PYTHONPATH=inst["site_packages"], PYTHONUNBUFFERED="1")
