@@ -119,6 +119,7 @@ struct be_graph {
   be_context *c;
   const ir_graph *g;
   void **consts;       /* per value: device copy of constant data, or NULL */
+  void *const_block;   /* one allocation holding every constant of the graph */
   size_t const_bytes;  /* of consts */
   gb_exec_set *execs;  /* the run instances all plans of this graph share (gb_exec.c) */
 };
