@@ -7,7 +7,6 @@
  * once, key ranges merged by a second kernel), else, or for shapes that one
  * does not take, gpu/gpu_attention.cu's fused kernel. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
@@ -42,7 +41,7 @@ static size_t qbuf_bytes(const op_gqa *p, const op_gqa_dims *l, int dt) {
  * sums in the workspace after the rotated Q. 0 ranges: it does not take
  * these sizes and the fused kernel runs the step. */
 static int64_t decode_kernel_splits(const op_gqa *p, const op_gqa_dims *l, int dt) {
-  if (l->seq != 1 || getenv("HIPDNN_EP_GQA_DECODE_FUSED")) return 0;
+  if (l->seq != 1) return 0;
   return gpu_gqa_decode_splits(dt, l->head_dim, p->heads / p->kv_heads, l->present_len);
 }
 
