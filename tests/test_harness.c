@@ -111,14 +111,14 @@ static void check_placement(void) {
   HT_CHECK(strcmp(c.rows[7].name, "quote's") == 0 && strcmp(c.rows[7].reason, "Pad: pads -1, 0") == 0,
            "a name with a quote: '%s' '%s'", c.rows[7].name, c.rows[7].reason);
   static const hh_node_place places[] = {
-      {"conv", "Conv", "", HH_EP_NAME},
-      {"shape0", "Shape", "", "CPUExecutionProvider"},
-      {"hm", "Hardmax", "", "CPUExecutionProvider"},
-      {"r", "Relu", "", HH_EP_NAME "_1"},
-      {"FusedConv_7", "FusedConv", "com.microsoft", "CPUExecutionProvider"},
-      {"", "Hardmax", "", "CPUExecutionProvider"},
-      {"", "Hardmax", "", "CPUExecutionProvider"},
-      {"quote's", "Pad", "", "CPUExecutionProvider"},
+      {"conv", "Conv", "", HH_EP_NAME, 0},
+      {"shape0", "Shape", "", "CPUExecutionProvider", 1},
+      {"hm", "Hardmax", "", "CPUExecutionProvider", 1},
+      {"r", "Relu", "", HH_EP_NAME "_1", 2},
+      {"FusedConv_7", "FusedConv", "com.microsoft", "CPUExecutionProvider", 3},
+      {"", "Hardmax", "", "CPUExecutionProvider", 3},
+      {"", "Hardmax", "", "CPUExecutionProvider", 3},
+      {"quote's", "Pad", "", "CPUExecutionProvider", 3},
   };
   hh_offloads o;
   HT_CHECK(hh_offloads_make(places, sizeof places / sizeof places[0], &c, &o) == 0 && o.n == 7,

@@ -321,34 +321,20 @@ static int assign_add(hh_assign *a, const char *ep, const char *op) {
 }
 
 int hh_assignment(hh_ort *h, OrtSession *s, hh_assign *out) {
-  const OrtApi *a = h->api;
-  const OrtEpAssignedSubgraph *const *sgs = NULL;
-  size_t nsg = 0;
+  hh_node_place *p = NULL;
+  size_t n = 0;
   memset(out, 0, sizeof *out);
-  if (hh_check(h, a->Session_GetEpGraphAssignmentInfo(s, &sgs, &nsg), "Session_GetEpGraphAssignmentInfo"))
-    return 1;
-  for (size_t i = 0; i < nsg; i++) {
-    const char *ep = NULL;
-    const OrtEpAssignedNode *const *nodes = NULL;
-    size_t nn = 0;
-    if (hh_check(h, a->EpAssignedSubgraph_GetEpName(sgs[i], &ep), "EpAssignedSubgraph_GetEpName") ||
-        hh_check(h, a->EpAssignedSubgraph_GetNodes(sgs[i], &nodes, &nn), "EpAssignedSubgraph_GetNodes"))
-      goto fail;
-    if (hh_is_ep_name(ep)) out->ep_partitions++;
-    for (size_t j = 0; j < nn; j++) {
-      const char *op = NULL;
-      if (hh_check(h, a->EpAssignedNode_GetOperatorType(nodes[j], &op), "EpAssignedNode_GetOperatorType"))
-        goto fail;
-      if (assign_add(out, ep ? ep : "?", op ? op : "?")) {
-        hh_fail(h, "out of memory");
-        goto fail;
-      }
+  if (hh_node_places(h, s, &p, &n)) return 1;
+  for (size_t i = 0; i < n; i++) {
+    if ((i == 0 || p[i].subgraph != p[i - 1].subgraph) && hh_is_ep_name(p[i].ep)) out->ep_partitions++;
+    if (assign_add(out, p[i].ep, p[i].op)) {
+      free(p);
+      hh_assign_free(out);
+      return hh_fail(h, "out of memory");
     }
   }
+  free(p);
   return 0;
-fail:
-  hh_assign_free(out);
-  return 1;
 }
 
 int hh_assign_count(const hh_assign *a, const char *ep, const char *op) {

@@ -179,6 +179,7 @@ typedef struct hh_node_place {
   char op[64];
   char domain[64];
   char ep[64];
+  int subgraph;     /* which of ORT's assigned subgraphs holds it */
 } hh_node_place;
 /* Every node of Session_GetEpGraphAssignmentInfo (malloc'ed *out). */
 int hh_node_places(hh_ort *h, OrtSession *s, hh_node_place **out, size_t *n);

@@ -43,6 +43,7 @@ int hh_node_places(hh_ort *h, OrtSession *s, hh_node_place **out, size_t *n) {
       snprintf(p[k].op, sizeof p[k].op, "%s", op ? op : "?");
       snprintf(p[k].domain, sizeof p[k].domain, "%s", domain ? domain : "");
       snprintf(p[k].ep, sizeof p[k].ep, "%s", ep ? ep : "?");
+      p[k].subgraph = (int)i;
     }
   }
   *out = p;
