@@ -151,16 +151,20 @@ static float frand(void) {
   return (float)((rng_state >> 8) & 0xffffff) / (float)0x800000 - 1.0f;
 }
 
-static void fill(int dtype, void *p, size_t n, float scale) {
-  for (size_t i = 0; i < n; ++i) {
-    float v = frand() * scale;
-    if (dtype == HD_DT_F32) ((float *)p)[i] = v;
-    else ((uint16_t *)p)[i] = hd_f32_to_f16(v);
-  }
+/* element i of p (fp32, fp16 or bf16) as a float, and back */
+static float get(int dtype, const void *p, size_t i) {
+  if (dtype == HD_DT_F32) return ((const float *)p)[i];
+  uint16_t b = ((const uint16_t *)p)[i];
+  return dtype == HD_DT_BF16 ? hd_bf16_to_f32(b) : hd_f16_to_f32(b);
 }
 
-static float get(int dtype, const void *p, size_t i) {
-  return dtype == HD_DT_F32 ? ((const float *)p)[i] : hd_f16_to_f32(((const uint16_t *)p)[i]);
+static void put(int dtype, void *p, size_t i, float v) {
+  if (dtype == HD_DT_F32) ((float *)p)[i] = v;
+  else ((uint16_t *)p)[i] = dtype == HD_DT_BF16 ? hd_f32_to_bf16(v) : hd_f32_to_f16(v);
+}
+
+static void fill(int dtype, void *p, size_t n, float scale) {
+  for (size_t i = 0; i < n; ++i) put(dtype, p, i, frand() * scale);
 }
 
 /* A one-Conv graph: inputs X [, R]; constants W [, B]; output Y.
@@ -402,11 +406,7 @@ static int tg_const(tg *t, int rank, const int64_t *dims, float lo, float hi) {
   if (t->st) return v;
   size_t n = (size_t)ir_numel(rank, dims), es = hd_dtype_size(t->dtype);
   void *d = malloc(n * es + 1);
-  for (size_t i = 0; i < n; ++i) {
-    float x = lo + (hi - lo) * 0.5f * (frand() + 1.f);
-    if (t->dtype == HD_DT_F32) ((float *)d)[i] = x;
-    else ((uint16_t *)d)[i] = hd_f32_to_f16(x);
-  }
+  for (size_t i = 0; i < n; ++i) put(t->dtype, d, i, lo + (hi - lo) * 0.5f * (frand() + 1.f));
   t->st = ir_value_set_data(t->g, v, d, n * es);
   free(d);
   return v;
@@ -837,6 +837,18 @@ static void b_lrn_wide(tg *t) {
   tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
 }
 
+/* attention on the tensor-core kernel in fp16/bf16 (gpu/gpu_flash.cu; fp32 runs the CUDA-core one):
+ * GQA heads under a causal mask, rows and keys past whole tiles; head size 128 with more keys than rows */
+static void b_attn_causal_gqa(tg *t) {
+  attr a[] = {A_INT("is_causal", 1)};
+  int in[3] = {tg_input(t, 4, D(2, 4, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, a, NA(a)));
+}
+static void b_attn_d128_cross(tg *t) {
+  int in[3] = {tg_input(t, 4, D(1, 2, 70, 128)), tg_input(t, 4, D(1, 2, 100, 128)), tg_input(t, 4, D(1, 2, 100, 128))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -911,6 +923,25 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
   }
   compare_graph(e, ctx, g, name, dtype, dtype == HD_DT_F32 ? oc->tol32 : oc->tol16);
   ir_graph_free(g);
+}
+
+/* fp32, fp16 and bf16 (bf16 keeps 8 bits of mantissa: 4x fp16's tolerance) */
+static const op_case attn_cases[] = {
+    {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
+    {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
+};
+
+static void test_attention(gpu_env *e, const char *filter) {
+  for (size_t i = 0; i < sizeof attn_cases / sizeof attn_cases[0]; ++i) {
+    const op_case *ac = &attn_cases[i];
+    if (filter && !strstr(ac->name, filter)) continue;
+    run_op_case(e, ac, HD_DT_F32, e->ctx, "");
+    run_op_case(e, ac, HD_DT_F16, e->ctx, "");
+    run_op_case(e, ac, HD_DT_F16, e->ctx_cap, " [graph]");
+    op_case bf = *ac;
+    bf.tol16 *= 4;
+    run_op_case(e, &bf, HD_DT_BF16, e->ctx, "");
+  }
 }
 
 /* MatMulNBits with its path forced (HIPDNN_EP_NBITS_GEMV_MAX_M): 20 rows on
@@ -1701,6 +1732,7 @@ int main(int argc, char **argv) {
     run_op_case(&e, bc, HD_DT_F32, e.ctx_strict, " [no tf32]");
     run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
   }
+  test_attention(&e, filter);
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
