@@ -228,6 +228,8 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--profile-steps", type=int, default=0,
                     help="after each batch, N static-mask decode steps between cudaProfilerStart/Stop (for ncu)")
+    ap.add_argument("--profile-prefill", type=int, default=0,
+                    help="after each batch, one prefill of N tokens between cudaProfilerStart/Stop (for ncu)")
     ap.add_argument("--json", default="")
     a = ap.parse_args()
     import numpy as np
@@ -297,6 +299,17 @@ def main():
                             mem[i + 1] = torch.cuda.mem_get_info()[0]
                     rows.append({"quant": quant, "mask": form, "mem_free_bytes": mem})
                     log(f"[{quant}, {form} mask] device free memory after decode steps: {mem}")
+            if a.profile_prefill:
+                # ncu --profile-from-start off: only this prefill (grow form; its second run, plans built)
+                import torch as torch_prof
+                dec = decs["grow"]
+                ids = np.ones((batch, a.profile_prefill), np.int64)
+                dec.run(ids, a.profile_prefill)
+                torch_prof.cuda.synchronize()
+                torch_prof.cuda.cudart().cudaProfilerStart()
+                dec.run(ids, a.profile_prefill)
+                torch_prof.cuda.synchronize()
+                torch_prof.cuda.cudart().cudaProfilerStop()
             if a.profile_steps:
                 # ncu --profile-from-start off: only these decode steps (static form)
                 import torch as torch_prof

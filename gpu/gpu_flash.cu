@@ -2,7 +2,8 @@
 // up: mma.sync m16n8k16, fp32 accumulation). A block takes 64 query rows of
 // one (batch, head), 16 per warp, and walks the keys in tiles (64 keys for
 // head sizes up to 64, else 32, so a block's tiles fit in 48 KB of shared
-// memory): S = Q K^T from ldmatrix'd fragments, the online softmax in
+// memory; two of each, the next tile loading by cp.async while this one is
+// used): S = Q K^T from ldmatrix'd fragments, the online softmax in
 // registers (a lane holds two rows' scores; the four lanes of a quad hold
 // the rest of those rows), then O += P V with S's accumulators repacked as
 // the A fragments of P, never written to memory. Masks, lengths, softcap
@@ -84,24 +85,35 @@ __device__ __forceinline__ uint32_t pack2<gpu::bf16>(float lo, float hi) {
 }
 
 // rows [r0, r0 + n) of an operand into sm (pitch ld), 16 bytes a thread at
-// a time; rows at or past lim are zeros
+// a time without waiting (cp.async; rows at or past lim are zero-filled);
+// the caller commits them as a group
 template <int D>
 __device__ __forceinline__ void load_rows(uint16_t *sm, const uint16_t *src, int64_t base, int64_t pitch, int64_t r0,
                                           int n, int64_t lim) {
   constexpr int chunks = D / 8;
   for (int c = threadIdx.x; c < n * chunks; c += kThreads) {
     const int r = c / chunks, col = (c % chunks) * 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (r0 + r < lim) v = *(const uint4 *)(src + base + (r0 + r) * pitch + col);
-    *(uint4 *)(sm + r * tile_dims<D>::ld + col) = v;
+    const bool in = r0 + r < lim;
+    const uint16_t *from = src + (in ? base + (r0 + r) * pitch + col : 0);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(sm + r * tile_dims<D>::ld + col)),
+                 "l"(from), "r"(in ? 16 : 0));
   }
+}
+
+__device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void wait_loads() {  // all but the newest N groups of this thread's loads are done
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) flash_rows(gpu_attn_desc d) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int BN = tile_dims<D>::keys, LD = tile_dims<D>::ld;
-  __shared__ __align__(16) uint16_t qs[kRows * LD], ks[BN * LD], vs[BN * LD];
+  constexpr int BN = tile_dims<D>::keys, LD = tile_dims<D>::ld, STAGE = 2 * BN * LD;
+  static_assert(2 * BN >= kRows, "the Q tile is staged in a K/V stage");
+  // two stages of K and V tiles: the next tile loads while this one is used (Q is staged in the second)
+  __shared__ __align__(16) uint16_t sm[2 * STAGE];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
   const int64_t nrb = (d.seq + kRows - 1) / kRows;
   const int64_t rb = nrb - 1 - blockIdx.x;  // the last rows first: under a causal mask they see the most keys
@@ -109,22 +121,42 @@ __global__ void __launch_bounds__(kThreads) flash_rows(gpu_attn_desc d) {
   const int64_t last = row0 + kRows - 1 < d.seq - 1 ? row0 + kRows - 1 : d.seq - 1;
   const attn_span a = gpu::attn_keys(d, b, row0, last, BN);
   const uint16_t *Q = (const uint16_t *)d.q, *K = (const uint16_t *)d.k, *V = (const uint16_t *)d.v;
-  load_rows<D>(qs, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
+  const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1], vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
+  // keys from klim on load as zeros: a cache's unwritten rows may hold inf or NaN bits, and 0 * inf is NaN
+  const auto load_kv = [&](int64_t k0, uint16_t *stage) {
+    load_rows<D>(stage, K, kbase, d.k_st[2], k0, BN, a.klim);
+    load_rows<D>(stage + BN * LD, V, vbase, d.v_st[2], k0, BN, a.klim);
+    commit_loads();
+  };
+  load_rows<D>(sm + STAGE, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
+  commit_loads();
+  if (a.kfirst < a.klim) load_kv(a.kfirst, sm);
+  wait_loads<0>();
   __syncthreads();
   uint32_t qf[D / 16][4];  // this warp's 16 rows as A fragments, one per 16 columns
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(qf[kk], qs + (w * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+  for (int kk = 0; kk < D / 16; ++kk)
+    ldmatrix_x4(qf[kk], sm + STAGE + (w * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
   float o[D / 8][4];  // output accumulators: rows g and g + 8, columns 8j + 2 t4 (+1)
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // per row: running max, this lane's share of the sum
   const int64_t rows[2] = {row0 + w * 16 + g, row0 + w * 16 + g + 8};
-  const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1], vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
-  for (int64_t k0 = a.kfirst; k0 < a.klim; k0 += BN) {
-    __syncthreads();  // the previous tile's reads are done
-    load_rows<D>(ks, K, kbase, d.k_st[2], k0, BN, a.klim);  // keys past klim: zeros (a cache's unwritten rows
-    load_rows<D>(vs, V, vbase, d.v_st[2], k0, BN, a.klim);  // may hold NaN or inf bits, and 0 * inf is NaN)
-    __syncthreads();
+  // tiles every row of the block sees whole: no per-score masking (most tiles of a long sequence)
+  const bool plain = !d.bias && !(d.mask && !d.mask_lens);
+  const int64_t whole_lo = a.windowed ? last + a.past - d.window + 1 : 0;
+  const int64_t whole_hi = d.causal && row0 + a.past + 1 < a.klim ? row0 + a.past + 1 : a.klim;
+  int stage = 0;
+  for (int64_t k0 = a.kfirst; k0 < a.klim; k0 += BN, stage ^= 1) {
+    __syncthreads();  // every warp is done with the other stage (or with Q in it)
+    if (k0 + BN < a.klim) {
+      load_kv(k0 + BN, sm + (stage ^ 1) * STAGE);
+      wait_loads<1>();
+    } else {
+      wait_loads<0>();
+    }
+    __syncthreads();  // this stage's tile is in
+    const uint16_t *ks = sm + stage * STAGE, *vs = ks + BN * LD;
     float s[BN / 8][4];  // scores: rows g, g + 8; keys 8j + 2 t4 (+1)
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
@@ -139,15 +171,28 @@ __global__ void __launch_bounds__(kThreads) flash_rows(gpu_attn_desc d) {
       }
     }
     float tmax[2] = {-INFINITY, -INFINITY};
+    if (plain && k0 >= whole_lo && k0 + BN <= whole_hi) {
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = e / 2;
-        const int64_t row = rows[r], key = k0 + j * 8 + 2 * t4 + (e & 1);
-        const bool valid = row < d.seq && key < d.kv_len;
-        s[j][e] = valid ? gpu::attn_score<T>(d, a, s[j][e], b, h, row, row + a.past, key) : -INFINITY;
-        tmax[r] = fmaxf(tmax[r], s[j][e]);
+        for (int e = 0; e < 4; ++e) {
+          float x = d.scale * s[j][e];
+          if (d.softcap > 0.f) x = d.softcap * tanhf(x / d.softcap);
+          s[j][e] = x;
+          tmax[e / 2] = fmaxf(tmax[e / 2], x);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = e / 2;
+          const int64_t row = rows[r], key = k0 + j * 8 + 2 * t4 + (e & 1);
+          const bool valid = row < d.seq && key < d.kv_len;
+          s[j][e] = valid ? gpu::attn_score<T>(d, a, s[j][e], b, h, row, row + a.past, key) : -INFINITY;
+          tmax[r] = fmaxf(tmax[r], s[j][e]);
+        }
       }
     }
     float mu[2];

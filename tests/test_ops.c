@@ -598,6 +598,10 @@ static const op_case k_cases[] = {
      .in = {IN(3, 1, 2, 2048), IN(3, 1, 2, 2048), W(1, 2048)}, .nin = 3},
     {"f16_skip_layernorm_wide_skip_2d", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
      .in = {IN(3, 2, 1, 4096), IN(2, 1, 4096), W(1, 4096), W(1, 4096)}, .nin = 4},
+    /* many rows with a 16-byte piece for every thread of the vector kernel (an LLM prompt's) */
+    {"f16_skip_simplified_many_wide_rows", "SkipSimplifiedLayerNormalization", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 2, 150, 2048), IN(3, 2, 150, 2048), W(1, 2048)}, .nin = 3},
+    {"layernorm_many_rows_1024_vec", "LayerNormalization", 17, .in = {IN(2, 300, 1024), W(1, 1024), W(1, 1024)}, .nin = 3},
     {"f16_simplified_layernorm_8192", "SimplifiedLayerNormalization", 17, .dtype = F16,
      .in = {IN(3, 1, 1, 8192), W(1, 8192)}, .nin = 2},
     {"f16_skip_layernorm", "SkipLayerNormalization", .domain = "com.microsoft", .dtype = F16,
