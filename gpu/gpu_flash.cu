@@ -1,6 +1,7 @@
 // gpu_flash: attention on tensor cores for fp16/bf16 (NVIDIA, sm_80 and
 // up: mma.sync m16n8k16, fp32 accumulation). A block takes 64 query rows of
-// one (batch, head), 16 per warp, and walks the keys in tiles (64 keys for
+// one (batch, head) (16 or 32 when that leaves the GPU idle), 16 per warp,
+// and walks the keys in tiles (64 keys for
 // head sizes up to 64, else 32, so a block's tiles fit in 48 KB of shared
 // memory; two of each, the next tile loading by cp.async while this one is
 // used): S = Q K^T from ldmatrix'd fragments, the online softmax in
@@ -23,8 +24,8 @@ namespace {
 
 using gpu::attn_span;
 
-constexpr int kRows = 64;  // query rows per block: 4 warps x 16
-constexpr int kThreads = 128;
+// W warps a block, 16 query rows each (4; fewer when there are too few
+// rows to fill the GPU with 64-row blocks: an encoder's 128-token sequence)
 
 template <int D>
 struct tile_dims {
@@ -87,11 +88,11 @@ __device__ __forceinline__ uint32_t pack2<gpu::bf16>(float lo, float hi) {
 // rows [r0, r0 + n) of an operand into sm (pitch ld), 16 bytes a thread at
 // a time without waiting (cp.async; rows at or past lim are zero-filled);
 // the caller commits them as a group
-template <int D>
+template <int D, int W>
 __device__ __forceinline__ void load_rows(uint16_t *sm, const uint16_t *src, int64_t base, int64_t pitch, int64_t r0,
                                           int n, int64_t lim) {
   constexpr int chunks = D / 8;
-  for (int c = threadIdx.x; c < n * chunks; c += kThreads) {
+  for (int c = threadIdx.x; c < n * chunks; c += 32 * W) {
     const int r = c / chunks, col = (c % chunks) * 8;
     const bool in = r0 + r < lim;
     const uint16_t *from = src + (in ? base + (r0 + r) * pitch + col : 0);
@@ -107,10 +108,10 @@ __device__ __forceinline__ void wait_loads() {  // all but the newest N groups o
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(kThreads) flash_rows(gpu_attn_desc d) {
+template <typename T, int D, int W>
+__global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int BN = tile_dims<D>::keys, LD = tile_dims<D>::ld, STAGE = 2 * BN * LD;
+  constexpr int kRows = 16 * W, BN = tile_dims<D>::keys, LD = tile_dims<D>::ld, STAGE = 2 * BN * LD;
   static_assert(2 * BN >= kRows, "the Q tile is staged in a K/V stage");
   // two stages of K and V tiles: the next tile loads while this one is used (Q is staged in the second)
   __shared__ __align__(16) uint16_t sm[2 * STAGE];
@@ -124,11 +125,11 @@ __global__ void __launch_bounds__(kThreads) flash_rows(gpu_attn_desc d) {
   const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1], vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
   // keys from klim on load as zeros: a cache's unwritten rows may hold inf or NaN bits, and 0 * inf is NaN
   const auto load_kv = [&](int64_t k0, uint16_t *stage) {
-    load_rows<D>(stage, K, kbase, d.k_st[2], k0, BN, a.klim);
-    load_rows<D>(stage + BN * LD, V, vbase, d.v_st[2], k0, BN, a.klim);
+    load_rows<D, W>(stage, K, kbase, d.k_st[2], k0, BN, a.klim);
+    load_rows<D, W>(stage + BN * LD, V, vbase, d.v_st[2], k0, BN, a.klim);
     commit_loads();
   };
-  load_rows<D>(sm + STAGE, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
+  load_rows<D, W>(sm + STAGE, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
   commit_loads();
   if (a.kfirst < a.klim) load_kv(a.kfirst, sm);
   wait_loads<0>();
@@ -257,7 +258,7 @@ template <typename T>
 bool flash_built() {
   static const bool ok = [] {
     gpuFuncAttributes fa;
-    return gpuFuncGetAttributes(&fa, (const void *)flash_rows<T, 64>) == gpuSuccess && fa.binaryVersion >= 80;
+    return gpuFuncGetAttributes(&fa, (const void *)flash_rows<T, 64, 4>) == gpuSuccess && fa.binaryVersion >= 80;
   }();
   return ok;
 }
@@ -266,28 +267,44 @@ bool aligned16(const void *p, int64_t off, const int64_t st[4]) {
   return ((uintptr_t)p % 16) == 0 && off % 8 == 0 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0 && st[3] == 1;
 }
 
+template <typename T, int D, int W>
+int launch(const gpu_attn_desc *d, gpuStream_t s) {
+  const int64_t rows = 16 * W;
+  if ((d->seq + rows - 1) / rows > 0x7fffffff) return -1;
+  const dim3 grid((unsigned)((d->seq + rows - 1) / rows), (unsigned)d->heads, (unsigned)d->batch);
+  flash_rows<T, D, W><<<grid, 32 * W, 0, s>>>(*d);
+  return gpu::last_error();
+}
+
+// Warps a block: 4 (64 rows) while that still makes about two blocks per
+// multiprocessor of a large GPU, else fewer rows a block and more blocks.
+template <typename T, int D>
+int launch_rows(const gpu_attn_desc *d, gpuStream_t s) {
+  const int64_t heads = d->batch * d->heads, wanted = 264;
+  if (heads * ((d->seq + 63) / 64) >= wanted) return launch<T, D, 4>(d, s);
+  if (heads * ((d->seq + 31) / 32) >= wanted) return launch<T, D, 2>(d, s);
+  return launch<T, D, 1>(d, s);
+}
+
 template <typename T>
 int flash(const gpu_attn_desc *d, gpuStream_t s) {
   if (!flash_built<T>()) return -1;
   const int64_t D = d->head_dim;
   if (d->batch <= 0 || d->heads <= 0 || d->seq <= 0 || d->kv_len <= 0 || d->fold || d->split > 1 || d->v_dim != D ||
-      d->kv_heads < 1 || d->heads % d->kv_heads != 0 || d->heads > 65535 || d->batch > 65535 ||
-      (d->seq + kRows - 1) / kRows > 0x7fffffff)
+      d->kv_heads < 1 || d->heads % d->kv_heads != 0 || d->heads > 65535 || d->batch > 65535)
     return -1;
-  // a handful of rows fill few of a block's 64: the CUDA-core kernel packs them tighter
+  // a handful of rows fill few of a warp's 16: the CUDA-core kernel packs them tighter
   if (d->seq < 16 || !aligned16(d->q, d->q_off, d->q_st) || !aligned16(d->k, d->k_off, d->k_st) ||
       !aligned16(d->v, d->v_off, d->v_st))
     return -1;
-  const dim3 grid((unsigned)((d->seq + kRows - 1) / kRows), (unsigned)d->heads, (unsigned)d->batch);
   switch (D) {
-    case 32: flash_rows<T, 32><<<grid, kThreads, 0, s>>>(*d); break;
-    case 64: flash_rows<T, 64><<<grid, kThreads, 0, s>>>(*d); break;
-    case 80: flash_rows<T, 80><<<grid, kThreads, 0, s>>>(*d); break;
-    case 96: flash_rows<T, 96><<<grid, kThreads, 0, s>>>(*d); break;
-    case 128: flash_rows<T, 128><<<grid, kThreads, 0, s>>>(*d); break;
+    case 32: return launch_rows<T, 32>(d, s);
+    case 64: return launch_rows<T, 64>(d, s);
+    case 80: return launch_rows<T, 80>(d, s);
+    case 96: return launch_rows<T, 96>(d, s);
+    case 128: return launch_rows<T, 128>(d, s);
     default: return -1;
   }
-  return gpu::last_error();
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
  * shapes, runs them on both backends and compares; checks supports_node,
  * device info, streams/events, allocation failures and a missing libcudnn.
  * Without a GPU (or module) it prints "SKIP: <reason>" and exits 77.
- *   test_backend_cuda [-v] [filter]   (filter: a substring of case names) */
+ *   test_backend_cuda [-v] [filter]   (filter: a substring of case names)
+ *   test_backend_cuda --bench | --bench-nbits | --bench-attention   (timings) */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -838,11 +839,22 @@ static void b_lrn_wide(tg *t) {
 }
 
 /* attention on the tensor-core kernel in fp16/bf16 (gpu/gpu_flash.cu; fp32 runs the CUDA-core one):
- * GQA heads under a causal mask, rows and keys past whole tiles; head size 128 with more keys than rows */
+ * GQA heads under a causal mask, rows and keys past whole tiles; head size 128 with more keys than rows
+ * (both one warp a block) */
 static void b_attn_causal_gqa(tg *t) {
   attr a[] = {A_INT("is_causal", 1)};
   int in[3] = {tg_input(t, 4, D(2, 4, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64))};
   tg_output(t, tg_node(t, "Attention", 23, in, 3, a, NA(a)));
+}
+/* enough rows and heads for 4 warps a block (GQA, causal), and for 2 */
+static void b_attn_w4_causal(tg *t) {
+  attr a[] = {A_INT("is_causal", 1)};
+  int in[3] = {tg_input(t, 4, D(1, 32, 600, 64)), tg_input(t, 4, D(1, 8, 600, 64)), tg_input(t, 4, D(1, 8, 600, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, a, NA(a)));
+}
+static void b_attn_w2(tg *t) {
+  int in[3] = {tg_input(t, 4, D(1, 16, 600, 64)), tg_input(t, 4, D(1, 16, 500, 64)), tg_input(t, 4, D(1, 16, 500, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
 }
 static void b_attn_d128_cross(tg *t) {
   int in[3] = {tg_input(t, 4, D(1, 2, 70, 128)), tg_input(t, 4, D(1, 2, 100, 128)), tg_input(t, 4, D(1, 2, 100, 128))};
@@ -929,6 +941,8 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
 static const op_case attn_cases[] = {
     {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
     {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
+    {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
+    {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
 };
 
 static void test_attention(gpu_env *e, const char *filter) {
@@ -1709,6 +1723,44 @@ static hd_status *open_cuda(be_module **out) {
   return open_fn(BE_API_VERSION, &h, out);
 }
 
+/* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
+ * tensor-core kernel) and fp32 (the fused kernel or the GEMM form), graph
+ * replay; the rate counts 4 S L D multiply-adds per head (half under a
+ * causal mask). */
+static void bench_attention(gpu_env *e) {
+  static const struct { const char *name; int64_t b, h, kh, s, d; int causal; } as[] = {
+      {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0},
+      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1},
+      {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1},
+      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1}};
+  printf("\nAttention (graph replay; us per run, TFLOPS)\n%-22s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
+         "fp32 us", "TFLOPS");
+  for (size_t i = 0; i < sizeof as / sizeof as[0]; ++i) {
+    double us[2], flops = 4.0 * (double)(as[i].b * as[i].h) * (double)(as[i].s * as[i].s) * (double)as[i].d;
+    if (as[i].causal) flops /= 2;
+    for (int k = 0; k < 2; ++k) {
+      tg t;
+      ir_graph *g = NULL;
+      tg_begin(&t, k ? HD_DT_F32 : HD_DT_F16);
+      attr a[] = {A_INT("is_causal", as[i].causal)};
+      int in[3] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
+                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
+                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f)};
+      tg_output(&t, tg_node(&t, "Attention", 23, in, 3, a, NA(a)));
+      hd_status *st = tg_end(&t, 0, &g);
+      us[k] = -1;
+      if (st) {
+        CHECK(0, "bench_attention: build: %s", hd_status_msg(st));
+        hd_status_free(st);
+        continue;
+      }
+      us[k] = time_graph(e, e->ctx_cap, g);
+      ir_graph_free(g);
+    }
+    printf("%-22s %10.1f %8.1f %10.1f %8.1f\n", as[i].name, us[0], flops / us[0] / 1e6, us[1], flops / us[1] / 1e6);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *filter = NULL;
   int do_bench = 0;
@@ -1716,6 +1768,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "-v") == 0) verbose = 1;
     else if (strcmp(argv[i], "--bench") == 0) do_bench = 1;
     else if (strcmp(argv[i], "--bench-nbits") == 0) do_bench = 2;
+    else if (strcmp(argv[i], "--bench-attention") == 0) do_bench = 3;
     else filter = argv[i];
   }
   gpu_env e;
@@ -1769,6 +1822,10 @@ int main(int argc, char **argv) {
 
   if (do_bench == 2) {
     bench_nbits(&e);
+    goto done;
+  }
+  if (do_bench == 3) {
+    bench_attention(&e);
     goto done;
   }
   if (do_bench) {
