@@ -1,17 +1,20 @@
-// gpu_flash: attention on tensor cores for fp16/bf16 (NVIDIA, sm_80 and
-// up: mma.sync m16n8k16, fp32 accumulation). A block takes 64 query rows of
-// one (batch, head) (16 or 32 when that leaves the GPU idle), 16 per warp,
-// and walks the keys in tiles (64 keys for
-// head sizes up to 64, else 32, so a block's tiles fit in 48 KB of shared
-// memory; two of each, the next tile loading by cp.async while this one is
-// used): S = Q K^T from ldmatrix'd fragments, the online softmax in
-// registers (a lane holds two rows' scores; the four lanes of a quad hold
-// the rest of those rows), then O += P V with S's accumulators repacked as
-// the A fragments of P, never written to memory. Masks, lengths, softcap
-// and bias are gpu_attention.cu's (gpu_attn.cuh). What it does not take
-// (fp32, head sizes other than 32/64/80/96/128, strided inner dims, rows or
-// starts not 16-byte aligned, the split and fold forms of decode) returns
-// -1 and runs on gpu_attention.cu's kernel; on HIP it takes nothing yet.
+// gpu_flash: attention on tensor cores (NVIDIA, sm_80 and up): fp16/bf16
+// through mma.sync m16n8k16, fp32 through TF32 m16n8k8 where the context
+// allows TF32 (as for matmuls); fp32 accumulation either way. A block takes
+// 64 query rows of one (batch, head) (16 or 32 when that leaves the GPU
+// idle), 16 per warp, and walks the keys in tiles (fp16: 64 keys for head
+// sizes up to 64, else 32; fp32: 32), two stages of K and V in 48 KB of
+// shared memory, the next tile loading by cp.async while this one is used:
+// S = Q K^T from shared-memory fragments, the online softmax in registers
+// (a lane holds two rows' scores; the four lanes of a quad hold the rest of
+// those rows), then O += P V with P's A fragments made from S's
+// accumulators in registers, never written to memory. Tiles that every row
+// of the block sees whole skip the per-score masks; the others take
+// gpu_attention.cu's masks, lengths, softcap and bias (gpu_attn.cuh). What
+// it does not take (head sizes other than 32/64/80/96/128 — fp32: 32/64 —,
+// strided inner dims, rows or starts not on 16 bytes, fewer than 16 rows,
+// the split and fold forms of decode) returns -1 and runs on
+// gpu_attention.cu's kernel; on HIP it takes nothing yet.
 #include "gpu/gpu_attn.cuh"
 
 #if defined(GPU_VENDOR_HIP)
@@ -26,12 +29,6 @@ using gpu::attn_span;
 
 // W warps a block, 16 query rows each (4; fewer when there are too few
 // rows to fill the GPU with 64-row blocks: an encoder's 128-token sequence)
-
-template <int D>
-struct tile_dims {
-  static constexpr int keys = D <= 64 ? 64 : 32;  // keys per tile
-  static constexpr int ld = D + 8;                // row pitch in elements: ldmatrix rows on distinct banks
-};
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -85,19 +82,128 @@ __device__ __forceinline__ uint32_t pack2<gpu::bf16>(float lo, float hi) {
   return (uint32_t)b[0].bits | ((uint32_t)b[1].bits << 16);
 }
 
+// fp32 as TF32 (round to nearest, as the BLAS does): 10 bits of mantissa, fp32's range
+__device__ __forceinline__ uint32_t tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// c += a b for one 16x8 tile: a 16x8 (row), b 8x8 (col), TF32 in, fp32 out
+__device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// What differs by element type: the tiles' shape in shared memory, and
+// how a warp's fragments are read from it and multiplied. Scores s and
+// outputs o are m16n8 accumulators either way: a lane holds rows g and
+// g + 8 (g = lane / 4), columns 2 t4 and 2 t4 + 1 (t4 = lane % 4) of each
+// 8-column tile.
+template <typename T, int D>
+struct frags;
+
+// fp16 / bf16: m16n8k16, fragments by ldmatrix (rows padded by 16 bytes so
+// the 8 row addresses of a matrix fall on distinct banks)
+template <typename T, int D>
+struct frags {
+  typedef uint16_t E;
+  static constexpr int BN = D <= 64 ? 64 : 32;  // keys a tile (two stages of K and V fit in 48 KB)
+  static constexpr int LDK = D + 8, LDV = D + 8, KQ = D / 16;
+
+  __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < KQ; ++kk) ldmatrix_x4(qf[kk], qs + (w * 16 + lane % 16) * LDK + kk * 16 + (lane / 16) * 8);
+  }
+  __device__ static void scores(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *ks, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < KQ; ++kk) {
+#pragma unroll
+      for (int j = 0; j < BN / 16; ++j) {  // keys 16j .. 16j + 15: two 8-key tiles from one ldmatrix
+        uint32_t kf[4];
+        ldmatrix_x4(kf, ks + (j * 16 + (lane / 16) * 8 + lane % 8) * LDK + kk * 16 + ((lane / 8) % 2) * 8);
+        mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
+        mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
+      }
+    }
+  }
+  // o += p v: p's A fragments are two score tiles' accumulators, repacked
+  __device__ static void accumulate(float o[D / 8][4], const float s[BN / 8][4], const E *vs, int lane) {
+#pragma unroll
+    for (int kc = 0; kc < BN / 16; ++kc) {
+      const uint32_t pa[4] = {pack2<T>(s[2 * kc][0], s[2 * kc][1]), pack2<T>(s[2 * kc][2], s[2 * kc][3]),
+                              pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                              pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < D / 16; ++dp) {  // columns 16 dp .. 16 dp + 15: two 8-column tiles from one ldmatrix
+        uint32_t vf[4];
+        ldmatrix_x4_trans(vf, vs + (kc * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDV + dp * 16 + (lane / 16) * 8);
+        mma<T>(o[2 * dp], pa, vf[0], vf[1]);
+        mma<T>(o[2 * dp + 1], pa, vf[2], vf[3]);
+      }
+    }
+  }
+};
+
+// fp32: m16n8k8 in TF32, fragments read as words (K's rows pitched 4 words
+// past a multiple of 32 banks, V's 8: each read of a warp hits 32 banks);
+// P's A fragment needs keys t4 and t4 + 4 of a row, held by other lanes of
+// the quad, so it comes through shuffles
+template <int D>
+struct frags<float, D> {
+  typedef float E;
+  static constexpr int BN = 32, LDK = D + 4, LDV = D + 8, KQ = D / 8;
+
+  __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
+    const E *r = qs + (w * 16 + lane / 4) * LDK + lane % 4;
+#pragma unroll
+    for (int kk = 0; kk < KQ; ++kk) {
+      qf[kk][0] = tf32(r[kk * 8]), qf[kk][1] = tf32(r[8 * LDK + kk * 8]);
+      qf[kk][2] = tf32(r[kk * 8 + 4]), qf[kk][3] = tf32(r[8 * LDK + kk * 8 + 4]);
+    }
+  }
+  __device__ static void scores(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *ks, int lane) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const E *r = ks + (j * 8 + lane / 4) * LDK + lane % 4;
+#pragma unroll
+      for (int kk = 0; kk < KQ; ++kk) mma_tf32(s[j], qf[kk], tf32(r[kk * 8]), tf32(r[kk * 8 + 4]));
+    }
+  }
+  __device__ static void accumulate(float o[D / 8][4], const float s[BN / 8][4], const E *vs, int lane) {
+    const int t4 = lane % 4, lo = (lane & ~3) | (t4 >> 1), hi = lo + 2;  // lanes holding keys t4, t4 + 4
+#pragma unroll
+    for (int kc = 0; kc < BN / 8; ++kc) {
+      uint32_t pa[4];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {  // rows g, g + 8
+        const float a0 = gpu::shfl32(s[kc][2 * r], lo), a1 = gpu::shfl32(s[kc][2 * r + 1], lo);
+        const float b0 = gpu::shfl32(s[kc][2 * r], hi), b1 = gpu::shfl32(s[kc][2 * r + 1], hi);
+        pa[r] = tf32(t4 & 1 ? a1 : a0);
+        pa[2 + r] = tf32(t4 & 1 ? b1 : b0);
+      }
+      const E *r = vs + (kc * 8 + t4) * LDV + lane / 4;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) mma_tf32(o[dt], pa, tf32(r[dt * 8]), tf32(r[4 * LDV + dt * 8]));
+    }
+  }
+};
+
 // rows [r0, r0 + n) of an operand into sm (pitch ld), 16 bytes a thread at
 // a time without waiting (cp.async; rows at or past lim are zero-filled);
 // the caller commits them as a group
-template <int D, int W>
-__device__ __forceinline__ void load_rows(uint16_t *sm, const uint16_t *src, int64_t base, int64_t pitch, int64_t r0,
-                                          int n, int64_t lim) {
-  constexpr int chunks = D / 8;
+template <typename E, int D, int W>
+__device__ __forceinline__ void load_rows(E *sm, int ld, const E *src, int64_t base, int64_t pitch, int64_t r0, int n,
+                                          int64_t lim) {
+  constexpr int per = 16 / sizeof(E), chunks = D / per;
   for (int c = threadIdx.x; c < n * chunks; c += 32 * W) {
-    const int r = c / chunks, col = (c % chunks) * 8;
+    const int r = c / chunks, col = (c % chunks) * per;
     const bool in = r0 + r < lim;
-    const uint16_t *from = src + (in ? base + (r0 + r) * pitch + col : 0);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(sm + r * tile_dims<D>::ld + col)),
-                 "l"(from), "r"(in ? 16 : 0));
+    const E *from = src + (in ? base + (r0 + r) * pitch + col : 0);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(sm + r * ld + col)), "l"(from),
+                 "r"(in ? 16 : 0));
   }
 }
 
@@ -111,33 +217,33 @@ __device__ __forceinline__ void wait_loads() {  // all but the newest N groups o
 template <typename T, int D, int W>
 __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int kRows = 16 * W, BN = tile_dims<D>::keys, LD = tile_dims<D>::ld, STAGE = 2 * BN * LD;
-  static_assert(2 * BN >= kRows, "the Q tile is staged in a K/V stage");
+  typedef frags<T, D> F;
+  typedef typename F::E E;
+  constexpr int kRows = 16 * W, BN = F::BN, STAGE = BN * (F::LDK + F::LDV);
+  static_assert(kRows * F::LDK <= STAGE, "the Q tile is staged in a K/V stage");
   // two stages of K and V tiles: the next tile loads while this one is used (Q is staged in the second)
-  __shared__ __align__(16) uint16_t sm[2 * STAGE];
+  __shared__ __align__(16) E sm[2 * STAGE];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
   const int64_t nrb = (d.seq + kRows - 1) / kRows;
   const int64_t rb = nrb - 1 - blockIdx.x;  // the last rows first: under a causal mask they see the most keys
   const int64_t b = blockIdx.z, h = blockIdx.y, kh = h / (d.heads / d.kv_heads), row0 = rb * kRows;
   const int64_t last = row0 + kRows - 1 < d.seq - 1 ? row0 + kRows - 1 : d.seq - 1;
   const attn_span a = gpu::attn_keys(d, b, row0, last, BN);
-  const uint16_t *Q = (const uint16_t *)d.q, *K = (const uint16_t *)d.k, *V = (const uint16_t *)d.v;
+  const E *Q = (const E *)d.q, *K = (const E *)d.k, *V = (const E *)d.v;
   const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1], vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
   // keys from klim on load as zeros: a cache's unwritten rows may hold inf or NaN bits, and 0 * inf is NaN
-  const auto load_kv = [&](int64_t k0, uint16_t *stage) {
-    load_rows<D, W>(stage, K, kbase, d.k_st[2], k0, BN, a.klim);
-    load_rows<D, W>(stage + BN * LD, V, vbase, d.v_st[2], k0, BN, a.klim);
+  const auto load_kv = [&](int64_t k0, E *stage) {
+    load_rows<E, D, W>(stage, F::LDK, K, kbase, d.k_st[2], k0, BN, a.klim);
+    load_rows<E, D, W>(stage + BN * F::LDK, F::LDV, V, vbase, d.v_st[2], k0, BN, a.klim);
     commit_loads();
   };
-  load_rows<D, W>(sm + STAGE, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
+  load_rows<E, D, W>(sm + STAGE, F::LDK, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
   commit_loads();
   if (a.kfirst < a.klim) load_kv(a.kfirst, sm);
   wait_loads<0>();
   __syncthreads();
-  uint32_t qf[D / 16][4];  // this warp's 16 rows as A fragments, one per 16 columns
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-    ldmatrix_x4(qf[kk], sm + STAGE + (w * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+  uint32_t qf[F::KQ][4];  // this warp's 16 rows as A fragments
+  F::q(qf, sm + STAGE, w, lane);
   float o[D / 8][4];  // output accumulators: rows g and g + 8, columns 8j + 2 t4 (+1)
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -157,20 +263,11 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
       wait_loads<0>();
     }
     __syncthreads();  // this stage's tile is in
-    const uint16_t *ks = sm + stage * STAGE, *vs = ks + BN * LD;
+    const E *ks = sm + stage * STAGE, *vs = ks + BN * F::LDK;
     float s[BN / 8][4];  // scores: rows g, g + 8; keys 8j + 2 t4 (+1)
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < BN / 16; ++j) {  // keys 16j .. 16j + 15: two 8-key tiles from one ldmatrix
-        uint32_t kf[4];
-        ldmatrix_x4(kf, ks + (j * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-        mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
-        mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
-      }
-    }
+    F::scores(s, qf, ks, lane);
     float tmax[2] = {-INFINITY, -INFINITY};
     if (plain && k0 >= whole_lo && k0 + BN <= whole_hi) {
 #pragma unroll
@@ -217,19 +314,7 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
         l[e / 2] += s[j][e];
       }
     }
-#pragma unroll
-    for (int kc = 0; kc < BN / 16; ++kc) {  // keys 16 kc .. 16 kc + 15: P's A fragment from two score tiles
-      const uint32_t pa[4] = {pack2<T>(s[2 * kc][0], s[2 * kc][1]), pack2<T>(s[2 * kc][2], s[2 * kc][3]),
-                              pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                              pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
-#pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {  // columns 16 dp .. 16 dp + 15: two 8-column tiles from one ldmatrix
-        uint32_t vf[4];
-        ldmatrix_x4_trans(vf, vs + (kc * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
-        mma<T>(o[2 * dp], pa, vf[0], vf[1]);
-        mma<T>(o[2 * dp + 1], pa, vf[2], vf[3]);
-      }
-    }
+    F::accumulate(o, s, vs, lane);
   }
   T *O = (T *)d.out;
 #pragma unroll
@@ -263,8 +348,9 @@ bool flash_built() {
   return ok;
 }
 
-bool aligned16(const void *p, int64_t off, const int64_t st[4]) {
-  return ((uintptr_t)p % 16) == 0 && off % 8 == 0 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0 && st[3] == 1;
+// rows of unit-stride elements starting on 16 bytes (n elements)
+bool aligned16(const void *p, int64_t off, const int64_t st[4], int64_t n) {
+  return ((uintptr_t)p % 16) == 0 && off % n == 0 && st[0] % n == 0 && st[1] % n == 0 && st[2] % n == 0 && st[3] == 1;
 }
 
 template <typename T, int D, int W>
@@ -286,18 +372,22 @@ int launch_rows(const gpu_attn_desc *d, gpuStream_t s) {
   return launch<T, D, 1>(d, s);
 }
 
+// Shapes and layouts it takes: rows of unit-stride elements on 16 bytes,
+// at least 16 query rows (a handful fill few of a warp's 16: the CUDA-core
+// kernel packs them tighter), one head size for Q/K and V, no split or fold.
 template <typename T>
-int flash(const gpu_attn_desc *d, gpuStream_t s) {
-  if (!flash_built<T>()) return -1;
-  const int64_t D = d->head_dim;
-  if (d->batch <= 0 || d->heads <= 0 || d->seq <= 0 || d->kv_len <= 0 || d->fold || d->split > 1 || d->v_dim != D ||
-      d->kv_heads < 1 || d->heads % d->kv_heads != 0 || d->heads > 65535 || d->batch > 65535)
-    return -1;
-  // a handful of rows fill few of a warp's 16: the CUDA-core kernel packs them tighter
-  if (d->seq < 16 || !aligned16(d->q, d->q_off, d->q_st) || !aligned16(d->k, d->k_off, d->k_st) ||
-      !aligned16(d->v, d->v_off, d->v_st))
-    return -1;
-  switch (D) {
+bool flash_takes(const gpu_attn_desc *d) {
+  const int64_t n = 16 / (int64_t)sizeof(T);
+  return flash_built<T>() && d->batch > 0 && d->heads > 0 && d->seq >= 16 && d->kv_len > 0 && !d->fold &&
+         d->split <= 1 && d->v_dim == d->head_dim && d->kv_heads >= 1 && d->heads % d->kv_heads == 0 &&
+         d->heads <= 65535 && d->batch <= 65535 && aligned16(d->q, d->q_off, d->q_st, n) &&
+         aligned16(d->k, d->k_off, d->k_st, n) && aligned16(d->v, d->v_off, d->v_st, n);
+}
+
+template <typename T>
+int flash_half(const gpu_attn_desc *d, gpuStream_t s) {
+  if (!flash_takes<T>(d)) return -1;
+  switch (d->head_dim) {
     case 32: return launch_rows<T, 32>(d, s);
     case 64: return launch_rows<T, 64>(d, s);
     case 80: return launch_rows<T, 80>(d, s);
@@ -307,12 +397,24 @@ int flash(const gpu_attn_desc *d, gpuStream_t s) {
   }
 }
 
+// fp32 through TF32 when the context allows it (as for matmuls); its
+// tiles take head sizes up to 64
+int flash_tf32(const gpu_attn_desc *d, gpuStream_t s) {
+  if (!d->tf32 || !flash_takes<float>(d)) return -1;
+  switch (d->head_dim) {
+    case 32: return launch_rows<float, 32>(d, s);
+    case 64: return launch_rows<float, 64>(d, s);
+    default: return -1;
+  }
+}
+
 }  // namespace
 
 int gpu::flash_attention(const gpu_attn_desc *d, int dtype, gpuStream_t s) {
   switch (dtype) {
-    case GPU_DT_F16: return flash<gpu_half>(d, s);
-    case GPU_DT_BF16: return flash<gpu::bf16>(d, s);
+    case GPU_DT_F32: return flash_tf32(d, s);
+    case GPU_DT_F16: return flash_half<gpu_half>(d, s);
+    case GPU_DT_BF16: return flash_half<gpu::bf16>(d, s);
     default: return -1;
   }
 }

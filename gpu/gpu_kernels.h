@@ -330,6 +330,7 @@ typedef struct gpu_attn_desc {
   float scale, fill;
   int causal, mask_add, mask_lens, mask_invert, mask_dtype;
   int empty_zero; /* rows whose every score is -inf: zeros (else NaN) */
+  int tf32;       /* fp32 operands may be rounded to TF32 (tensor cores), as the context allows matmuls */
   const void *q, *k, *v, *mask, *bias;
   void *out;
   /* GroupQueryAttention (ops/gqa.h), when seqlens is set: batch b has

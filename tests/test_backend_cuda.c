@@ -937,7 +937,9 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
   ir_graph_free(g);
 }
 
-/* fp32, fp16 and bf16 (bf16 keeps 8 bits of mantissa: 4x fp16's tolerance) */
+/* fp32 on TF32 tensor cores (rounded to 10 bits of mantissa: fp16's
+ * tolerance) and without (the CUDA-core kernel: exact to fp32), fp16, and
+ * bf16 (8 bits of mantissa: 4x fp16's tolerance) */
 static const op_case attn_cases[] = {
     {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
     {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
@@ -949,11 +951,13 @@ static void test_attention(gpu_env *e, const char *filter) {
   for (size_t i = 0; i < sizeof attn_cases / sizeof attn_cases[0]; ++i) {
     const op_case *ac = &attn_cases[i];
     if (filter && !strstr(ac->name, filter)) continue;
-    run_op_case(e, ac, HD_DT_F32, e->ctx, "");
+    op_case tf = *ac, bf = *ac;
+    tf.tol32 = ac->tol16;
+    bf.tol16 *= 4;
+    run_op_case(e, &tf, HD_DT_F32, e->ctx, " [tf32]");
+    run_op_case(e, ac, HD_DT_F32, e->ctx_strict, " [no tf32]");
     run_op_case(e, ac, HD_DT_F16, e->ctx, "");
     run_op_case(e, ac, HD_DT_F16, e->ctx_cap, " [graph]");
-    op_case bf = *ac;
-    bf.tol16 *= 4;
     run_op_case(e, &bf, HD_DT_BF16, e->ctx, "");
   }
 }

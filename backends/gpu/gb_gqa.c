@@ -90,6 +90,7 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   gpu_attn_desc d = {.batch = l.batch, .heads = H, .kv_heads = KH, .seq = S, .kv_len = PL, .head_dim = D, .v_dim = D,
                      .q_st = {S * qw, D, qw, 1}, .k_st = {KH * PL * D, PL * D, D, 1}, .v_st = {KH * PL * D, PL * D, D, 1},
                      .o_st = {S * H * D, D, H * D, 1}, .scale = l.scale, .fill = -INFINITY, .causal = 1, .empty_zero = 1,
+                     .tf32 = bp->bg->c->opts.use_tf32,
                      .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
                      .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
                      .window = p->window, .softcap = p->softcap};
