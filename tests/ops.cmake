@@ -2,3 +2,9 @@
 add_executable(test_ops test_ops.c)
 target_link_libraries(test_ops PRIVATE hh_harness)
 hh_add_ort_test(ops test_ops)
+
+# Patterns the fusion passes merge (tests/test_fused_ops.c), multi-node
+# models against the CPU EP, on both runtimes.
+add_executable(test_fused_ops test_fused_ops.c)
+target_link_libraries(test_fused_ops PRIVATE hh_harness)
+hh_add_ort_test(fused_ops test_fused_ops)
