@@ -231,7 +231,7 @@ static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **ou
   bctx b = {.m = hh_model_new(h), .dt = dt, .own = c->dtype ? c->dtype : F32, .seed = seed};
   b.rc = b.m ? 0 : 1;
   for (int i = 0; i < c->nin && !b.rc; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "x%d", i);
     b.rc = hh_model_input(b.m, name, dt, c->rank[i], c->dims[i]);
   }
