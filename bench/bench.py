@@ -9,9 +9,14 @@ each batch size, in one process:
   ORT CPU EP        ORT's CPU EP (timing skipped where it would be too slow)
   torch eager       torch fp32 on CUDA (TF32 convolutions: torch's default)
   torch graph       the same model captured in one torch.cuda.CUDAGraph
+and, unless --no-fp16, in half precision:
+  ours fp16         ORT + our EP with provider option precision=fp16, device
+                    I/O (host I/O when no device I/O way works)
+  torch graph fp16  the model in fp16 (.half()) captured in one CUDA graph
 Medians of wall time with the GPU synchronised, over --iters runs after
---warmup runs. Our outputs are checked against the CPU EP (rel L2 < 1e-2):
-a FAIL row reports no speed of ours ("—").
+--warmup runs. Our outputs are checked against the CPU EP (rel L2 < 1e-2;
+the fp16 ones against the same fp32 CPU EP output): a FAIL row reports no
+speed of ours ("—").
 
 Device memory, one method for both (see MEMORY_METHOD): each side's caching
 allocator at its peak plus the CUDA context. Ours: the EP's pool peak
@@ -26,6 +31,7 @@ Writes OUT/benchmarks.md (table) and OUT/bench-<date>.json (raw numbers),
 rewritten after every row so a run cut short still leaves its rows.
 """
 import argparse
+import copy
 import datetime
 import json
 import os
@@ -215,7 +221,15 @@ def bench_model(name, a, ctx, emit):
     else:
         info["export"] = {"path": path, "reused": True}
     cpu = hdep.cpu_session(ort, path)
-    ep = None
+    ep = ep16 = None
+    if ctx["dev"] is not None and not a.no_fp16:
+        try:
+            t = time.time()
+            ep16 = hdep.ep_session(ort, path, ctx["dev"], {"precision": "fp16"})
+            info["ep_fp16_session_s"] = round(time.time() - t, 2)
+        except Exception as e:
+            info["ep_fp16_error"] = str(e)
+            log(f"[{name}] our precision=fp16 session failed: {e}")
     if ctx["dev"] is not None:
         try:
             t = time.time()
@@ -279,6 +293,28 @@ def bench_model(name, a, ctx, emit):
                 except Exception as e:
                     row["checks"]["ours_device"] = {"pass": False, "why": f"run failed: {e}"}
                     log(f"[{name} b{b}] ours device I/O: run failed: {e}")
+        # ours, precision=fp16
+        if ep16 is not None:
+            try:
+                if ctx["io"]:
+                    d = DeviceIO(ctx["io"], ort, torch, np, ep16, x, [r.shape for r in ref])
+                    run16, fetch16 = d.run, d.fetch
+                else:
+                    run16 = lambda: ep16.run(None, {inp: x})  # noqa: E731
+                    fetch16 = run16
+                run16()
+                sync()
+                c = hdep.compare(fetch16()[0], ref[0])
+                row["checks"]["ours_fp16"] = c
+                log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
+                if c["pass"]:
+                    row["times"]["ours_fp16"] = time_fn(run16, a.iters, a.warmup, sync)
+                del run16, fetch16
+            except Exception as e:
+                row["checks"]["ours_fp16"] = {"pass": False, "why": f"run failed: {e}"}
+                log(f"[{name} b{b}] ours precision=fp16: run failed: {e}")
+        elif "ep_fp16_error" in info:
+            row["checks"]["ours_fp16"] = {"pass": False, "why": "session failed: " + info["ep_fp16_error"][:300]}
         # our device memory (a process of its own)
         mem = {"method": MEMORY_METHOD, "context_bytes": ctx.get("context_bytes")}
         if ep is not None and not a.no_memory:
@@ -320,10 +356,31 @@ def bench_model(name, a, ctx, emit):
             except Exception as e:
                 row["notes"].append(f"torch CUDA graph failed: {e}")
                 log(f"[{name} b{b}] torch CUDA graph failed: {e}")
+            if not a.no_fp16:
+                try:
+                    tm16 = copy.deepcopy(tm).half()
+                    static_x = tx.half()
+                    s = torch.cuda.Stream()
+                    s.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(s):
+                        for _ in range(3):
+                            tm16(static_x)
+                    torch.cuda.current_stream().wait_stream(s)
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        static_y = tm16(static_x)
+                    g.replay()
+                    sync()
+                    row["checks"]["torch_graph_fp16"] = hdep.compare(static_y.float().cpu().numpy(), ref[0])
+                    row["times"]["torch_graph_fp16"] = time_fn(g.replay, a.iters, a.warmup, sync)
+                    del g, static_y, static_x, tm16
+                except Exception as e:
+                    row["notes"].append(f"torch fp16 CUDA graph failed: {e}")
+                    log(f"[{name} b{b}] torch fp16 CUDA graph failed: {e}")
             del tx, y
         torch.cuda.empty_cache()
         emit(info, row)
-    del ep, cpu, tm
+    del ep, ep16, cpu, tm
     torch.cuda.empty_cache()
 
 
@@ -344,6 +401,11 @@ def row_status(row):
     if not ours:
         return "FAIL"  # our EP did not run (no GPU device, session failed): see the notes
     return "PASS" if all(c["pass"] for c in ours) else "FAIL"
+
+
+def fp16_status(row):
+    c = row["checks"].get("ours_fp16")
+    return None if c is None else ("PASS" if c["pass"] else "FAIL")
 
 
 def memory_mib(mem):
@@ -408,6 +470,29 @@ def markdown(meta, rows):
              "eager* = torch eager / ours; *ratio to torch graph* = ours / torch graph (below 1 = faster than "
              "torch's whole-model CUDA graph); both use device I/O where measured. A FAIL row reports none of "
              "our times.")
+    hrows = [r for r in rows if fp16_status(r) is not None or "torch_graph_fp16" in r["times"]]
+    if hrows:
+        L.append("")
+        L.append("Half precision: *ours fp16* = provider option precision=fp16 on the same fp32 model (weights "
+                 "converted once, fp32 at the partition's input and output; device I/O where measured), checked "
+                 "against the CPU EP's fp32 output (rel L2 < 1e-2); *torch graph fp16* = the model in fp16 "
+                 "(.half()) in one CUDA graph. Ratios below 1: ours faster.")
+        L.append("")
+        L.append("| model | batch | ours fp16 vs CPU EP (rel L2) | ours fp16 (ms) | torch graph fp16 (ms) "
+                 "| ours fp16 / torch graph fp16 | ours fp32 / ours fp16 |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in hrows:
+            t = r["times"]
+            c = r["checks"].get("ours_fp16")
+            st = fp16_status(r) or DASH
+            if c and "rel_l2" in c:
+                st += f" {c['rel_l2']:.1e}"
+            o16 = t.get("ours_fp16", {}).get("median_ms") if st.startswith("PASS") else None
+            g16 = t.get("torch_graph_fp16", {}).get("median_ms")
+            o32, _ = ours_ms(r)
+            L.append(f"| {r['model']} | {r['batch']} | {st} | {fmt_ms(o16)} | {fmt_ms(g16)} | "
+                     f"{f'{o16 / g16:.2f}' if o16 and g16 else DASH} | "
+                     f"{f'{o32 / o16:.2f}x' if o16 and o32 and row_status(r) == 'PASS' else DASH} |")
     mrows = [r for r in rows if r.get("memory")]
     if mrows:
         L.append("")
@@ -427,7 +512,7 @@ def markdown(meta, rows):
     notes = list(meta.get("notes", []))
     placed = set()
     for r in rows:
-        for c in ("ours_host", "ours_device", "torch_eager", "torch_graph"):
+        for c in ("ours_host", "ours_device", "ours_fp16", "torch_eager", "torch_graph", "torch_graph_fp16"):
             ch = r["checks"].get(c)
             if ch and (c.startswith("ours") or not ch["pass"]):
                 notes.append(f"{r['model']} b{r['batch']} {c} vs CPU EP: {hdep.compare_str(ch)}")
@@ -461,6 +546,7 @@ def main():
                     help="how device I/O binds (auto: probe each in a child process)")
     ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)
     ap.add_argument("--no-memory", action="store_true", help="skip our device memory (a hipdnn-ep-run per row)")
+    ap.add_argument("--no-fp16", action="store_true", help="skip ours with precision=fp16 and torch's fp16 graph")
     a = ap.parse_args()
     if a.probe:
         return run_probe(a.probe)
@@ -542,7 +628,7 @@ def main():
     print()
     print(open(md_path).read())
     log(f"wrote {md_path} and {json_path} in {time.time() - t0:.0f} s")
-    bad = [r for r in rows if row_status(r) == "FAIL"]
+    bad = [r for r in rows if row_status(r) == "FAIL" or fp16_status(r) == "FAIL"]
     return 1 if bad or not rows else 0
 
 

@@ -141,6 +141,9 @@ class Decoder:
         return np.concatenate(toks, axis=1)
 
 
+PREFILL_RUNS = 5  # prefill times: the median of this many warm runs
+
+
 def torch_decode(torch, cfg, batch, prompt_len, steps, max_len):
     """(prefill ms warm, decode ms/step, how) for LlamaForCausalLM in fp16."""
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -165,10 +168,13 @@ def torch_decode(torch, cfg, batch, prompt_len, steps, max_len):
     with torch.no_grad():
         prefill()
         torch.cuda.synchronize()
-        t = time.perf_counter()
-        prefill()
-        torch.cuda.synchronize()
-        pre_ms = (time.perf_counter() - t) * 1e3
+        pre = []
+        for _ in range(PREFILL_RUNS):
+            t = time.perf_counter()
+            prefill()
+            torch.cuda.synchronize()
+            pre.append((time.perf_counter() - t) * 1e3)
+        pre_ms = hdep.median(pre)
         tok = torch.zeros((batch, 1), dtype=torch.long, device="cuda")
         cpos = torch.tensor([prompt_len], device="cuda")
 
@@ -228,6 +234,8 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--profile-steps", type=int, default=0,
                     help="after each batch, N static-mask decode steps between cudaProfilerStart/Stop (for ncu)")
+    ap.add_argument("--profile-prefill", type=int, default=0,
+                    help="after each batch, one prefill of N tokens between cudaProfilerStart/Stop (for ncu)")
     ap.add_argument("--json", default="")
     a = ap.parse_args()
     import numpy as np
@@ -257,13 +265,16 @@ def main():
                 row = {"quant": quant, "batch": batch, "prompt": p, "weight_bytes": wbytes}
                 toks = {}
                 for form, dec in decs.items():
-                    # prefill: the run alone (logits stay on the device; torch's are not copied either)
+                    # prefill: the run alone, median of warm runs (logits stay on the device; torch's are not copied either)
                     t = time.perf_counter()
                     dec.run(prompt, p)
                     cold = (time.perf_counter() - t) * 1e3
-                    t = time.perf_counter()
-                    logits = dec.run(prompt, p)
-                    warm = (time.perf_counter() - t) * 1e3
+                    pre = []
+                    for _ in range(PREFILL_RUNS):
+                        t = time.perf_counter()
+                        logits = dec.run(prompt, p)
+                        pre.append((time.perf_counter() - t) * 1e3)
+                    warm = hdep.median(pre)
                     first = logits.numpy()[:, -1, :]
                     times = []
                     toks[form] = dec.generate(prompt, a.steps, times, first=first)
@@ -297,6 +308,17 @@ def main():
                             mem[i + 1] = torch.cuda.mem_get_info()[0]
                     rows.append({"quant": quant, "mask": form, "mem_free_bytes": mem})
                     log(f"[{quant}, {form} mask] device free memory after decode steps: {mem}")
+            if a.profile_prefill:
+                # ncu --profile-from-start off: only this prefill (grow form; its second run, plans built)
+                import torch as torch_prof
+                dec = decs["grow"]
+                ids = np.ones((batch, a.profile_prefill), np.int64)
+                dec.run(ids, a.profile_prefill)
+                torch_prof.cuda.synchronize()
+                torch_prof.cuda.cudart().cudaProfilerStart()
+                dec.run(ids, a.profile_prefill)
+                torch_prof.cuda.synchronize()
+                torch_prof.cuda.cudart().cudaProfilerStop()
             if a.profile_steps:
                 # ncu --profile-from-start off: only these decode steps (static form)
                 import torch as torch_prof

@@ -6,7 +6,8 @@
 # Exports ResNet-50 and MobileNetV2 (and any torchvision models named) with
 # random weights, then times, at batch 1 and 32: ORT + our EP (device and host
 # I/O), ORT's CPU EP, torch eager and torch CUDA graph, all in one process,
-# with a correctness check of ours against the CPU EP, and device memory,
+# and ours with provider option precision=fp16 beside torch's fp16 CUDA
+# graph, with a correctness check of ours against the CPU EP, and device memory,
 # ours (hipdnn-ep-run's figures, a process per row) beside torch eager's
 # (bench/README.md, "Device memory"). Writes
 # $OUT/benchmarks.md, $OUT/bench-<date>.json and $OUT/bench.log
@@ -14,7 +15,8 @@
 #
 # Knobs: PY (default /opt/torch/.venv/bin/python3), BENCH_BATCHES ("1 32"),
 # BENCH_ITERS (50), BENCH_WARMUP (10), BENCH_BUDGET (seconds after which no
-# new row starts, default 420), BENCH_TIMEOUT (hard limit, default 560).
+# new row starts, default 420), BENCH_TIMEOUT (hard limit, default 560),
+# BENCH_NO_FP16 (set: no fp16 columns).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
@@ -30,7 +32,7 @@ nvidia-smi -L 2>&1 | head -4
 
 timeout -k 10 "${BENCH_TIMEOUT:-560}" "$PY" bench/bench.py "${models[@]}" \
   --batches "${batches[@]}" --iters "${BENCH_ITERS:-50}" --warmup "${BENCH_WARMUP:-10}" \
-  --budget-s "${BENCH_BUDGET:-420}" --work "${TMPDIR:-/tmp}/hipdnn-bench" --out "$OUT" \
+  --budget-s "${BENCH_BUDGET:-420}" --work "${TMPDIR:-/tmp}/hipdnn-bench" --out "$OUT" ${BENCH_NO_FP16:+--no-fp16} \
   2>&1 | tee "$OUT/bench.log"
 rc=${PIPESTATUS[0]}
 case $rc in

@@ -14,9 +14,12 @@ cache; torch's dynamo exporter, opset 18), vit (torchvision ViT-B/16, batch
 Per row: where ORT placed the nodes (ours / total, and how many partitions
 our EP got), session creation time, the check of our output against the
 CPU EP (rel L2 < 1e-2), and median ms of: ours with host I/O, ours with the
-inputs and outputs on the GPU (IOBinding), torch fp32 CUDA graph (torch's
-default: matmuls without TF32), torch fp32 CUDA graph with TF32 allowed,
-torch fp16 CUDA graph. Ratios are to torch fp32 in the same process.
+inputs and outputs on the GPU (IOBinding), ours with provider option
+precision=fp16 (device I/O; its rel L2 against the fp32 CPU EP beside it,
+same bar), torch fp32 CUDA graph (torch's default: matmuls without TF32),
+torch fp32 CUDA graph with TF32 allowed, torch fp16 CUDA graph. Ratios:
+ours (device I/O) to torch fp32, ours fp16 to torch fp16, same process.
+--no-fp16 leaves our fp16 session out.
 Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
 ./bench-out). Needs transformers for bert/distilbert/gpt2 (skipped
 otherwise, with a note).
@@ -181,11 +184,23 @@ def bench(name, a, ort, torch, np, dev, rows):
     sess_s = round(time.time() - t, 2)
     pl = hdep.placement(ep)
     log(f"[{name}] {hdep.placement_str(pl)}; partitions {pl.get('parts', '?')}; session {sess_s} s")
+    ep16, sess16_s, why16 = None, None, None
+    if not a.no_fp16:
+        try:
+            t = time.time()
+            ep16 = hdep.ep_session(ort, path, dev, {"precision": "fp16"})
+            sess16_s = round(time.time() - t, 2)
+            log(f"[{name}] precision=fp16 session {sess16_s} s")
+        except Exception as e:
+            why16 = f"precision=fp16 session failed: {str(e)[:300]}"
+            log(f"[{name}] {why16}")
     fc = f.cuda()
     for b in ROWS[name]:
         feeds = inputs_for(example, b, np)
         row = {"model": name, "batch": b, "placement": hdep.placement_cell(pl), "parts": pl.get("parts", "?"),
-               "session_s": sess_s, "times": {}, "notes": []}
+               "session_s": sess_s, "session_fp16_s": sess16_s, "times": {}, "notes": []}
+        if why16:
+            row["check_fp16"] = {"pass": False, "why": why16}
         ref = cpu.run(None, feeds)
         try:
             t = time.time()
@@ -202,6 +217,23 @@ def bench(name, a, ort, torch, np, dev, rows):
         except Exception as e:
             row["check"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
             log(f"[{name} b{b}] ours failed: {e}")
+        if ep16 is not None:
+            try:
+                io, keep = device_io(ort, np, ep16, feeds, [r.shape for r in ref])
+                ep16.run_with_iobinding(io)
+                torch.cuda.synchronize()
+                try:  # the session's data transfer (our EP's copy)
+                    got16 = io.copy_outputs_to_cpu()[0]
+                except Exception:
+                    got16 = keep[len(feeds)].numpy()
+                row["check_fp16"] = c = hdep.compare(got16, ref[0])
+                log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
+                row["times"]["ours_fp16"] = median_ms(lambda: ep16.run_with_iobinding(io), a.iters, 3,
+                                                      torch.cuda.synchronize)
+                del io, keep
+            except Exception as e:
+                row["check_fp16"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
+                log(f"[{name} b{b}] ours precision=fp16 failed: {e}")
         for key, dtype, tf32 in (("torch_fp32", None, False), ("torch_tf32", None, True),
                                  ("torch_fp16", torch.float16, False)):
             try:
@@ -215,28 +247,38 @@ def bench(name, a, ort, torch, np, dev, rows):
         log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
         rows.append(row)
         torch.cuda.empty_cache()
-    del ep, cpu, fc
+    del ep, ep16, cpu, fc
     torch.cuda.empty_cache()
 
 
+def check_cell(c):
+    if not c:
+        return ""
+    return ("PASS" if c.get("pass") else "FAIL") + (f" {c['rel_l2']:.1e}" if "rel_l2" in c else f" ({c.get('why', '')})")
+
+
 def markdown(rows, meta):
-    cols = ["ours_host", "ours_device", "torch_fp32", "torch_tf32", "torch_fp16"]
+    cols = ["ours_host", "ours_device", "ours_fp16", "torch_fp32", "torch_tf32", "torch_fp16"]
     out = [f"# Transformers: our EP vs torch ({meta['gpu']}, {meta['date']})", "",
            f"onnxruntime {meta['ort']}, torch {meta['torch']}; median ms of {meta['iters']} runs; ours at the EP's "
-           "default precision (fp32, TF32 allowed); ratio = ours device I/O / torch fp32 CUDA graph.", "",
-           "| model | batch | nodes on EP | partitions | session s | check | " + " | ".join(cols) + " | ratio |",
-           "|---|---|---|---|---|---|" + "---|" * (len(cols) + 1)]
+           "default precision (fp32, TF32 allowed), and ours_fp16 with provider option precision=fp16 (device "
+           "I/O; check fp16 = its rel L2 against the CPU EP's fp32 output); ratio = ours device I/O / torch fp32 "
+           "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph.", "",
+           "| model | batch | nodes on EP | partitions | session s | check | check fp16 | " + " | ".join(cols)
+           + " | ratio | ratio fp16 |",
+           "|---|---|---|---|---|---|---|" + "---|" * (len(cols) + 2)]
     for r in rows:
         if "batch" not in r:
-            out.append(f"| {r['model']} | | | | | {r.get('note', '')} |" + " |" * (len(cols) + 1))
+            out.append(f"| {r['model']} | | | | | {r.get('note', '')} | |" + " |" * (len(cols) + 2))
             continue
-        c = r.get("check", {})
-        chk = ("PASS" if c.get("pass") else "FAIL") + (f" {c['rel_l2']:.1e}" if "rel_l2" in c else f" ({c.get('why', '')})")
         t = r["times"]
         cells = [f"{t[k]:.3f}" if k in t else "" for k in cols]
         ratio = f"{t['ours_device'] / t['torch_fp32']:.2f}" if "ours_device" in t and "torch_fp32" in t else ""
-        out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {r['session_s']} | {chk} | "
-                   + " | ".join(cells) + f" | {ratio} |")
+        r16 = f"{t['ours_fp16'] / t['torch_fp16']:.2f}" if "ours_fp16" in t and "torch_fp16" in t else ""
+        sess = f"{r['session_s']}" + (f" / {r['session_fp16_s']}" if r.get("session_fp16_s") is not None else "")
+        out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {sess} | "
+                   f"{check_cell(r.get('check'))} | {check_cell(r.get('check_fp16'))} | " + " | ".join(cells)
+                   + f" | {ratio} | {r16} |")
     return "\n".join(out) + "\n"
 
 
@@ -244,6 +286,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", default=list(ROWS))
     ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--no-fp16", action="store_true", help="no session of ours with precision=fp16")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-tx")
     a = ap.parse_args()
@@ -266,7 +309,7 @@ def main():
         with open(os.path.join(a.out, "transformers.json"), "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
     print(markdown(rows, meta))
-    return 0 if all(r.get("check", {}).get("pass", True) for r in rows) else 1
+    return 0 if all(r.get(k, {}).get("pass", True) for r in rows for k in ("check", "check_fp16")) else 1
 
 
 if __name__ == "__main__":

@@ -169,6 +169,12 @@ static hd_status *io_names(const OrtNode *node, int outputs, const char ***names
   return st;
 }
 
+/* plan_precision's question to the backend, for a node in half precision. */
+static hd_status *precision_supports(void *ctx, const ir_graph *g, int node) {
+  ep_ep *ep = ctx;
+  return be_supports_node(ep->dev->be, ep->ctx, g, node);
+}
+
 static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *fused, OrtNodeComputeInfo **out) {
   const char *name = NULL;
   EP_ORT_TRY(ep_api->Node_GetName(fused, &name), "reading the fused node name");
@@ -186,6 +192,14 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
   int nfused = 0;
   if (!st) st = plan_fuse(eg.g, &nfused);
   if (!st && nfused) HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) fused away", name, nfused);
+  if (!st && ep->opts.precision != HD_DT_F32) {
+    plan_support sup = {ep, precision_supports};
+    plan_precision_report rep;
+    st = plan_precision(eg.g, ep->opts.precision, &sup, &rep);
+    if (!st)
+      HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) in %s, %d kept in fp32, %d cast(s) added, %d constant(s) converted",
+             name, rep.half_nodes, hd_dtype_name(ep->opts.precision), rep.f32_nodes, rep.casts, rep.consts);
+  }
   if (!st) st = ep_kernel_create(ep, name, &eg, out);
   ep_graph_free(&eg);
   return st ? hd_status_wrap(st, "compiling '%s': ", name) : NULL;

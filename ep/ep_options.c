@@ -10,6 +10,7 @@ void ep_options_default(ep_options *o) {
   memset(o, 0, sizeof *o);
   strcpy(o->backend, "auto");
   o->device_id = -1;
+  o->precision = HD_DT_F32;
   o->be.use_tf32 = 1; /* as PyTorch and ORT's CUDA EP do for convolutions */
   o->be.algo_search = BE_ALGO_HEURISTIC;
   /* Replaying a plan as one GPU graph cut batch-1 ResNet-style runs by ~40%
@@ -64,6 +65,11 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     else if (strcmp(value, "EXHAUSTIVE") == 0) o->be.algo_search = BE_ALGO_EXHAUSTIVE;
     else if (strcmp(value, "DEFAULT") == 0) o->be.algo_search = BE_ALGO_DEFAULT;
     else return bad(key, value, "EXHAUSTIVE, HEURISTIC or DEFAULT");
+  } else if (strcmp(key, "precision") == 0) {
+    if (strcmp(value, "fp32") == 0) o->precision = HD_DT_F32;
+    else if (strcmp(value, "fp16") == 0) o->precision = HD_DT_F16;
+    else if (strcmp(value, "bf16") == 0) o->precision = HD_DT_BF16;
+    else return bad(key, value, "fp32, fp16 or bf16");
   } else if (strcmp(key, "profile_file") == 0) {
     if (strlen(value) >= sizeof o->profile_file) return bad(key, value, "a path shorter than 4096 bytes");
     strcpy(o->profile_file, value);
@@ -76,8 +82,8 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
   } else {
     return hd_error(HD_ERR_INVALID_ARG,
                     "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
-                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph, profile_file; accepted and ignored: "
-                    "model_arch, profile)",
+                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph, precision, profile_file; accepted and "
+                    "ignored: model_arch, profile)",
                     key);
   }
   return NULL;

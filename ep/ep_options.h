@@ -13,6 +13,7 @@ typedef struct ep_options {
   int device_id;          /* -1: not given */
   size_t gpu_mem_limit;   /* bytes; 0: no limit */
   int enable_cuda_graph;
+  int precision;          /* hd_dtype an fp32 partition computes in: F32 (default), F16, BF16 */
   char profile_file[4096]; /* "": none; else the Chrome-trace file of every run's steps */
   be_options be;          /* what the backend sees */
 } ep_options;

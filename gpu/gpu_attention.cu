@@ -11,10 +11,11 @@
 // tensor's round trip through memory.
 #include <math.h>
 
-#include "gpu/gpu_common.cuh"
+#include "gpu/gpu_attn.cuh"
 
 namespace {
 
+using gpu::attn_span;
 using gpu::ld;
 using gpu::st;
 
@@ -23,22 +24,6 @@ __device__ __forceinline__ float ld_elem(const T *p, int64_t i) { return ld(p, i
 
 constexpr int kTile = 32;  // keys per tile: one per lane
 constexpr int kWarps = 4;  // 32-lane groups per block
-
-__device__ __forceinline__ bool mask_keeps(const void *m, int dt, int64_t i) {
-  switch (dt) {
-    case GPU_DT_I32: return ((const int32_t *)m)[i] != 0;
-    case GPU_DT_I64: return ((const int64_t *)m)[i] != 0;
-    default: return ((const unsigned char *)m)[i] != 0;
-  }
-}
-
-__device__ __forceinline__ int64_t mask_len(const void *m, int dt, int64_t i) {
-  switch (dt) {
-    case GPU_DT_I32: return ((const int32_t *)m)[i];
-    case GPU_DT_I64: return ((const int64_t *)m)[i];
-    default: return ((const unsigned char *)m)[i];
-  }
-}
 
 // Rows k0 .. k0 + 31 (zeros past len) of cols elements each, from src at
 // base + row * row_st + col * col_st, into tile[row - k0][col] (ld floats
@@ -104,28 +89,10 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
     const int64_t base = d.q_off + b * d.q_st[0] + h * d.q_st[1] + row * d.q_st[2];
     for (int i = lane; i < D; i += 32) qs[r * D + i] = row < d.seq ? ld(Q, base + i * d.q_st[3]) : 0.f;
   }
-  int64_t lens = d.kv_len, past = 0;  // keys at or past lens are masked; rows start at key past (GQA)
-  const bool use_lens = d.seqlens || (d.mask && d.mask_lens);
-  if (d.mask && d.mask_lens) lens = mask_len(d.mask, d.mask_dtype, b * d.mask_st[0]);
-  if (d.seqlens) {
-    const int64_t keys = (int64_t)d.seqlens[b] + 1;
-    lens = keys < d.kv_len ? keys : d.kv_len;
-    past = d.first_prompt ? 0 : keys - d.seq;
-  }
-  if (d.seqlens && d.fold) past = d.first_prompt ? 0 : past + d.seq - 1;  // one token: keys - 1
-  const bool windowed = d.seqlens && d.window >= 0;
-  int64_t klim = use_lens && lens < d.kv_len ? (lens > 0 ? lens : 0) : d.kv_len;
-  if (d.causal) {  // no row of this block sees keys past its last row
-    int64_t last = (rb + 1) * kWarps * R - 1;
-    if (last > d.seq - 1) last = d.seq - 1;
-    if (d.fold) last = 0;
-    if (last + past + 1 < klim) klim = last + past + 1 > 0 ? last + past + 1 : 0;
-  }
-  int64_t kfirst = 0;  // nor keys before its first row's window
-  if (windowed) {
-    const int64_t first = (d.fold ? 0 : rb * kWarps * R) + past - d.window + 1;
-    if (first > 0) kfirst = first / kTile * kTile;
-  }
+  int64_t last = (rb + 1) * kWarps * R - 1;  // the block's last row
+  if (last > d.seq - 1) last = d.seq - 1;
+  const attn_span a = gpu::attn_keys(d, b, d.fold ? 0 : rb * kWarps * R, d.fold ? 0 : last, kTile);
+  int64_t kfirst = a.kfirst, klim = a.klim;
   if (d.split > 1) {  // this block's range of keys
     if (split * d.split_len > kfirst) kfirst = split * d.split_len;
     if ((split + 1) * d.split_len < klim) klim = (split + 1) * d.split_len;
@@ -142,7 +109,9 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
   }
   for (int64_t k0 = kfirst; k0 < klim; k0 += kTile) {
     __syncthreads();  // the previous tile's V reads (and the q rows) are done
-    load_tile(tile, ldk, K, kbase, k0, d.kv_len, D, d.k_st[2], d.k_st[3], w, lane);
+    // keys from klim on load as zeros: a cache's unwritten rows may hold inf
+    // or NaN bits, and their weight 0 times inf is NaN
+    load_tile(tile, ldk, K, kbase, k0, klim, D, d.k_st[2], d.k_st[3], w, lane);
     __syncthreads();
     const int64_t key = k0 + lane;
     float dot[R];
@@ -154,20 +123,7 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
     for (int r = 0; r < R; ++r) {
       const int64_t row = row0 + r;
       const bool valid = row < d.seq && key < d.kv_len;
-      float s = -INFINITY;
-      if (valid) {
-        s = d.scale * dot[r];
-        if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
-        const int64_t pos = (d.fold ? 0 : row) + past;
-        bool masked = (d.causal && key > pos) || (use_lens && key >= lens) || (windowed && key <= pos - d.window);
-        if (d.mask && !d.mask_lens)
-          masked = masked || mask_keeps(d.mask, d.mask_dtype,
-                                        b * d.mask_st[0] + h * d.mask_st[1] + row * d.mask_st[2] + key * d.mask_st[3]) ==
-                                 (bool)d.mask_invert;
-        if (masked) s = d.mask_add ? s + d.fill : d.fill;
-        if (d.bias)
-          s += ld((const T *)d.bias, b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] + key * d.bias_st[3]);
-      }
+      const float s = valid ? gpu::attn_score<T>(d, a, dot[r], b, h, row, (d.fold ? 0 : row) + a.past, key) : -INFINITY;
       float tmax = s;
       for (int off = 16; off > 0; off /= 2) tmax = fmaxf(tmax, gpu::shfl_xor32(tmax, off));
       const float mnew = fmaxf(m[r], tmax);
@@ -182,7 +138,7 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
       for (int t = 0; t < NV; ++t) acc[r][t] *= alpha;
     }
     __syncthreads();  // every lane's K reads are done
-    load_tile(tile, Dv, V, vbase, k0, d.kv_len, Dv, d.v_st[2], d.v_st[3], w, lane);
+    load_tile(tile, Dv, V, vbase, k0, klim, Dv, d.v_st[2], d.v_st[3], w, lane);
     __syncthreads();
     const int n = d.kv_len - k0 < kTile ? (int)(d.kv_len - k0) : kTile;
     for (int j = 0; j < n; ++j) {
@@ -236,14 +192,14 @@ __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
   const int64_t s = row % d.seq, bh = row / d.seq, h = bh % d.heads, b = bh / d.heads;
   float *xr = x + bh * sstride + s * d.kv_len;
   int64_t lens = d.kv_len;
-  if (d.mask && d.mask_lens) lens = mask_len(d.mask, d.mask_dtype, b * d.mask_st[0]);
+  if (d.mask && d.mask_lens) lens = gpu::attn_mask_len(d.mask, d.mask_dtype, b * d.mask_st[0]);
   float m = -INFINITY;
   for (int64_t k = lane; k < d.kv_len; k += 32) {
     float v = xr[k];
     bool masked = (d.causal && k > s) || (d.mask && d.mask_lens && k >= lens);
     if (d.mask && !d.mask_lens)
-      masked = masked || mask_keeps(d.mask, d.mask_dtype,
-                                    b * d.mask_st[0] + h * d.mask_st[1] + s * d.mask_st[2] + k * d.mask_st[3]) ==
+      masked = masked || gpu::attn_mask_keeps(d.mask, d.mask_dtype,
+                                              b * d.mask_st[0] + h * d.mask_st[1] + s * d.mask_st[2] + k * d.mask_st[3]) ==
                              (bool)d.mask_invert;
     if (masked) v = d.mask_add ? v + d.fill : d.fill;
     if (d.bias) v += ld((const float *)d.bias, b * d.bias_st[0] + h * d.bias_st[1] + s * d.bias_st[2] + k * d.bias_st[3]);
@@ -341,5 +297,7 @@ extern "C" int gpu_attention_softmax(const gpu_attn_desc *d, float *scores, int6
 }
 
 extern "C" int gpu_attention(const gpu_attn_desc *d, int dtype, void *stream) {
+  const int rc = gpu::flash_attention(d, dtype, (gpuStream_t)stream);  // tensor cores, where it takes the shape
+  if (rc != -1) return rc;
   GPU_DISPATCH(dtype, attention, d, (gpuStream_t)stream)
 }

@@ -10,11 +10,13 @@ __device__ __forceinline__ int64_t past_of(const gpu_gqa_desc &d, int64_t b) {
   return d.first_prompt ? 0 : (int64_t)d.seqlens[b] + 1 - d.seq;
 }
 
-template <typename T>
+// C consecutive elements of one head row per thread: the index arithmetic
+// once per C, and 16-byte stores when C * sizeof(T) is 16.
+template <typename T, int C>
 __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
-  const int64_t H = d.heads, KH = d.kv_heads, D = d.head_dim, all = H + 2 * KH;
+  const int64_t H = d.heads, KH = d.kv_heads, D = d.head_dim, all = H + 2 * KH, per = D / C;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t i = e % D, r = e / D;
+    const int64_t i0 = e % per * C, r = e / per;
     const int64_t hh = r % all, bs = r / all, s = bs % d.seq, b = bs / d.seq;
     const T *src = (const T *)d.q;
     int64_t at = bs * all * D + hh * D;  // packed: [B, S, (H + 2 KH) * D]
@@ -27,16 +29,27 @@ __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
     int64_t row = past + s < tot ? past + s : 1;
     if (row >= d.table_rows) row = -1;
     const bool rot = d.rot_dim > 0 && hh < H + KH;
-    const float v = rot ? gpu::rope_elem(src, at, i, (const T *)d.cos, (const T *)d.sin, row, d.rot_dim, d.interleaved != 0)
-                        : gpu::ld(src, at + i);
+    alignas(16) T v[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      gpu::st(v, c, rot ? gpu::rope_elem(src, at, i0 + c, (const T *)d.cos, (const T *)d.sin, row, d.rot_dim,
+                                         d.interleaved != 0)
+                        : gpu::ld(src, at + i0 + c));
+    T *dst;
     if (hh < H) {
-      if (d.q_out) gpu::st((T *)d.q_out, (bs * H + hh) * D + i, v);
-      continue;
+      if (!d.q_out) continue;
+      dst = (T *)d.q_out + (bs * H + hh) * D + i0;
+    } else {
+      const int64_t kh = hh < H + KH ? hh - H : hh - H - KH, to = past + s;
+      if (to < 0 || to >= d.present_len) continue;
+      dst = (T *)(hh < H + KH ? d.present_k : d.present_v) + ((b * KH + kh) * d.present_len + to) * D + i0;
     }
-    const int64_t kh = hh < H + KH ? hh - H : hh - H - KH, dst = past + s;
-    if (dst < 0 || dst >= d.present_len) continue;
-    T *pres = (T *)(hh < H + KH ? d.present_k : d.present_v);
-    gpu::st(pres, ((b * KH + kh) * d.present_len + dst) * D + i, v);
+    if (C * sizeof(T) == 16) {
+      *(uint4 *)dst = *(const uint4 *)v;
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) dst[c] = v[c];
+    }
   }
 }
 
@@ -61,7 +74,12 @@ int gqa_append(const gpu_gqa_desc *d, gpuStream_t s) {
     if (total > 0) gqa_copy_past<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
   }
   const int64_t total = d->batch * d->seq * (d->heads + 2 * d->kv_heads) * d->head_dim;
-  if (total > 0) gqa_new_rows<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
+  constexpr int C = 16 / sizeof(T);
+  const uintptr_t ptrs = (uintptr_t)d->q_out | (uintptr_t)d->present_k | (uintptr_t)d->present_v;
+  if (total > 0 && d->head_dim % C == 0 && ptrs % 16 == 0)
+    gqa_new_rows<T, C><<<gpu::blocks_for(total / C, 256), 256, 0, s>>>(*d, total / C);
+  else if (total > 0)
+    gqa_new_rows<T, 1><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
   return gpu::last_error();
 }
 

@@ -206,7 +206,7 @@ inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 template <typename T>
 bool vec_fits(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n;
-  return d->rows <= 4096 && d->cols % e == 0 && d->cols / e <= (int64_t)kVecThreads * kVecs &&
+  return d->rows <= 0x7fffffff && d->cols % e == 0 && d->cols / e <= (int64_t)kVecThreads * kVecs &&
          d->cols > kWarpCols && !d->sbias && aligned16(x) && aligned16(y) && aligned16(d->scale) &&
          aligned16(d->bias) && aligned16(d->sum) && (!d->skip || (aligned16(d->skip) && d->skip_n % d->cols == 0));
 }
@@ -460,7 +460,8 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
     norm_warp_kernel<T><<<blocks, kThreads, (size_t)d->cols * 8 * sizeof(float), s>>>((const T *)x, (T *)y, *d);
     return gpu::last_error();
   }
-  if (d->rows < 256 && vec_fits<T>(x, y, d)) {
+  // few rows, or rows with a piece for every thread (an LLM prompt's: 2048+ wide)
+  if ((d->rows < 256 || d->cols / vec<T>::n >= kVecThreads) && vec_fits<T>(x, y, d)) {
     norm_vec_kernel<T><<<(unsigned)d->rows, kVecThreads, 0, s>>>((const T *)x, (T *)y, *d);
     return gpu::last_error();
   }

@@ -72,6 +72,10 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuEventElapsedTime hipEventElapsedTime
 #define gpuEventDestroy hipEventDestroy
 
+/* a kernel's attributes (the architecture its binary was built for) */
+typedef hipFuncAttributes gpuFuncAttributes;
+#define gpuFuncGetAttributes hipFuncGetAttributes
+
 /* graphs and stream capture */
 typedef hipGraph_t gpuGraph_t;
 typedef hipGraphExec_t gpuGraphExec_t;
@@ -150,6 +154,10 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuEventQuery cudaEventQuery
 #define gpuEventElapsedTime cudaEventElapsedTime
 #define gpuEventDestroy cudaEventDestroy
+
+/* a kernel's attributes (the architecture its binary was built for) */
+typedef struct cudaFuncAttributes gpuFuncAttributes;
+#define gpuFuncGetAttributes cudaFuncGetAttributes
 
 /* graphs and stream capture */
 typedef cudaGraph_t gpuGraph_t;

@@ -77,8 +77,6 @@ static hd_status *conv_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   return c->transpose ? convt_parse(a, c) : NULL;
 }
 
-static int is_float(int dt) { return dt == HD_DT_F32 || dt == HD_DT_F16; }
-
 /* ConvTranspose: W [C_in, C_out / group, k...]. */
 static hd_status *convt_check(const ir_value *x, const ir_value *w, const op_conv *c) {
   if (w->dims[0] == 0 || w->dims[1] == 0) /* no input or output channels */
@@ -96,7 +94,7 @@ static hd_status *conv_check(const ir_graph *g, const ir_node *n) {
   const op_conv *c = &OP_P(n)->conv;
   const ir_value *x = &g->values[n->in[0]], *w = &g->values[n->in[1]];
   const char *op = n->op_type;
-  if (!is_float(x->dtype))
+  if (!op_is_float(x->dtype))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s input type %s", op, hd_dtype_name(x->dtype));
   if (w->dtype != x->dtype)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s with W of type %s", op, hd_dtype_name(w->dtype));

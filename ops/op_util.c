@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-int op_is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16; }
+int op_is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16 || dtype == HD_DT_BF16; }
 
 int op_is_data(int dtype) { return dtype != HD_DT_STRING && hd_dtype_size(dtype) > 0; }
 
@@ -120,7 +120,7 @@ hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *
   else {
     uint16_t h;
     memcpy(&h, val->data, 2);
-    *out = hd_f16_to_f32(h);
+    *out = val->dtype == HD_DT_BF16 ? hd_bf16_to_f32(h) : hd_f16_to_f32(h);
   }
   ci->have = 1;
   ci->n = 1;

@@ -5,7 +5,7 @@
 
 #include "ops/op_defs.h"
 
-/* The dtypes our ops claim: fp32 and fp16. */
+/* The dtypes our ops compute in: fp32, fp16 and bf16. */
 int op_is_float(int dtype);
 /* Types whose bytes ops may move as they are (views, gathers, copies):
  * every numeric type and bool; not strings. */
@@ -20,7 +20,7 @@ int op_has_output(const ir_node *n, int k);
 
 
 /* NOT_SUPPORTED unless every present input and output 0 has dtype `dt`
- * (fp32 or fp16) and a known rank. */
+ * (fp32, fp16 or bf16) and a known rank. */
 hd_status *op_check_float_io(const ir_graph *g, const ir_node *n, const char *what);
 
 /* Like op_check_float_io for ops that move bytes as they are: every
@@ -40,7 +40,7 @@ hd_status *op_const_ints(const ir_graph *g, int v, int64_t *out, int max, op_con
  * from t[v].host, where plans keep what is known on the host (constants,
  * values computed at plan time). NOT_SUPPORTED when they are not known. */
 hd_status *op_value_ints(const ir_graph *g, const ir_tensor *t, int v, int64_t *out, int max, int *n);
-/* fp32 or fp16 scalar (1 element) constant. */
+/* fp32, fp16 or bf16 scalar (1 element) constant. */
 hd_status *op_const_scalar(const ir_graph *g, int v, float *out, op_const_info *ci);
 
 /* Normalises axis a of a rank-r tensor (-r <= a < r) into *out. */

@@ -5,7 +5,9 @@
  *   plan_build.c      a graph at concrete input shapes: shapes, resolved
  *                     parameters, views, and one liveness-planned arena
  *   plan_match.c      multi-node patterns, for fusions that span more than
- *                     a producer and its consumer */
+ *                     a producer and its consumer
+ *   plan_precision.c  the `precision` option: an fp32 partition computed in
+ *                     fp16 or bf16, fp32 at its inputs and outputs */
 #ifndef PLAN_H
 #define PLAN_H
 
@@ -26,6 +28,30 @@ hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, const uin
 /* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
  * activations into their producers. *nfused counts the nodes removed. */
 hd_status *plan_fuse(ir_graph *g, int *nfused);
+
+/* ---- precision (plan_precision.c) ---- */
+
+/* Whether the backend runs node `node` of g as it now is (its dtypes
+ * included): NULL, or the reason it does not (NOT_SUPPORTED). */
+typedef struct plan_support {
+  void *ctx;
+  hd_status *(*supports)(void *ctx, const ir_graph *g, int node);
+} plan_support;
+
+typedef struct plan_precision_report {
+  int half_nodes;  /* nodes now computing in half precision */
+  int f32_nodes;   /* nodes on fp32 data that stay fp32 (the log says why) */
+  int casts;       /* Cast nodes added */
+  int consts;      /* fp32 constants converted */
+} plan_precision_report;
+
+/* Rewrites a partition of fp32 data to compute in `half` (HD_DT_F16 or
+ * HD_DT_BF16; HD_DT_F32 changes nothing): value dtypes, converted
+ * constants, Cast nodes where a value crosses precisions, one per value
+ * and direction; graph inputs and outputs stay fp32. Node by node: the
+ * rule in plan_precision.c, each half-precision node checked by its op and
+ * by sup (may be NULL: ops only). Run after plan_fuse. rep may be NULL. */
+hd_status *plan_precision(ir_graph *g, int half, const plan_support *sup, plan_precision_report *rep);
 
 /* ---- patterns (plan_match.c) ---- */
 

@@ -68,11 +68,14 @@ static hd_status *add_const(ir_graph *g, const char *base, const char *suffix, i
 }
 
 static double load_f(int dtype, const void *p, size_t i) {
-  return dtype == HD_DT_F16 ? hd_f16_to_f32(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+  if (dtype == HD_DT_F16) return hd_f16_to_f32(((const uint16_t *)p)[i]);
+  if (dtype == HD_DT_BF16) return hd_bf16_to_f32(((const uint16_t *)p)[i]);
+  return ((const float *)p)[i];
 }
 
 static void store_f(int dtype, void *p, size_t i, double v) {
   if (dtype == HD_DT_F16) ((uint16_t *)p)[i] = hd_f32_to_f16((float)v);
+  else if (dtype == HD_DT_BF16) ((uint16_t *)p)[i] = hd_f32_to_bf16((float)v);
   else ((float *)p)[i] = (float)v;
 }
 
@@ -213,7 +216,8 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
  *     sqrt(d)): the MatMul's alpha. */
 double pf_scalar_of(const ir_graph *g, int v) {
   const ir_value *c = &g->values[v];
-  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16) || ir_numel(c->rank, c->dims) != 1)
+  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16 && c->dtype != HD_DT_BF16) ||
+      ir_numel(c->rank, c->dims) != 1)
     return NAN;
   return load_f(c->dtype, c->data, 0);
 }
@@ -350,7 +354,8 @@ int pf_sole_consumer(const ir_graph *g, int v) {
  * whose rounding of 0.044715 or 1 / sqrt(2) is past 1e-4) of want. */
 static int is_scalar(const ir_graph *g, int v, double want) {
   const ir_value *c = &g->values[v];
-  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16) || ir_numel(c->rank, c->dims) != 1)
+  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16 && c->dtype != HD_DT_BF16) ||
+      ir_numel(c->rank, c->dims) != 1)
     return 0;
   double x = load_f(c->dtype, c->data, 0);
   return fabs(x - want) <= (c->dtype == HD_DT_F16 ? 1e-3 : 1e-4) * fabs(want);

@@ -3,7 +3,8 @@
  * shapes, runs them on both backends and compares; checks supports_node,
  * device info, streams/events, allocation failures and a missing libcudnn.
  * Without a GPU (or module) it prints "SKIP: <reason>" and exits 77.
- *   test_backend_cuda [-v] [filter]   (filter: a substring of case names) */
+ *   test_backend_cuda [-v] [filter]   (filter: a substring of case names)
+ *   test_backend_cuda --bench | --bench-nbits | --bench-attention   (timings) */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -151,16 +152,20 @@ static float frand(void) {
   return (float)((rng_state >> 8) & 0xffffff) / (float)0x800000 - 1.0f;
 }
 
-static void fill(int dtype, void *p, size_t n, float scale) {
-  for (size_t i = 0; i < n; ++i) {
-    float v = frand() * scale;
-    if (dtype == HD_DT_F32) ((float *)p)[i] = v;
-    else ((uint16_t *)p)[i] = hd_f32_to_f16(v);
-  }
+/* element i of p (fp32, fp16 or bf16) as a float, and back */
+static float get(int dtype, const void *p, size_t i) {
+  if (dtype == HD_DT_F32) return ((const float *)p)[i];
+  uint16_t b = ((const uint16_t *)p)[i];
+  return dtype == HD_DT_BF16 ? hd_bf16_to_f32(b) : hd_f16_to_f32(b);
 }
 
-static float get(int dtype, const void *p, size_t i) {
-  return dtype == HD_DT_F32 ? ((const float *)p)[i] : hd_f16_to_f32(((const uint16_t *)p)[i]);
+static void put(int dtype, void *p, size_t i, float v) {
+  if (dtype == HD_DT_F32) ((float *)p)[i] = v;
+  else ((uint16_t *)p)[i] = dtype == HD_DT_BF16 ? hd_f32_to_bf16(v) : hd_f32_to_f16(v);
+}
+
+static void fill(int dtype, void *p, size_t n, float scale) {
+  for (size_t i = 0; i < n; ++i) put(dtype, p, i, frand() * scale);
 }
 
 /* A one-Conv graph: inputs X [, R]; constants W [, B]; output Y.
@@ -402,11 +407,7 @@ static int tg_const(tg *t, int rank, const int64_t *dims, float lo, float hi) {
   if (t->st) return v;
   size_t n = (size_t)ir_numel(rank, dims), es = hd_dtype_size(t->dtype);
   void *d = malloc(n * es + 1);
-  for (size_t i = 0; i < n; ++i) {
-    float x = lo + (hi - lo) * 0.5f * (frand() + 1.f);
-    if (t->dtype == HD_DT_F32) ((float *)d)[i] = x;
-    else ((uint16_t *)d)[i] = hd_f32_to_f16(x);
-  }
+  for (size_t i = 0; i < n; ++i) put(t->dtype, d, i, lo + (hi - lo) * 0.5f * (frand() + 1.f));
   t->st = ir_value_set_data(t->g, v, d, n * es);
   free(d);
   return v;
@@ -837,6 +838,29 @@ static void b_lrn_wide(tg *t) {
   tg_output(t, tg_node(t, "LRN", 13, &x, 1, a, NA(a)));
 }
 
+/* attention on the tensor-core kernel in fp16/bf16 (gpu/gpu_flash.cu; fp32 runs the CUDA-core one):
+ * GQA heads under a causal mask, rows and keys past whole tiles; head size 128 with more keys than rows
+ * (both one warp a block) */
+static void b_attn_causal_gqa(tg *t) {
+  attr a[] = {A_INT("is_causal", 1)};
+  int in[3] = {tg_input(t, 4, D(2, 4, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64)), tg_input(t, 4, D(2, 2, 130, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, a, NA(a)));
+}
+/* enough rows and heads for 4 warps a block (GQA, causal), and for 2 */
+static void b_attn_w4_causal(tg *t) {
+  attr a[] = {A_INT("is_causal", 1)};
+  int in[3] = {tg_input(t, 4, D(1, 32, 600, 64)), tg_input(t, 4, D(1, 8, 600, 64)), tg_input(t, 4, D(1, 8, 600, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, a, NA(a)));
+}
+static void b_attn_w2(tg *t) {
+  int in[3] = {tg_input(t, 4, D(1, 16, 600, 64)), tg_input(t, 4, D(1, 16, 500, 64)), tg_input(t, 4, D(1, 16, 500, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
+}
+static void b_attn_d128_cross(tg *t) {
+  int in[3] = {tg_input(t, 4, D(1, 2, 70, 128)), tg_input(t, 4, D(1, 2, 100, 128)), tg_input(t, 4, D(1, 2, 100, 128))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -911,6 +935,27 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
   }
   compare_graph(e, ctx, g, name, dtype, dtype == HD_DT_F32 ? oc->tol32 : oc->tol16);
   ir_graph_free(g);
+}
+
+/* fp32, fp16 and bf16 (bf16 keeps 8 bits of mantissa: 4x fp16's tolerance) */
+static const op_case attn_cases[] = {
+    {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
+    {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
+    {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
+    {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
+};
+
+static void test_attention(gpu_env *e, const char *filter) {
+  for (size_t i = 0; i < sizeof attn_cases / sizeof attn_cases[0]; ++i) {
+    const op_case *ac = &attn_cases[i];
+    if (filter && !strstr(ac->name, filter)) continue;
+    run_op_case(e, ac, HD_DT_F32, e->ctx, "");
+    run_op_case(e, ac, HD_DT_F16, e->ctx, "");
+    run_op_case(e, ac, HD_DT_F16, e->ctx_cap, " [graph]");
+    op_case bf = *ac;
+    bf.tol16 *= 4;
+    run_op_case(e, &bf, HD_DT_BF16, e->ctx, "");
+  }
 }
 
 /* MatMulNBits with its path forced (HIPDNN_EP_NBITS_GEMV_MAX_M): 20 rows on
@@ -1071,6 +1116,75 @@ done:
   be_mem_free(e->cu, 0, d2);
   be_mem_free(e->cu, 0, d3);
   free(hin);
+  free(h1);
+  free(h2);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cp2) be_plan_free(e->cu, cp2);
+  if (cg) be_graph_free(e->cu, cg);
+  if (cg2) be_graph_free(e->cu, cg2);
+  if (p) plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
+/* Graph capture with inputs and outputs too large to stage (copies would
+ * cost more than the graph saves: an LLM's KV cache): runs whose pointers
+ * move are eager, a pointer set that holds still gets a graph; every run
+ * must equal the eager one, whichever pointers it was given. */
+static void test_capture_large_io(gpu_env *e) {
+  enum { N = 6 << 20 };
+  tg t;
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  be_graph *cg = NULL, *cg2 = NULL;
+  be_plan *cp = NULL, *cp2 = NULL;
+  void *dx[2] = {0}, *dy = NULL, *dref = NULL, *dout[2] = {0}, *hx = malloc(4 * (size_t)N), *hy = malloc(4 * (size_t)N);
+  void *h1 = malloc(4 * (size_t)N), *h2 = malloc(4 * (size_t)N);
+  tg_begin(&t, HD_DT_F32);
+  int in[2] = {tg_input(&t, 1, D(N)), tg_input(&t, 1, D(N))};
+  tg_output(&t, tg_node(&t, "Add", 14, in, 2, NULL, 0));
+  OK(tg_end(&t, 0, &g));
+  ir_shape shapes[2] = {{.rank = 1, .dims = {N}}, {.rank = 1, .dims = {N}}};
+  OK(plan_create(g, shapes, NULL, &p));
+  for (int i = 0; i < 2; ++i) {
+    OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dx[i]));
+    OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dout[i]));
+  }
+  OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dy));
+  OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dref));
+  OK(be_graph_compile(e->cu, e->ctx, g, &cg));
+  OK(be_plan_compile(e->cu, cg, p, &cp));
+  OK(be_graph_compile(e->cu, e->ctx_cap, g, &cg2));
+  OK(be_plan_compile(e->cu, cg2, p, &cp2));
+  fill(HD_DT_F32, hy, N, 1.f);
+  OK(be_copy(e->cu, 0, dy, hy, 4 * (size_t)N, BE_COPY_HOST_TO_DEVICE, e->stream));
+  int mismatches = 0, runs = 0;
+  /* pointer sets by run: moving (0 1 0 1), then holding still (1 x4: warm-up, capture, replays), then moving again */
+  static const int which[] = {0, 1, 0, 1, 1, 1, 1, 1, 0, 1};
+  for (size_t r = 0; r < sizeof which / sizeof which[0]; ++r) {
+    int w = which[r];
+    fill(HD_DT_F32, hx, N, 1.f); /* new data every run: a stale graph or copy shows */
+    OK(be_copy(e->cu, 0, dx[w], hx, 4 * (size_t)N, BE_COPY_HOST_TO_DEVICE, e->stream));
+    void *ref_in[2] = {dx[w], dy}, *cap_in[2] = {dx[w], dy};
+    OK(be_plan_run(e->cu, cp, ref_in, &dref, e->stream));
+    OK(be_plan_run(e->cu, cp2, cap_in, &dout[w], e->stream));
+    OK(be_copy(e->cu, 0, h1, dref, 4 * (size_t)N, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_copy(e->cu, 0, h2, dout[w], 4 * (size_t)N, BE_COPY_DEVICE_TO_HOST, e->stream));
+    OK(be_stream_sync(e->cu, 0, e->stream));
+    mismatches += memcmp(h1, h2, 4 * (size_t)N) != 0;
+    ++runs;
+  }
+  CHECK(mismatches == 0, "graph capture, large I/O: %d of %d runs differ from eager", mismatches, runs);
+  printf("%-4s graph capture with I/O too large to stage: %d runs bitwise equal to eager (pointers moving, still, moving)\n",
+         mismatches ? "BAD" : "ok", runs - mismatches);
+done:
+  for (int i = 0; i < 2; ++i) {
+    be_mem_free(e->cu, 0, dx[i]);
+    be_mem_free(e->cu, 0, dout[i]);
+  }
+  be_mem_free(e->cu, 0, dy);
+  be_mem_free(e->cu, 0, dref);
+  free(hx);
+  free(hy);
   free(h1);
   free(h2);
   if (cp) be_plan_free(e->cu, cp);
@@ -1609,6 +1723,44 @@ static hd_status *open_cuda(be_module **out) {
   return open_fn(BE_API_VERSION, &h, out);
 }
 
+/* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
+ * tensor-core kernel) and fp32 (the fused kernel or the GEMM form), graph
+ * replay; the rate counts 4 S L D multiply-adds per head (half under a
+ * causal mask). */
+static void bench_attention(gpu_env *e) {
+  static const struct { const char *name; int64_t b, h, kh, s, d; int causal; } as[] = {
+      {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0},
+      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1},
+      {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1},
+      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1}};
+  printf("\nAttention (graph replay; us per run, TFLOPS)\n%-22s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
+         "fp32 us", "TFLOPS");
+  for (size_t i = 0; i < sizeof as / sizeof as[0]; ++i) {
+    double us[2], flops = 4.0 * (double)(as[i].b * as[i].h) * (double)(as[i].s * as[i].s) * (double)as[i].d;
+    if (as[i].causal) flops /= 2;
+    for (int k = 0; k < 2; ++k) {
+      tg t;
+      ir_graph *g = NULL;
+      tg_begin(&t, k ? HD_DT_F32 : HD_DT_F16);
+      attr a[] = {A_INT("is_causal", as[i].causal)};
+      int in[3] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
+                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
+                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f)};
+      tg_output(&t, tg_node(&t, "Attention", 23, in, 3, a, NA(a)));
+      hd_status *st = tg_end(&t, 0, &g);
+      us[k] = -1;
+      if (st) {
+        CHECK(0, "bench_attention: build: %s", hd_status_msg(st));
+        hd_status_free(st);
+        continue;
+      }
+      us[k] = time_graph(e, e->ctx_cap, g);
+      ir_graph_free(g);
+    }
+    printf("%-22s %10.1f %8.1f %10.1f %8.1f\n", as[i].name, us[0], flops / us[0] / 1e6, us[1], flops / us[1] / 1e6);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *filter = NULL;
   int do_bench = 0;
@@ -1616,6 +1768,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "-v") == 0) verbose = 1;
     else if (strcmp(argv[i], "--bench") == 0) do_bench = 1;
     else if (strcmp(argv[i], "--bench-nbits") == 0) do_bench = 2;
+    else if (strcmp(argv[i], "--bench-attention") == 0) do_bench = 3;
     else filter = argv[i];
   }
   gpu_env e;
@@ -1671,6 +1824,10 @@ int main(int argc, char **argv) {
     bench_nbits(&e);
     goto done;
   }
+  if (do_bench == 3) {
+    bench_attention(&e);
+    goto done;
+  }
   if (do_bench) {
     bench(&e);
     bench_chain(&e);
@@ -1701,10 +1858,12 @@ int main(int argc, char **argv) {
     run_op_case(&e, bc, HD_DT_F32, e.ctx_strict, " [no tf32]");
     run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
   }
+  test_attention(&e, filter);
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
     test_capture(&e, HD_DT_F16);
+    test_capture_large_io(&e);
   }
   if (!filter || strstr("misaligned", filter)) {
     test_misaligned(&e, e.ctx, " (eager)");

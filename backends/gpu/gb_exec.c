@@ -26,7 +26,11 @@
  * input/output pointers, and launches it; later runs with the same
  * pointers only launch it. When the pointers change, the slot re-captures
  * once against the instance's staging buffers and from then on copies
- * inputs in and outputs out around the graph. When the instance's buffers
+ * inputs in and outputs out around the graph — unless those copies would
+ * cost more than the launches a graph saves (an LLM's KV cache: hundreds of
+ * MB of inputs and outputs): then that run is eager, and a graph is keyed
+ * to the new pointers if they hold still. Staging memory is allocated only
+ * when a slot first stages. When the instance's buffers
  * move (it grew for a larger plan), its generation changes and the slot
  * captures again. Anything that makes capture fail turns it off for the
  * slot, which then runs eagerly. */
@@ -133,8 +137,7 @@ static hd_status *exec_fit(be_plan *bp, gb_exec *x, int need_stage) {
   be_graph *bg = bp->bg;
   HD_TRY(ensure(bg, x, &x->arena, &x->arena_cap, bp->p.arena_bytes, "arena"));
   HD_TRY(ensure(bg, x, &x->workspace, &x->workspace_cap, bp->workspace_bytes, "workspace"));
-  if (bg->c->opts.graph_capture || need_stage)
-    HD_TRY(ensure(bg, x, &x->stage, &x->stage_cap, bp->stage_bytes, "staging"));
+  if (need_stage) HD_TRY(ensure(bg, x, &x->stage, &x->stage_cap, bp->stage_bytes, "staging"));
   return NULL;
 }
 
@@ -398,6 +401,13 @@ static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, 
   return NULL;
 }
 
+/* Copying a plan's inputs in and outputs out around a graph, at ~1.5 TB/s,
+ * against the ~4 us of host launch time a captured step saves: staging
+ * pays while the bytes stay under this per step. */
+#define GB_STAGE_BYTES_PER_STEP ((size_t)3 << 20)
+
+static int staging_pays(const be_plan *bp) { return bp->stage_bytes <= (size_t)(bp->nsteps + 1) * GB_STAGE_BYTES_PER_STEP; }
+
 /* A run through the slot's captured graph; *done = 0 when the caller must
  * run eagerly instead. */
 static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *const *outputs,
@@ -422,15 +432,36 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
     (void)gpuGetLastError();
     return NULL; /* the legacy stream, or the caller is capturing us: eager */
   }
+  if (!sl->graph || (!sl->staged && !same)) {
+    /* First capture: keyed to the caller's pointers when they held still
+     * since the warm-up; otherwise (and after any change) to the staging
+     * buffers, for good — or, where copies through them cost more than
+     * the graph saves, no graph for this run, keyed to its pointers. */
+    int stage = sl->graph != NULL || !same;
+    if (stage && !staging_pays(bp)) {
+      if (sl->graph && gpuGraphExecDestroy((gpuGraphExec_t)sl->graph) != gpuSuccess) (void)gpuGetLastError();
+      sl->graph = NULL;
+      memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
+      memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
+      return NULL;
+    }
+    if (stage) {
+      HD_TRY(exec_fit(bp, x, 1));
+      if (sl->gen != x->gen) { /* new staging buffers: every buffer counts as moved; warm up again */
+        slot_clear(bp, sl);
+        sl->gen = x->gen;
+        memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
+        memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
+        return NULL;
+      }
+    }
+  }
   void **stage_in = calloc((size_t)(ni + no + 1), sizeof(void *));
   if (!stage_in) return GB_OOM();
   void **stage_out = stage_in + ni;
   stage_ptrs(bp, x, stage_in, stage_out);
   hd_status *st = NULL;
   if (!sl->graph || (!sl->staged && !same)) {
-    /* First capture: keyed to the caller's pointers when they held still
-     * since the warm-up; otherwise (and after any change) to the staging
-     * buffers, for good. */
     int stage = sl->graph != NULL || !same;
     st = capture(bp, x, stage ? stage_in : inputs, stage ? stage_out : outputs, stream);
     if (st) {

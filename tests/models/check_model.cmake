@@ -3,9 +3,10 @@
 #
 #   cmake -DRUN=<hipdnn-ep-run> -DMODEL=<model.onnx> -DJSON=<report.json>
 #         [-DBACKEND=ref] [-DBATCH=1] [-DPARTITIONS=N] [-DSEQ=N]
-#         -P check_model.cmake
+#         [-DPRECISION=fp16|bf16] -P check_model.cmake
 # PARTITIONS: the number of partitions the EP must get; SEQ: hipdnn-ep-run's
-# --seq (symbolic dims past the first).
+# --seq (symbolic dims past the first); PRECISION: its --precision (the
+# outputs are then judged by their relative L2 error).
 #
 # The environment (HIPDNN_EP_LIB, HIPDNN_EP_ORT_LIB) reaches the tool as is.
 # Fails (FATAL_ERROR) when the tool fails, writes no report, leaves any node
@@ -33,7 +34,10 @@ file(REMOVE "${JSON}")
 string(TIMESTAMP t0 "%s" UTC)
 set(extra "")
 if(DEFINED SEQ)
-  set(extra --seq ${SEQ})
+  list(APPEND extra --seq ${SEQ})
+endif()
+if(DEFINED PRECISION)
+  list(APPEND extra --precision ${PRECISION})
 endif()
 execute_process(
   COMMAND "${RUN}" "${MODEL}" --backend ${BACKEND} --batch ${BATCH} --iters 1 --json "${JSON}" ${extra}

@@ -387,6 +387,7 @@ typedef struct hh_cmp {
   int pass;
   double max_abs;         /* max |got - ref| */
   double max_rel;         /* max |got - ref| / max(|ref|, atol) */
+  double rel_l2;          /* ||got - ref|| / ||ref|| over the finite pairs (||got - ref|| when ref is 0) */
   size_t worst;           /* flat index of the element furthest past tolerance */
   int64_t worst_coord[HH_MAX_RANK];
   int rank;

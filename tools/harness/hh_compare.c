@@ -67,7 +67,7 @@ int hh_compare(const hh_tensor *got, const hh_tensor *ref, hh_tol tol, hh_cmp *o
     snprintf(out->why, sizeof out->why, "shape [%s] vs reference [%s]", a, b);
     return 0;
   }
-  double worst_score = -1.0;
+  double worst_score = -1.0, diff2 = 0.0, ref2 = 0.0;
   for (size_t i = 0; i < ref->n; i++) {
     double g = hh_tensor_get(got, i), r = hh_tensor_get(ref, i);
     double score; /* how far past tolerance: > 1 fails */
@@ -77,6 +77,8 @@ int hh_compare(const hh_tensor *got, const hh_tensor *ref, hh_tol tol, hh_cmp *o
       score = match ? 0.0 : INFINITY;
     } else {
       double d = fabs(g - r);
+      diff2 += d * d;
+      ref2 += r * r;
       double bound = tol.atol + tol.rtol * fabs(r);
       double rel = d / fmax(fabs(r), tol.atol > 0 ? tol.atol : 1e-30);
       if (d > out->max_abs) out->max_abs = d;
@@ -91,6 +93,7 @@ int hh_compare(const hh_tensor *got, const hh_tensor *ref, hh_tol tol, hh_cmp *o
       out->worst_ref = r;
     }
   }
+  out->rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
   if (ref->n) unravel(ref, out->worst, out->worst_coord);
   out->pass = out->n_bad == 0;
   return out->pass;
@@ -101,8 +104,8 @@ void hh_cmp_print(const hh_cmp *c, hh_tol tol, FILE *f) {
     fprintf(f, "FAIL %s\n", c->why);
     return;
   }
-  fprintf(f, "%s max_abs=%.3g max_rel=%.3g (atol=%.1g rtol=%.1g, %zu elements)", c->pass ? "PASS" : "FAIL",
-          c->max_abs, c->max_rel, tol.atol, tol.rtol, c->n);
+  fprintf(f, "%s max_abs=%.3g max_rel=%.3g rel_l2=%.3g (atol=%.1g rtol=%.1g, %zu elements)", c->pass ? "PASS" : "FAIL",
+          c->max_abs, c->max_rel, c->rel_l2, tol.atol, tol.rtol, c->n);
   if (!c->pass) {
     fprintf(f, " bad=%zu nonfinite_mismatch=%zu worst #%zu [", c->n_bad, c->n_nonfinite_mismatch, c->worst);
     for (int i = 0; i < c->rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)c->worst_coord[i]);
