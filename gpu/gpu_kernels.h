@@ -255,7 +255,11 @@ int gpu_trilu(const void *x, void *y, int64_t esize, int64_t n, int64_t rows, in
  *   s = x + skip[i % skip_n] + sbias[c];  mean = rms ? 0 : avg(s);
  *   inv = 1 / sqrt(avg((s - mean)^2) + eps);  y = (s - mean) * inv * scale[c] + bias[c]
  * skip, sbias, bias, sum (s, dtype), mean and inv (fp32, one per row) may
- * be NULL. fp32 statistics. */
+ * be NULL. fp32 statistics. x and y are packed rows (i = r * cols + c) when
+ * x_inner / y_inner is 0, else stored channel-major [rows / inner, cols,
+ * inner] (row r = o * inner + j at (o * cols + c) * inner + j): a Transpose
+ * fused into the norm. When both are set they are equal; skip, sbias and
+ * sum are packed rows and only allowed when x is. */
 #define GPU_NORM_CACHE_COLS 8192
 typedef struct gpu_norm_desc {
   int64_t rows, cols, skip_n;
@@ -263,6 +267,7 @@ typedef struct gpu_norm_desc {
   int rms;
   const void *skip, *sbias, *scale, *bias;
   void *sum, *mean, *inv;
+  int64_t x_inner, y_inner;
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
 

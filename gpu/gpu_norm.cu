@@ -1,8 +1,11 @@
 // gpu_norm: layer normalisations (LayerNorm, RMSNorm, their skip forms),
-// fp32 statistics: one 32-lane group per row of up to 1024 values, else one
-// 256-thread block per row. A row of up to
-// GPU_NORM_CACHE_COLS values stays in shared memory between the passes;
-// longer rows are read again.
+// fp32 statistics. Rows of up to 1024 values: a group of 1-32 lanes per row
+// holding the row in registers (norm_rows_kernel) when it is made of aligned
+// 16-byte pieces, else one 32-lane group per row; wider rows: one block per
+// row. A row of up to GPU_NORM_CACHE_COLS values stays in shared memory
+// between the passes; longer rows are read again. Rows stored channel-major
+// (the normalised axis in the middle of [outer, cols, inner]: a Transpose
+// fused into the norm) go through shared-memory tiles (norm_cm_kernel).
 #include "gpu/gpu_common.cuh"
 
 namespace {
@@ -208,9 +211,250 @@ bool vec_fits(const void *x, const void *y, const gpu_norm_desc *d) {
          aligned16(d->bias) && aligned16(d->sum) && (!d->skip || (aligned16(d->skip) && d->skip_n % d->cols == 0));
 }
 
+
+// Rows of up to 32 * kRowVecs 16-byte pieces (transformer widths: 96-1024
+// fp32): a group of `lanes` lanes per row (a power of two, so a short row
+// does not idle most of a warp), each lane's V pieces of x, skip, skip bias,
+// scale and bias loaded at once as 16-byte vectors and kept in registers
+// across the passes: one trip to memory. norm_warp_kernel's per-element loop
+// stores each value (shared memory, the sum output) between its loads, which
+// the compiler may not move past each other: a 768-wide row made 24
+// dependent trips, 12-15 us per GPT-2 LayerNorm on an H100.
+constexpr int kRowVecs = 8;
+
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                             gpu_norm_desc d, int lanes) {
+  constexpr int E = vec<T>::n;
+  const int64_t nv = d.cols / E;
+  const int lane = (int)threadIdx.x & (lanes - 1);
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  const float inv_cols = 1.f / (float)d.cols;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  // warp-uniform trip count: every lane of a warp takes part in its shuffles
+  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t - (threadIdx.x & 31) < d.rows * lanes;
+       t += step) {
+    const int64_t r = t / lanes;
+    const bool live = r < d.rows;
+    uint4 xr[V], kr[V], br[V], sr[V], hr[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int64_t c = lane + (int64_t)i * lanes;
+      const bool in = live && c < nv;
+      xr[i] = in ? ((const uint4 *)(x + r * d.cols))[c] : z;
+      kr[i] = in && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
+      br[i] = in && d.sbias ? ((const uint4 *)d.sbias)[c] : z;
+      sr[i] = in ? ((const uint4 *)d.scale)[c] : z;
+      hr[i] = in && d.bias ? ((const uint4 *)d.bias)[c] : z;
+    }
+    float v[V][E];
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      float k[E], b[E];
+      unpack<T>(xr[i], v[i]);
+      unpack<T>(kr[i], k);
+      unpack<T>(br[i], b);
+#pragma unroll
+      for (int j = 0; j < E; ++j) v[i][j] += k[j] + b[j], sum += v[i][j];  // zeros past the row
+      const int64_t c = lane + (int64_t)i * lanes;
+      if (d.sum && live && c < nv) ((uint4 *)((T *)d.sum + r * d.cols))[c] = pack<T>(v[i]);
+    }
+    for (int off = lanes / 2; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+    const float mean = d.rms ? 0.f : sum * inv_cols;
+    float sq = 0.f;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const bool in = lane + (int64_t)i * lanes < nv;
+#pragma unroll
+      for (int j = 0; j < E; ++j) sq += in ? (v[i][j] - mean) * (v[i][j] - mean) : 0.f;
+    }
+    for (int off = lanes / 2; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+    const float inv = rsqrtf(sq * inv_cols + d.eps);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int64_t c = lane + (int64_t)i * lanes;
+      if (!live || c >= nv) continue;
+      float sc[E], bi[E], o[E];
+      unpack<T>(sr[i], sc);
+      unpack<T>(hr[i], bi);
+#pragma unroll
+      for (int j = 0; j < E; ++j) o[j] = (v[i][j] - mean) * inv * sc[j] + bi[j];
+      ((uint4 *)(y + r * d.cols))[c] = pack<T>(o);
+    }
+    if (live && lane == 0) {
+      if (d.mean) ((float *)d.mean)[r] = mean;
+      if (d.inv) ((float *)d.inv)[r] = inv;
+    }
+  }
+}
+
+// Channel-major rows: x and/or y stored [outer, cols, inner] (x_inner /
+// y_inner > 0; row r = o * inner + i), the other side packed rows. A block
+// of 256 takes kCmRows positions i of one o: it stages their cols values
+// in shared memory (loads coalesced along i, or along the row when x is
+// packed), one warp per row reduces the statistics there, and the output is
+// written coalesced the same way. Skip, skip bias and the sum output are
+// read and written packed (the fusion leaves them only when x is packed).
+constexpr int kCmRows = 8;
+constexpr int kCmMaxCols = (48 * 1024) / (int)sizeof(float) / (kCmRows + 1);
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                           gpu_norm_desc d, int64_t inner, int64_t tiles) {
+  extern __shared__ float tile[];  // [cols][kCmRows + 1]
+  __shared__ float s_mean[kCmRows], s_inv[kCmRows];
+  const int64_t cols = d.cols;
+  const int64_t o = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kCmRows;
+  const int nr = inner - i0 < kCmRows ? (int)(inner - i0) : kCmRows;
+  const int tr = (int)threadIdx.x % kCmRows, tc = (int)threadIdx.x / kCmRows;
+  constexpr int kColStep = kThreads / kCmRows;
+  if (d.x_inner) {
+#pragma unroll 4
+    for (int64_t c = tc; c < cols; c += kColStep)
+      tile[c * (kCmRows + 1) + tr] = tr < nr ? ld(x, (o * cols + c) * inner + i0 + tr) : 0.f;
+  } else {
+    for (int k = 0; k < nr; ++k) {
+      const int64_t r = o * inner + i0 + k;
+#pragma unroll 4
+      for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
+        const int64_t e = r * cols + c;
+        float v = ld(x, e);
+        if (d.skip) v += ld((const T *)d.skip, e % d.skip_n);
+        if (d.sbias) v += ld((const T *)d.sbias, c);
+        if (d.sum) st((T *)d.sum, e, v);
+        tile[c * (kCmRows + 1) + k] = v;
+      }
+    }
+  }
+  __syncthreads();
+  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;  // warp w: row w of the tile
+  const float inv_cols = 1.f / (float)cols;
+  float sum = 0.f;
+  for (int64_t c = lane; c < cols; c += 32) sum += tile[c * (kCmRows + 1) + w];
+  for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+  const float mean = d.rms ? 0.f : sum * inv_cols;
+  float sq = 0.f;
+  for (int64_t c = lane; c < cols; c += 32) {
+    const float v = tile[c * (kCmRows + 1) + w] - mean;
+    sq += v * v;
+  }
+  for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+  if (lane == 0) {
+    s_mean[w] = mean;
+    s_inv[w] = rsqrtf(sq * inv_cols + d.eps);
+    if (w < nr && d.mean) ((float *)d.mean)[o * inner + i0 + w] = mean;
+    if (w < nr && d.inv) ((float *)d.inv)[o * inner + i0 + w] = s_inv[w];
+  }
+  __syncthreads();
+  const T *scale = (const T *)d.scale, *bias = (const T *)d.bias;
+  if (d.y_inner) {
+    if (tr < nr) {
+      const float m = s_mean[tr], iv = s_inv[tr];
+#pragma unroll 4
+      for (int64_t c = tc; c < cols; c += kColStep) {
+        const float v = (tile[c * (kCmRows + 1) + tr] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f);
+        st(y, (o * cols + c) * inner + i0 + tr, v);
+      }
+    }
+  } else {
+    for (int k = 0; k < nr; ++k) {
+      const int64_t r = o * inner + i0 + k;
+      const float m = s_mean[k], iv = s_inv[k];
+#pragma unroll 4
+      for (int64_t c = threadIdx.x; c < cols; c += kThreads)
+        st(y, r * cols + c, (tile[c * (kCmRows + 1) + k] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f));
+    }
+  }
+}
+
+// Channel-major rows too wide for the tile: a thread per row, three passes
+// over strided memory. Slow, and only for shapes no fused model has met.
+template <typename T>
+__global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
+    const int64_t xo = d.x_inner ? r / d.x_inner : r, xi = d.x_inner ? r % d.x_inner : 0;
+    const int64_t xs = d.x_inner ? d.x_inner : 1, xb = d.x_inner ? xo * d.cols * xs + xi : r * d.cols;
+    const int64_t yo = d.y_inner ? r / d.y_inner : r, yi = d.y_inner ? r % d.y_inner : 0;
+    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : r * d.cols;
+    auto val = [&](int64_t c) {
+      float v = ld(x, xb + c * xs);
+      if (d.skip) v += ld((const T *)d.skip, (r * d.cols + c) % d.skip_n);
+      if (d.sbias) v += ld((const T *)d.sbias, c);
+      return v;
+    };
+    float sum = 0.f;
+    for (int64_t c = 0; c < d.cols; ++c) {
+      const float v = val(c);
+      if (d.sum) st((T *)d.sum, r * d.cols + c, v);
+      sum += v;
+    }
+    const float mean = d.rms ? 0.f : sum / (float)d.cols;
+    float sq = 0.f;
+    for (int64_t c = 0; c < d.cols; ++c) sq += (val(c) - mean) * (val(c) - mean);
+    const float inv = rsqrtf(sq / (float)d.cols + d.eps);
+    for (int64_t c = 0; c < d.cols; ++c)
+      st(y, yb + c * ys, (val(c) - mean) * inv * ld((const T *)d.scale, c) + (d.bias ? ld((const T *)d.bias, c) : 0.f));
+    if (d.mean) ((float *)d.mean)[r] = mean;
+    if (d.inv) ((float *)d.inv)[r] = inv;
+  }
+}
+
+template <typename T, int V>
+int launch_rows(const void *x, void *y, const gpu_norm_desc *d, int lanes, gpuStream_t s) {
+  const int64_t threads = d->rows * lanes;
+  norm_rows_kernel<T, V><<<gpu::blocks_for(threads, kThreads), kThreads, 0, s>>>((const T *)x, (T *)y, *d, lanes);
+  return gpu::last_error();
+}
+
+// The register kernel takes the rows: whole aligned 16-byte pieces, at most
+// 32 * kRowVecs of them. lanes: the fewest (a power of two) that leave each
+// lane at most 4 pieces, up to 32.
+template <typename T>
+int rows_lanes(const void *x, const void *y, const gpu_norm_desc *d) {
+  const int64_t e = vec<T>::n, nv = d->cols / e;
+  if (d->cols % e || nv > 32 * kRowVecs || !aligned16(x) || !aligned16(y) || !aligned16(d->scale) ||
+      !aligned16(d->bias) || !aligned16(d->sum) || !aligned16(d->sbias) ||
+      (d->skip && (!aligned16(d->skip) || d->skip_n % d->cols)))
+    return 0;
+  int lanes = 1;
+  while (lanes < 32 && (int64_t)lanes * 4 < nv) lanes *= 2;
+  return lanes;
+}
+
 template <typename T>
 int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
+  if (d->x_inner || d->y_inner) {
+    const int64_t inner = d->x_inner ? d->x_inner : d->y_inner;
+    if ((d->x_inner && d->y_inner && d->x_inner != d->y_inner) || d->rows % inner) return -1;
+    if (d->cols <= kCmMaxCols && (!d->x_inner || (!d->skip && !d->sbias && !d->sum))) {
+      const int64_t tiles = (inner + kCmRows - 1) / kCmRows, blocks = d->rows / inner * tiles;
+      if (blocks < INT32_MAX) {
+        norm_cm_kernel<T><<<(unsigned)blocks, kThreads, (size_t)d->cols * (kCmRows + 1) * sizeof(float), s>>>(
+            (const T *)x, (T *)y, *d, inner, tiles);
+        return gpu::last_error();
+      }
+    }
+    norm_strided_kernel<T><<<gpu::blocks_for(d->rows, kThreads), kThreads, 0, s>>>((const T *)x, (T *)y, *d);
+    return gpu::last_error();
+  }
   if (d->cols <= kWarpCols) {
+    const int lanes = rows_lanes<T>(x, y, d);
+    if (lanes) {
+      const int64_t v = (d->cols / vec<T>::n + lanes - 1) / lanes;
+      switch (v) {
+        case 1: return launch_rows<T, 1>(x, y, d, lanes, s);
+        case 2: return launch_rows<T, 2>(x, y, d, lanes, s);
+        case 3: return launch_rows<T, 3>(x, y, d, lanes, s);
+        case 4: return launch_rows<T, 4>(x, y, d, lanes, s);
+        case 5: return launch_rows<T, 5>(x, y, d, lanes, s);
+        case 6: return launch_rows<T, 6>(x, y, d, lanes, s);
+        case 7: return launch_rows<T, 7>(x, y, d, lanes, s);
+        case 8: return launch_rows<T, 8>(x, y, d, lanes, s);
+        default: break;
+      }
+    }
     const int64_t groups = (d->rows + 7) / 8;
     const unsigned blocks = (unsigned)(groups < 65535 * 8 ? groups : 65535 * 8);
     norm_warp_kernel<T><<<blocks, kThreads, (size_t)d->cols * 8 * sizeof(float), s>>>((const T *)x, (T *)y, *d);

@@ -64,23 +64,33 @@ __global__ void binary_vec_kernel(const uint4 *a, const uint4 *b, uint4 *y, int6
   }
 }
 
-template <typename T>
-__global__ void binary_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast bc, int op,
+// Index math in I: 32-bit when every offset fits (a 64-bit division is
+// several times the work, and a transposed operand makes every element
+// divide once per dim).
+template <typename T, typename I>
+__global__ void binary_kernel(const T *a, const T *b, T *y, I n, gpu_bcast bc, int op,
                               gpu_binary_acts f) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    int64_t rem = i, oa = 0, ob = 0;
+  const I stride = (I)gridDim.x * blockDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    I rem = i, oa = 0, ob = 0;
 #pragma unroll
     for (int d = GPU_MAX_DIMS - 1; d >= 0; --d) {
       if (d >= bc.rank) continue;
-      int64_t q = rem / bc.dims[d], r = rem - q * bc.dims[d];
-      oa += r * bc.sa[d];
-      ob += r * bc.sb[d];
+      const I dim = (I)bc.dims[d], q = rem / dim, r = rem - q * dim;
+      oa += r * (I)bc.sa[d];
+      ob += r * (I)bc.sb[d];
       rem = q;
     }
     const float x = gpu::act(f.in_act, ld(a, oa), f.in_alpha, f.in_beta);
     st(y, i, gpu::act(f.act, bin(op, x, ld(b, ob)), f.alpha, f.beta));
   }
+}
+
+// Every offset of y, a and b is below 2^31 (a stride is at most the size of its operand).
+inline bool offsets_fit_32(const gpu_bcast *bc, int64_t n) {
+  int64_t ma = 0, mb = 0;
+  for (int d = 0; d < bc->rank; ++d) ma += (bc->dims[d] - 1) * bc->sa[d], mb += (bc->dims[d] - 1) * bc->sb[d];
+  return n < INT32_MAX && ma < INT32_MAX && mb < INT32_MAX;
 }
 
 template <typename T>
@@ -97,9 +107,12 @@ int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, c
   else if (bc->rank == 1 && bc->sa[0] <= 1 && bc->sb[0] <= 1)
     binary_flat_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
         (const T *)a, (const T *)b, (T *)y, n, bc->sa[0], bc->sb[0], op, *f);
+  else if (offsets_fit_32(bc, n))
+    binary_kernel<T, unsigned><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
+                                                                       (unsigned)n, *bc, op, *f);
   else
-    binary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
-                                                             n, *bc, op, *f);
+    binary_kernel<T, int64_t><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
+                                                                      n, *bc, op, *f);
   return gpu::last_error();
 }
 

@@ -47,10 +47,17 @@ static hd_status *binary_check(const ir_graph *g, const ir_node *n) {
 
 static hd_status *binary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
   (void)g;
-  (void)p;
   const ir_tensor *a = &t[n->in[0]], *b = &t[n->in[1]];
   ir_tensor *y = &t[n->out[0]];
-  return op_broadcast(a->rank, a->dims, b->rank, b->dims, &y->rank, y->dims);
+  int64_t da[IR_MAX_RANK], db[IR_MAX_RANK];
+  op_binary_input_dims(&p->binary, 0, a->rank, a->dims, da);
+  op_binary_input_dims(&p->binary, 1, b->rank, b->dims, db);
+  HD_TRY(op_broadcast(a->rank, da, b->rank, db, &y->rank, y->dims));
+  for (int k = 0; k < 2; k++) /* a fused Transpose keeps its input's full rank */
+    if ((p->binary.permuted >> k & 1) && t[n->in[k]].rank != y->rank)
+      return hd_error(HD_ERR_INVALID_ARG, "%s: transposed input %d of rank %d for an output of rank %d", n->op_type, k,
+                      t[n->in[k]].rank, y->rank);
+  return NULL;
 }
 
 /* 7: numpy broadcasting replaced the broadcast/axis attributes; later

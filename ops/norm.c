@@ -8,7 +8,9 @@
  *   com.microsoft SkipSimplifiedLayerNormalization (1)
  *       input, skip, gamma, bias?          -> output, mean?, inv_std_var?, input_skip_bias_sum?
  * The skip forms normalise the last dim; skip may broadcast over leading
- * dims. Scale and bias have exactly the normalised elements. */
+ * dims. Scale and bias have exactly the normalised elements. Transposes
+ * that move the normalised axis around the norm may be fused into it
+ * (op_norm.in_chan / out_chan; plan_fuse.c). */
 #include <string.h>
 
 #include "ops/op_util.h"
@@ -18,6 +20,7 @@ static hd_status *norm_parse(const ir_graph *g, ir_node *n, const op_attrs *a) {
   op_norm *p = &OP_P(n)->norm;
   memset(p, 0, sizeof *p);
   p->in_skip = p->in_bias = p->in_skip_bias = p->out_mean = p->out_inv = p->out_sum = -1;
+  p->in_chan = p->out_chan = -1;
   p->in_scale = 1;
   int64_t axis = -1, stash = 1;
   switch (n->kind) {
@@ -83,12 +86,29 @@ static hd_status *norm_check(const ir_graph *g, const ir_node *n) {
   return op_norm_axis(p->axis, x->rank, &ax, n->op_type);
 }
 
+/* dims with axis `from` moved to position `to` (the others in order). */
+static void move_axis(int rank, const int64_t *in, int from, int to, int64_t *out) {
+  int64_t d = in[from];
+  int64_t rest[IR_MAX_RANK];
+  for (int i = 0, k = 0; i < rank; i++)
+    if (i != from) rest[k++] = in[i];
+  for (int i = 0, k = 0; i < rank; i++) out[i] = i == to ? d : rest[k++];
+}
+
 static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   (void)g;
   op_norm *p = &pp->norm;
-  const ir_tensor *x = &t[n->in[0]];
+  const ir_tensor *xs = &t[n->in[0]];
+  ir_tensor xl = *xs; /* the rows as the norm sees them: x, or x with in_chan moved last */
+  const ir_tensor *x = &xl;
+  int chans = p->in_chan >= 0 || p->out_chan >= 0;
+  if ((p->in_chan >= xs->rank) || (chans && (xs->rank < 1 || p->out_chan >= xs->rank)))
+    return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose axis out of rank %d", n->op_type, xs->rank);
+  if (p->in_chan >= 0) move_axis(xs->rank, xs->dims, p->in_chan, xs->rank - 1, xl.dims);
   int ax;
   HD_TRY(op_norm_axis(p->axis, x->rank, &ax, n->op_type));
+  if (chans && (ax != x->rank - 1 || (p->in_chan >= 0 && p->in_skip >= 0)))
+    return hd_error(HD_ERR_INVALID_ARG, "%s: fused transposes need the last axis and no skip", n->op_type);
   p->axis = ax;
   int64_t cols = ir_numel(x->rank - ax, x->dims + ax);
   int vecs[] = {p->in_scale, p->in_bias, p->in_skip_bias};
@@ -112,6 +132,7 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   ir_tensor *y = &t[n->out[0]];
   y->rank = x->rank;
   memcpy(y->dims, x->dims, sizeof x->dims);
+  if (p->out_chan >= 0) move_axis(x->rank, x->dims, x->rank - 1, p->out_chan, y->dims);
   if (p->out_sum >= 0) t[n->out[p->out_sum]].rank = x->rank, memcpy(t[n->out[p->out_sum]].dims, x->dims, sizeof x->dims);
   int stats[] = {p->out_mean, p->out_inv};
   for (int i = 0; i < 2; i++) {

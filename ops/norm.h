@@ -18,6 +18,14 @@ typedef struct op_norm {
   int rms;
   int in_skip, in_scale, in_bias, in_skip_bias;
   int out_mean, out_inv, out_sum;
+  /* Transposes fused into the norm (plan_fuse.c), -1 when none. in_chan:
+   * the axis of input 0 that holds the normalised values: the norm reads
+   * x as Transpose(x) with that axis moved last (a channel-last
+   * LayerNormalization of an NCHW tensor). out_chan: output 0 is stored
+   * with the normalised (last) axis moved to this position. Either one
+   * means exactly one axis, the last, is normalised; skip, skip bias, sum,
+   * mean and inv keep the rows' packed layout. */
+  int in_chan, out_chan;
 } op_norm;
 
 #endif

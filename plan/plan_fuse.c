@@ -14,8 +14,9 @@
  * Before them, contrib ops that are several ops in one are lowered into
  * them (op_def.lower) and a GELU written out in elementary ops becomes one
  * Gelu (0); after the scale pass, attention written out becomes one
- * Attention (plan_fuse_attention.c); last, an Add before a layer norm
- * becomes the norm's skip input (5). */
+ * Attention (plan_fuse_attention.c); then an Add before a layer norm
+ * becomes the norm's skip input (5); last, Transposes move into the layer
+ * norms (6) and elementwise binary ops (7) that read or write them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,9 +310,25 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
   ir_node *a = &g->nodes[ni];
   if (!in_family(a, "unary") || a->nout != 1 || OP_P(a)->unary.has_bias) return NULL;
   ir_node *p = pf_sole_producer(g, a->in[0]);
+  if (g->values[a->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
+  /* Through a view (Reshape, Flatten, ...: GPT-2's Gemm -> Reshape ->
+   * GELU): the activation is elementwise, so the producer applies it and
+   * the view then makes the activation's output. */
+  const op_def *vd = p && p->kind != OP_UNKNOWN ? op_get((op_kind)p->kind) : NULL;
+  if (vd && vd->view && p->nout == 1) {
+    ir_node *q = pf_sole_producer(g, p->in[0]);
+    op_act *slot = q ? act_slot(q) : NULL;
+    if (!slot || slot->kind != OP_ACT_NONE || g->values[p->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
+    *slot = OP_P(a)->unary.act;
+    ir_node_absorb(q, a);
+    p->out[0] = a->out[0];
+    a->dead = 1;
+    a->kind = OP_UNKNOWN;
+    *changed = 1;
+    return NULL;
+  }
   op_act *slot = p ? act_slot(p) : NULL;
   if (!slot || slot->kind != OP_ACT_NONE) return NULL;
-  if (g->values[a->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
   *slot = OP_P(a)->unary.act;
   fuse_into(p, a);
   *changed = 1;
@@ -333,14 +350,15 @@ int pf_sole_consumer(const ir_graph *g, int v) {
   return IR_NONE;
 }
 
-/* v is a one-element float constant within 1e-4 (relative) of want. */
+/* v is a one-element float constant within 1e-4 (relative; 1e-3 in fp16,
+ * whose rounding of 0.044715 or 1 / sqrt(2) is past 1e-4) of want. */
 static int is_scalar(const ir_graph *g, int v, double want) {
   const ir_value *c = &g->values[v];
   if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16 && c->dtype != HD_DT_BF16) ||
       ir_numel(c->rank, c->dims) != 1)
     return 0;
   double x = load_f(c->dtype, c->data, 0);
-  return fabs(x - want) <= 1e-4 * fabs(want);
+  return fabs(x - want) <= (c->dtype == HD_DT_F16 ? 1e-3 : 1e-4) * fabs(want);
 }
 
 /* The input of binary node n that is not the scalar want, or IR_NONE. */
@@ -351,40 +369,40 @@ static int other_than_scalar(const ir_graph *g, const ir_node *n, double want) {
   return IR_NONE;
 }
 
-static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
-  ir_node *erf = &g->nodes[ei];
-  if (!pf_is_kind(erf, OP_ERF)) return NULL;
-  int scaled = erf->in[0], pre = g->values[scaled].producer;
-  if (pre == IR_NONE || g->values[scaled].nuses != 1) return NULL;
-  ir_node *d = &g->nodes[pre];
-  int x = pf_is_kind(d, OP_DIV) && is_scalar(g, d->in[1], 1.4142135623730951) ? d->in[0]
-          : pf_is_kind(d, OP_MUL) ? other_than_scalar(g, d, 0.7071067811865476)
-                               : IR_NONE;
-  if (x == IR_NONE) return NULL;
-  int ai = pf_sole_consumer(g, erf->out[0]);
+/* The tail both written-out GELUs share, from t = erf(..) or tanh(..):
+ * Add(t, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), Add(t, 1)).
+ * Fills the Add, the Mul by 0.5 of x or of the product, and the last Mul
+ * (root); 0 when the nodes do not match. */
+static int gelu_tail(ir_graph *g, int t, int x, ir_node **add_out, ir_node **half_out, ir_node **root_out) {
+  int ai = pf_sole_consumer(g, t);
   ir_node *add = ai == IR_NONE ? NULL : &g->nodes[ai];
-  if (!add || !pf_is_kind(add, OP_ADD) || other_than_scalar(g, add, 1.0) != erf->out[0]) return NULL;
+  if (!add || !pf_is_kind(add, OP_ADD) || other_than_scalar(g, add, 1.0) != t) return 0;
   int m1i = pf_sole_consumer(g, add->out[0]);
   ir_node *m1 = m1i == IR_NONE ? NULL : &g->nodes[m1i];
-  if (!m1 || !pf_is_kind(m1, OP_MUL) || m1->nin != 2) return NULL;
+  if (!m1 || !pf_is_kind(m1, OP_MUL) || m1->nin != 2) return 0;
   int other = m1->in[0] == add->out[0] ? m1->in[1] : m1->in[0];
   ir_node *half = NULL, *root = NULL;
-  if (other == x) { /* (x * (1 + erf)) * 0.5 */
+  if (other == x) { /* (x * (1 + t)) * 0.5 */
     int m2i = pf_sole_consumer(g, m1->out[0]);
     root = m2i == IR_NONE ? NULL : &g->nodes[m2i];
-    if (!root || !pf_is_kind(root, OP_MUL) || other_than_scalar(g, root, 0.5) != m1->out[0]) return NULL;
+    if (!root || !pf_is_kind(root, OP_MUL) || other_than_scalar(g, root, 0.5) != m1->out[0]) return 0;
     half = m1;
-  } else { /* (x * 0.5) * (1 + erf) */
+  } else { /* (x * 0.5) * (1 + t) */
     int hp = g->values[other].producer;
     half = hp == IR_NONE || g->values[other].nuses != 1 ? NULL : &g->nodes[hp];
-    if (!half || !pf_is_kind(half, OP_MUL) || other_than_scalar(g, half, 0.5) != x) return NULL;
+    if (!half || !pf_is_kind(half, OP_MUL) || other_than_scalar(g, half, 0.5) != x) return 0;
     root = m1;
   }
-  const ir_value *xv = &g->values[x];
-  if (xv->dtype != g->values[root->out[0]].dtype || OP_P(root)->binary.act.kind != OP_ACT_NONE) return NULL;
-  /* root becomes Gelu(x); the other four nodes go */
-  ir_node *gone[] = {d, erf, add, half};
-  for (int i = 0; i < 4; i++) {
+  if (g->values[x].dtype != g->values[root->out[0]].dtype || OP_P(root)->binary.act.kind != OP_ACT_NONE) return 0;
+  *add_out = add;
+  *half_out = half;
+  *root_out = root;
+  return 1;
+}
+
+/* root becomes Gelu(x) with the given form; the nodes in gone go. */
+static hd_status *make_gelu(ir_node *root, int x, ir_node **gone, int ngone, op_act_kind kind) {
+  for (int i = 0; i < ngone; i++) {
     ir_node_absorb(root, gone[i]);
     gone[i]->dead = 1;
     gone[i]->kind = OP_UNKNOWN;
@@ -397,8 +415,83 @@ static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
   root->op_type = type;
   root->kind = OP_GELU;
   memset(&root->p, 0, sizeof root->p);
-  OP_P(root)->unary.act.kind = OP_ACT_GELU;
+  OP_P(root)->unary.act.kind = kind;
+  return NULL;
+}
+
+static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
+  ir_node *erf = &g->nodes[ei];
+  if (!pf_is_kind(erf, OP_ERF)) return NULL;
+  int scaled = erf->in[0], pre = g->values[scaled].producer;
+  if (pre == IR_NONE || g->values[scaled].nuses != 1) return NULL;
+  ir_node *d = &g->nodes[pre];
+  int x = pf_is_kind(d, OP_DIV) && is_scalar(g, d->in[1], 1.4142135623730951) ? d->in[0]
+          : pf_is_kind(d, OP_MUL) ? other_than_scalar(g, d, 0.7071067811865476)
+                               : IR_NONE;
+  if (x == IR_NONE) return NULL;
+  ir_node *add, *half, *root;
+  if (!gelu_tail(g, erf->out[0], x, &add, &half, &root)) return NULL;
+  ir_node *gone[] = {d, erf, add, half};
+  HD_TRY(make_gelu(root, x, gone, 4, OP_ACT_GELU));
   *changed = 1;
+  return NULL;
+}
+
+/* x^3 as exporters write it: Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x),
+ * x), every intermediate read once. Returns x (IR_NONE: no match) and the
+ * nodes in cube[0..*n). */
+static int cube_of(ir_graph *g, int v, ir_node **cube, int *n) {
+  ir_node *c = pf_sole_producer(g, v);
+  *n = 0;
+  if (!c || c->nin != 2 || OP_P(c)->binary.act.kind != OP_ACT_NONE) return IR_NONE;
+  if (pf_is_kind(c, OP_POW) && is_scalar(g, c->in[1], 3.0)) {
+    cube[(*n)++] = c;
+    return c->in[0];
+  }
+  if (!pf_is_kind(c, OP_MUL)) return IR_NONE;
+  for (int k = 0; k < 2; k++) {
+    ir_node *sq = pf_sole_producer(g, c->in[k]);
+    int x = c->in[1 - k];
+    if (sq && pf_is_kind(sq, OP_MUL) && sq->nin == 2 && sq->in[0] == x && sq->in[1] == x &&
+        OP_P(sq)->binary.act.kind == OP_ACT_NONE) {
+      cube[(*n)++] = c;
+      cube[(*n)++] = sq;
+      return x;
+    }
+  }
+  return IR_NONE;
+}
+
+/* 0a. GELU's tanh form written out (GPT-2's gelu_new, torch's
+ *     gelu(approximate="tanh")): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+ *     x^3))), in the associations of gelu_tail: one Gelu(approximate=tanh),
+ *     which the BLAS can apply in its epilogue (cuBLASLt's GELU is this
+ *     form; the erf form above never becomes it). */
+static hd_status *fuse_gelu_tanh(ir_graph *g, int ti, int *changed) {
+  ir_node *th = &g->nodes[ti];
+  if (!pf_is_kind(th, OP_TANH) || th->nin != 1) return NULL;
+  ir_node *m3 = pf_sole_producer(g, th->in[0]);
+  if (!m3 || !pf_is_kind(m3, OP_MUL) || OP_P(m3)->binary.act.kind != OP_ACT_NONE) return NULL;
+  int inner = other_than_scalar(g, m3, 0.7978845608028654);
+  ir_node *a1 = inner == IR_NONE ? NULL : pf_sole_producer(g, inner);
+  if (!a1 || !pf_is_kind(a1, OP_ADD) || a1->nin != 2 || OP_P(a1)->binary.act.kind != OP_ACT_NONE) return NULL;
+  for (int k = 0; k < 2; k++) {
+    int x = a1->in[1 - k];
+    ir_node *m2 = pf_sole_producer(g, a1->in[k]);
+    if (!m2 || !pf_is_kind(m2, OP_MUL) || OP_P(m2)->binary.act.kind != OP_ACT_NONE) continue;
+    int cv = other_than_scalar(g, m2, 0.044715);
+    ir_node *cube[2];
+    int nc = 0;
+    if (cv == IR_NONE || cube_of(g, cv, cube, &nc) != x) continue;
+    ir_node *add, *half, *root;
+    if (!gelu_tail(g, th->out[0], x, &add, &half, &root)) return NULL;
+    ir_node *gone[8] = {m3, th, a1, m2, add, half};
+    int ngone = 6;
+    for (int i = 0; i < nc; i++) gone[ngone++] = cube[i];
+    HD_TRY(make_gelu(root, x, gone, ngone, OP_ACT_GELU_TANH));
+    *changed = 1;
+    return NULL;
+  }
   return NULL;
 }
 
@@ -514,6 +607,104 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   return NULL;
 }
 
+/* Transpose's permutation of rank r (its default: the dims reversed). */
+static void transpose_perm(const ir_node *t, int r, int8_t *perm) {
+  const op_copy *c = &OP_P(t)->copy;
+  for (int i = 0; i < r; i++) perm[i] = c->has_axes ? c->axes[i] : (int8_t)(r - 1 - i);
+}
+
+/* perm moves one axis k < r - 1 to the end, the others keeping their order
+ * (NCHW -> NHWC): k, else -1. */
+static int moves_to_last(const int8_t *perm, int r) {
+  int k = perm[r - 1];
+  if (k < 0 || k >= r - 1) return -1;
+  for (int i = 0, j = 0; i < r - 1; i++, j++) {
+    if (j == k) j++;
+    if (perm[i] != j) return -1;
+  }
+  return k;
+}
+
+/* perm moves the last axis to position k < r - 1 (NHWC -> NCHW): k, else -1. */
+static int moves_from_last(const int8_t *perm, int r) {
+  int k = -1;
+  for (int i = 0; i < r; i++)
+    if (perm[i] == r - 1) k = i;
+  if (k < 0 || k >= r - 1) return -1;
+  for (int i = 0, j = 0; i < r; i++) {
+    if (i == k) continue;
+    if (perm[i] != j++) return -1;
+  }
+  return k;
+}
+
+/* 6. Transposes around a layer norm that move the normalised axis
+ *    (ConvNeXt's channels-last LayerNorm of an NCHW tensor: Transpose(0, 2,
+ *    3, 1) -> LayerNormalization(axis -1) [-> Transpose(0, 3, 1, 2)]): the
+ *    norm reads and writes that axis in place (op_norm.in_chan / out_chan);
+ *    no copies. Not with the mean / inv outputs (rows' layout), and the
+ *    input side not with a skip. */
+static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
+  ir_node *ln = &g->nodes[ni];
+  if (!in_family(ln, "norm") || ln->nout < 1) return NULL;
+  op_norm *q = &OP_P(ln)->norm;
+  int r = g->values[ln->in[0]].rank;
+  if (q->out_mean >= 0 || q->out_inv >= 0 || r < 2 || r > 8 || (q->axis != -1 && q->axis != r - 1)) return NULL;
+  int8_t perm[8];
+  ir_node *t = q->in_chan < 0 && q->out_chan < 0 && q->in_skip < 0 ? pf_sole_producer(g, ln->in[0]) : NULL;
+  if (t && pf_is_kind(t, OP_TRANSPOSE) && g->values[t->in[0]].rank == r) {
+    transpose_perm(t, r, perm);
+    int k = moves_to_last(perm, r);
+    if (k >= 0) {
+      ln->in[0] = t->in[0];
+      q->in_chan = k;
+      ir_node_absorb(ln, t);
+      t->dead = 1;
+      t->kind = OP_UNKNOWN;
+      *changed = 1;
+    }
+  }
+  int ci = q->out_chan < 0 ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
+  t = ci == IR_NONE ? NULL : &g->nodes[ci];
+  if (t && pf_is_kind(t, OP_TRANSPOSE) && g->values[t->out[0]].rank == r) {
+    transpose_perm(t, r, perm);
+    int k = moves_from_last(perm, r);
+    if (k >= 0 && (q->in_chan < 0 || q->in_chan == k)) {
+      ln->out[0] = t->out[0];
+      q->out_chan = k;
+      ir_node_absorb(ln, t);
+      t->dead = 1;
+      t->kind = OP_UNKNOWN;
+      *changed = 1;
+    }
+  }
+  return NULL;
+}
+
+/* 7. A Transpose read only by an elementwise binary op (ConvNeXt's
+ *    Transpose(NHWC -> NCHW) -> residual Add): the op reads that input
+ *    through the permutation (op_binary.perm); no copy. */
+static hd_status *fuse_binary_transpose(ir_graph *g, int bi, int *changed) {
+  ir_node *b = &g->nodes[bi];
+  if (!in_family(b, "binary") || b->nin != 2) return NULL;
+  op_binary *q = &OP_P(b)->binary;
+  int r = g->values[b->out[0]].rank;
+  if (r < 2 || r > 8) return NULL;
+  for (int k = 0; k < 2; k++) {
+    if (q->permuted >> k & 1) continue;
+    ir_node *t = pf_sole_producer(g, b->in[k]);
+    if (!t || !pf_is_kind(t, OP_TRANSPOSE) || g->values[t->in[0]].rank != r || g->values[b->in[k]].rank != r) continue;
+    transpose_perm(t, r, q->perm[k]);
+    q->permuted |= 1 << k;
+    b->in[k] = t->in[0];
+    ir_node_absorb(b, t);
+    t->dead = 1;
+    t->kind = OP_UNKNOWN;
+    *changed = 1;
+  }
+  return NULL;
+}
+
 typedef hd_status *(*fuse_pass)(ir_graph *g, int node, int *changed);
 
 /* Contrib ops made of other ops are rewritten into them first
@@ -533,10 +724,11 @@ static hd_status *lower_all(ir_graph *g) {
 }
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {fuse_gelu,        fuse_silu,         fold_batchnorm,
-                                     fuse_residual,    fuse_matmul_scale, pf_fuse_attention,
-                                     fuse_matmul_bias, fuse_matmul_colscale, fuse_input_activation,
-                                     fuse_activation,  fuse_add_norm};
+  static const fuse_pass passes[] = {fuse_gelu,           fuse_gelu_tanh,        fuse_silu,
+                                     fold_batchnorm,      fuse_residual,         fuse_matmul_scale,
+                                     pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
+                                     fuse_input_activation, fuse_activation,     fuse_add_norm,
+                                     fuse_norm_transpose, fuse_binary_transpose};
   *nfused = 0;
   HD_TRY(lower_all(g));
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {

@@ -7,3 +7,9 @@ hh_add_ort_test(ops test_ops)
 add_executable(test_precision_ort test_precision_ort.c)
 target_link_libraries(test_precision_ort PRIVATE hh_harness)
 hh_add_ort_test(precision test_precision_ort)
+
+# Patterns the fusion passes merge (tests/test_fused_ops.c), multi-node
+# models against the CPU EP, on both runtimes.
+add_executable(test_fused_ops test_fused_ops.c)
+target_link_libraries(test_fused_ops PRIVATE hh_harness)
+hh_add_ort_test(fused_ops test_fused_ops)

@@ -416,6 +416,176 @@ static void build_conv_relu_both_out(ir_graph *g) {
 
 static void ir_nothing(const ir_graph *g) { (void)g; }
 
+/* x[N,6] -> MatMul(w) -> Add(b) -> Reshape([-1, 2, 8]) -> tanh GELU
+ * written out -> y, in dynamo's form (GPT-2's gelu_new: Pow(x, 3), x * 0.5
+ * first; form 0) and torch 1.13's (x * (x * x), 0.5 last; form 1): one
+ * MatMul with C and GELU (tanh), the Reshape left as a view. Form 2: the
+ * scale in the wrong place (tanh(0.5 * ...)): nothing fused into a GELU. */
+static int gelu_tanh_form;
+static void build_gelu_tanh(ir_graph *g) {
+  int64_t xd[2] = {IR_DIM_DYNAMIC, 6}, wd[2] = {6, 8}, bd[1] = {8}, md[2] = {IR_DIM_DYNAMIC, 8};
+  int64_t hd[3] = {IR_DIM_DYNAMIC, 2, 8}, sd[1] = {3};
+  int x = value(g, "x", 2, xd), w = const_value(g, "w", 2, wd, 0.0f), b = const_value(g, "b", 1, bd, 0.3f);
+  int m = value(g, "m", 2, md), a = value(g, "a", 2, md), h = value(g, "h", 3, hd), y = value(g, "y", 3, hd);
+  int shape = IR_NONE;
+  UT_OK(ir_graph_add_value(g, "shape", HD_DT_I64, 1, sd, &shape));
+  const int64_t sv[3] = {-1, 2, 8};
+  UT_OK(ir_value_set_data(g, shape, sv, sizeof sv));
+  int in0[2] = {x, w}, in1[2] = {m, b}, in2[2] = {a, shape};
+  node(g, "MatMul", 13, in0, 2, m, NULL, 0);
+  node(g, "Add", 14, in1, 2, a, NULL, 0);
+  node(g, "Reshape", 14, in2, 2, h, NULL, 0);
+  const char *names[] = {"sq", "cube", "m2", "a1", "m3", "t", "a2", "xa"};
+  int v[8];
+  for (int i = 0; i < 8; i++) v[i] = value(g, names[i], 3, hd);
+  int one[1] = {1}, c_half = value(g, "c_half", 0, NULL), c_three = value(g, "c_three", 0, NULL);
+  int c_k = value(g, "c_k", 0, NULL), c_s = value(g, "c_s", 0, NULL), c_one = value(g, "c_one", 0, NULL);
+  (void)one;
+  float half = 0.5f, three = 3.0f, kk = 0.044715f, sc = 0.7978845608f, onef = 1.0f;
+  UT_OK(ir_value_set_data(g, c_half, &half, 4));
+  UT_OK(ir_value_set_data(g, c_three, &three, 4));
+  UT_OK(ir_value_set_data(g, c_k, &kk, 4));
+  UT_OK(ir_value_set_data(g, c_s, &sc, 4));
+  UT_OK(ir_value_set_data(g, c_one, &onef, 4));
+  if (gelu_tanh_form == 1) {
+    int i0[2] = {h, h}, i1[2] = {h, v[0]};
+    node(g, "Mul", 14, i0, 2, v[0], NULL, 0);
+    node(g, "Mul", 14, i1, 2, v[1], NULL, 0);
+  } else {
+    int i0[2] = {h, c_half}, i1[2] = {h, c_three};
+    node(g, "Mul", 14, i0, 2, v[7], NULL, 0); /* x * 0.5, first as dynamo writes it */
+    node(g, "Pow", 15, i1, 2, v[1], NULL, 0);
+  }
+  int i2[2] = {c_k, v[1]}, i3[2] = {h, v[2]}, i4[2] = {v[3], gelu_tanh_form == 2 ? c_half : c_s};
+  node(g, "Mul", 14, i2, 2, v[2], NULL, 0);
+  node(g, "Add", 14, i3, 2, v[3], NULL, 0);
+  node(g, "Mul", 14, i4, 2, v[4], NULL, 0);
+  node(g, "Tanh", 13, &v[4], 1, v[5], NULL, 0);
+  int i5[2] = {v[5], c_one};
+  node(g, "Add", 14, i5, 2, v[6], NULL, 0);
+  if (gelu_tanh_form == 1) {
+    int i6[2] = {h, v[6]}, i7[2] = {c_half, v[7]};
+    node(g, "Mul", 14, i6, 2, v[7], NULL, 0);
+    node(g, "Mul", 14, i7, 2, y, NULL, 0);
+  } else {
+    int i6[2] = {v[7], v[6]};
+    node(g, "Mul", 14, i6, 2, y, NULL, 0);
+  }
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_gelu_tanh(const ir_graph *g) {
+  int mm = 0, views = 0, gelus = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    if (n->kind == OP_MATMUL) {
+      mm++;
+      UT_CHECK(OP_P(n)->gemm.has_c);
+      UT_CHECK(OP_P(n)->gemm.act.kind == (gelu_tanh_form == 2 ? OP_ACT_NONE : OP_ACT_GELU_TANH));
+    }
+    if (n->kind == OP_RESHAPE) {
+      views++;
+      if (gelu_tanh_form != 2) UT_CHECK(n->out[0] == ir_graph_find_value(g, "y"));
+    }
+    gelus += n->kind == OP_GELU;
+  }
+  UT_CHECK(mm == 1 && views == 1 && gelus == 0);
+}
+
+/* x[N,C,H,W] -> Transpose(0,2,3,1) -> LayerNormalization(axis -1) ->
+ * Transpose(0,3,1,2) -> y (LayerNorm2d; form 0), or without the second
+ * Transpose, the NHWC rows read by a MatMul (form 1); form 2, the first
+ * Transpose swaps H and W too (0,3,2,1): not a move of C to the end, so it
+ * stays (the one after still fuses). */
+static int norm_form;
+static void build_norm_transposes(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 6, 3, 4}, td[4] = {IR_DIM_DYNAMIC, 3, 4, 6}, cd[1] = {6}, wd[2] = {6, 5};
+  int64_t md[4] = {IR_DIM_DYNAMIC, 3, 4, 5};
+  int x = value(g, "x", 4, xd), t = value(g, "t", 4, td), l = value(g, "l", 4, td);
+  attr perm_in[] = {{.name = "perm", .n = 4, .i = {0, 2, 3, 1}}};
+  attr perm_swap[] = {{.name = "perm", .n = 4, .i = {0, 3, 2, 1}}};
+  attr perm_out[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
+  if (norm_form == 2) {
+    int64_t sd[4] = {IR_DIM_DYNAMIC, 4, 3, 6};
+    g->values[t].dims[1] = sd[1], g->values[t].dims[2] = sd[2];
+    g->values[l].dims[1] = sd[1], g->values[l].dims[2] = sd[2];
+  }
+  node(g, "Transpose", 13, &x, 1, t, norm_form == 2 ? perm_swap : perm_in, 1);
+  int in1[3] = {t, const_value(g, "scale", 1, cd, 1.0f), const_value(g, "beta", 1, cd, 0.1f)};
+  node(g, "LayerNormalization", 17, in1, 3, l, NULL, 0);
+  int y;
+  if (norm_form == 1) {
+    y = value(g, "y", 4, md);
+    int in2[2] = {l, const_value(g, "w", 2, wd, 0.2f)};
+    node(g, "MatMul", 13, in2, 2, y, NULL, 0);
+  } else {
+    int64_t yd[4] = {IR_DIM_DYNAMIC, 6, 3, 4};
+    if (norm_form == 2) yd[2] = 4, yd[3] = 3;
+    y = value(g, "y", 4, yd);
+    node(g, "Transpose", 13, &l, 1, y, perm_out, 1);
+  }
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_norm_transposes(const ir_graph *g) {
+  int norms = 0, copies = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    copies += n->kind == OP_TRANSPOSE;
+    if (n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    const op_norm *q = &OP_P(n)->norm;
+    if (norm_form == 2) { /* the Transpose after it still moves C back: that one fuses */
+      UT_CHECK(q->in_chan == -1 && q->out_chan == 1);
+      continue;
+    }
+    UT_CHECK(q->in_chan == 1 && n->in[0] == ir_graph_find_value(g, "x"));
+    UT_CHECK(q->out_chan == (norm_form == 0 ? 1 : -1));
+    if (norm_form == 0) UT_CHECK(n->out[0] == ir_graph_find_value(g, "y"));
+  }
+  UT_CHECK(norms == 1 && copies == (norm_form == 2 ? 1 : 0));
+}
+
+/* a[N,3,4,5], b[N,4,3,5]: Transpose(b, 0,2,1,3) -> Sub(a, .) -> y, and
+ * Transpose(a, 0,3,1,2) read by a second Sub as its input 0: both read
+ * their input through the permutation. */
+static void build_binary_transpose(ir_graph *g) {
+  int64_t ad[4] = {IR_DIM_DYNAMIC, 3, 4, 5}, bd[4] = {IR_DIM_DYNAMIC, 4, 3, 5}, td[4] = {IR_DIM_DYNAMIC, 5, 3, 4};
+  int a = value(g, "x", 4, ad), bt = value(g, "bt", 4, bd), t = value(g, "t", 4, ad), s = value(g, "s", 4, ad);
+  int ta = value(g, "ta", 4, td), y = value(g, "y", 4, td);
+  int bv = const_value(g, "b", 4, (int64_t[4]){1, 4, 3, 5}, 0.2f);
+  (void)bt;
+  attr p1[] = {{.name = "perm", .n = 4, .i = {0, 2, 1, 3}}};
+  attr p2[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
+  node(g, "Transpose", 13, &bv, 1, t, p1, 1);
+  int in1[2] = {a, t};
+  node(g, "Sub", 14, in1, 2, s, NULL, 0);
+  node(g, "Transpose", 13, &s, 1, ta, p2, 1);
+  int in2[2] = {ta, const_value(g, "c", 3, (int64_t[3]){5, 1, 1}, 0.5f)};
+  node(g, "Sub", 14, in2, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &a, 1, &y, 1));
+}
+
+static void ir_binary_transpose(const ir_graph *g) {
+  int subs = 0, copies = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    copies += n->kind == OP_TRANSPOSE;
+    if (n->kind != OP_SUB) continue;
+    subs++;
+    const op_binary *q = &OP_P(n)->binary;
+    if (n->out[0] == ir_graph_find_value(g, "s")) {
+      UT_CHECK(q->permuted == 2 && q->perm[1][1] == 2 && q->perm[1][2] == 1 && n->in[1] == ir_graph_find_value(g, "b"));
+    } else {
+      UT_CHECK(q->permuted == 1 && q->perm[0][1] == 3 && n->in[0] == ir_graph_find_value(g, "s"));
+    }
+  }
+  UT_CHECK(subs == 2 && copies == 0);
+}
+
 /* ---- the pattern matcher ---- */
 
 /* x -> Relu -> a; x -> Sigmoid -> b; Mul(b, a) -> m; Add(m, x) -> y.
@@ -599,5 +769,22 @@ int main(void) {
   check_pass("attention (where(drop, fill, scores))", build_attention, 3, &in_att, ir_attention);
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
+  ir_shape in_gt = {2, {4, 6}};
+  gelu_tanh_form = 0;
+  check_pass("matmul+bias, reshape, tanh gelu (dynamo form)", build_gelu_tanh, 2, &in_gt, ir_gelu_tanh);
+  gelu_tanh_form = 1;
+  check_pass("matmul+bias, reshape, tanh gelu (torch form)", build_gelu_tanh, 2, &in_gt, ir_gelu_tanh);
+  gelu_tanh_form = 2;
+  check_pass("tanh gelu with a wrong constant: not fused", build_gelu_tanh, 9, &in_gt, ir_gelu_tanh);
+  ir_shape in_nt = {4, {2, 6, 3, 4}};
+  norm_form = 0;
+  check_pass("transpose+layernorm+transpose", build_norm_transposes, 1, &in_nt, ir_norm_transposes);
+  norm_form = 1;
+  check_pass("transpose+layernorm, matmul", build_norm_transposes, 2, &in_nt, ir_norm_transposes);
+  norm_form = 2;
+  check_pass("transpose that is no channel move: only the one after", build_norm_transposes, 2, &in_nt,
+             ir_norm_transposes);
+  ir_shape in_bt = {4, {2, 3, 4, 5}};
+  check_pass("transposes into binary ops", build_binary_transpose, 2, &in_bt, ir_binary_transpose);
   return ut_finish("test_fuse");
 }

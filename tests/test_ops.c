@@ -590,6 +590,17 @@ static const op_case k_cases[] = {
      .in = {IN(3, 2, 3, 8), IN(2, 3, 8), W(1, 8), W(1, 8)}, .nin = 4},
     {"skip_simplified_layernorm", "SkipSimplifiedLayerNormalization", .domain = "com.microsoft",
      .in = {IN(3, 2, 3, 8), IN(3, 2, 3, 8), W(1, 8)}, .nin = 3},
+    /* rows of transformer widths: the GPU's register kernel (1-32 lanes a row, 16-byte pieces) */
+    {"layernorm_rows_4_lanes1", "LayerNormalization", 17, .in = {IN(2, 37, 4), W(1, 4), W(1, 4)}, .nin = 3},
+    {"layernorm_rows_192", "LayerNormalization", 17, .in = {IN(3, 3, 67, 192), W(1, 192), W(1, 192)}, .nin = 3},
+    {"layernorm_rows_384_stats", "LayerNormalization", 17, .in = {IN(2, 7, 384), W(1, 384), W(1, 384)}, .nin = 3,
+     .nout = 3, .out2_dtype = F32},
+    {"layernorm_rows_768", "LayerNormalization", 17, .in = {IN(3, 1, 9, 768), W(1, 768), W(1, 768)}, .nin = 3},
+    {"layernorm_rows_100_odd", "LayerNormalization", 17, .in = {IN(2, 5, 100), W(1, 100), W(1, 100)}, .nin = 3},
+    {"rmsnorm_rows_768", "SimplifiedLayerNormalization", 17, .in = {IN(3, 1, 9, 768), W(1, 768)}, .nin = 2},
+    {"skip_layernorm_768_bias", "SkipLayerNormalization", .domain = "com.microsoft",
+     .in = {IN(3, 1, 5, 768), IN(2, 5, 768), W(1, 768), W(1, 768), W(1, 768)}, .nin = 5},
+    {"f16_layernorm_rows_768", "LayerNormalization", 17, F16, .in = {IN(3, 1, 9, 768), W(1, 768), W(1, 768)}, .nin = 3},
     /* few wide rows: the GPU's vector kernel (one 256-thread block a row, 16-byte pieces) */
     {"layernorm_rows_2048_vec", "LayerNormalization", 17, .in = {IN(2, 3, 2048), W(1, 2048), W(1, 2048)}, .nin = 3},
     {"layernorm_stats_1536_vec", "LayerNormalization", 17, .in = {IN(2, 2, 1536), W(1, 1536), W(1, 1536)}, .nin = 3,

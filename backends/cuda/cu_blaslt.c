@@ -109,8 +109,14 @@ static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, cu_mm 
   cublasOperation_t opb = d->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   LT(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
   LT(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
-  cublasLtEpilogue_t ep = d->bias ? (d->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                  : (d->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  /* GELU: cuBLASLt's is the tanh form (Gelu approximate="tanh"); callers
+   * never ask for it for the erf form */
+  cublasLtEpilogue_t ep = d->bias ? (d->relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                     : d->gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                               : CUBLASLT_EPILOGUE_BIAS)
+                                  : (d->relu   ? CUBLASLT_EPILOGUE_RELU
+                                     : d->gelu ? CUBLASLT_EPILOGUE_GELU
+                                               : CUBLASLT_EPILOGUE_DEFAULT);
   LT(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
   if (d->bias) {
     LT(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof t));

@@ -1,6 +1,7 @@
 /* gb_gemm: Gemm and MatMul. On the vendor BLAS when the module has one
- * (cuBLASLt: tensor cores, TF32 when allowed, a bias[n] + ReLU epilogue
- * fused), with any C / activation it cannot fuse done by gpu_gemm_epilogue;
+ * (cuBLASLt: tensor cores, TF32 when allowed, a bias[n] + ReLU or tanh-GELU
+ * epilogue fused), with any C / activation it cannot fuse done by
+ * gpu_gemm_epilogue;
  * otherwise, or when the BLAS has no algorithm, or the batch dims do not
  * collapse to one strided batch, on the portable gpu_gemm kernel. Either
  * way a node that supports_node accepts always runs. */
@@ -17,6 +18,7 @@ typedef struct gb_gemm_step {
   void *mm;        /* the BLAS's matmul, or NULL: gpu_gemm */
   int fused_bias;  /* the BLAS adds C as bias[n] */
   int fused_relu;
+  int fused_gelu;  /* the BLAS applies GELU (tanh form) */
   int need_epilogue;
 } gb_gemm_step;
 
@@ -166,9 +168,16 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
     int bias_ok = p->has_c && d->beta == 1.f && d->c_rs == 0 && d->c_cs == 1;
     md.bias = bias_ok;
     md.relu = p->act.kind == OP_ACT_RELU && (!p->has_c || bias_ok);
+    md.gelu = p->act.kind == OP_ACT_GELU_TANH && (!p->has_c || bias_ok);
     size_t need = 0;
     size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20;
     hd_status *st = gb_mm_get(c, &md, limit, &gs->mm, &need);
+    if (st && md.gelu && hd_status_code(st) == HD_ERR_NOT_SUPPORTED) {
+      /* no algorithm with the GELU epilogue: the epilogue kernel applies it */
+      hd_status_free(st);
+      md.gelu = 0;
+      st = gb_mm_get(c, &md, limit, &gs->mm, &need);
+    }
     if (st) {
       HD_LOG(HD_LOG_VERBOSE, "%s: %s [%lld x %lld x %lld] x %lld on the built-in kernel: %s",
              gb_backend_name, n->op_type, (long long)m, (long long)nn, (long long)k,
@@ -180,7 +189,8 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
       *ws = need;
       gs->fused_bias = md.bias;
       gs->fused_relu = md.relu;
-      gs->need_epilogue = (p->has_c && !md.bias) || (p->act.kind != OP_ACT_NONE && !md.relu);
+      gs->fused_gelu = md.gelu;
+      gs->need_epilogue = (p->has_c && !md.bias) || (p->act.kind != OP_ACT_NONE && !md.relu && !md.gelu);
     }
   }
   return NULL;
@@ -204,7 +214,7 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                            l->workspace_bytes, stream));
   if (gs->need_epilogue) {
     const void *cc = gs->fused_bias ? NULL : C;
-    int act = gs->fused_relu ? OP_ACT_NONE : d->act;
+    int act = gs->fused_relu || gs->fused_gelu ? OP_ACT_NONE : d->act;
     GB_KERNEL(gpu_gemm_epilogue(Y, cc, gs->dtype, d->batch * d->m, d->m, d->n, d->c_rs, d->c_cs,
                                 d->beta, act, d->act_alpha, d->act_beta, stream));
   }

@@ -26,9 +26,9 @@
 /* ---- an optional vendor BLAS (cuBLASLt; hipBLASLt later) ---- */
 
 /* Row-major D[batch][m, n] = alpha * op(A)[m, k] op(B)[k, n] (+ bias[n])
- * (relu), A/B/D of dtype, fp32 accumulation. lda/ldb/ldd: the row-major
- * leading dims as stored (ldd 0: n, D packed; stride_d 0: m * n); batch
- * strides of A and B may be 0 (broadcast). */
+ * (relu, or gelu: the tanh form), A/B/D of dtype, fp32 accumulation.
+ * lda/ldb/ldd: the row-major leading dims as stored (ldd 0: n, D packed;
+ * stride_d 0: m * n); batch strides of A and B may be 0 (broadcast). */
 typedef struct gb_mm_desc {
   int dtype;
   int allow_tf32;
@@ -37,7 +37,7 @@ typedef struct gb_mm_desc {
   int64_t lda, ldb;
   int64_t batch, stride_a, stride_b;
   int64_t ldd, stride_d;
-  int bias, relu;
+  int bias, relu, gelu;
   float alpha;
 } gb_mm_desc;
 
@@ -243,5 +243,9 @@ hd_status *gb_check_elements(const ir_graph *g, const ir_node *n, int v);
  * (gb_pointwise.c). bc is gpu/gpu_kernels.h's gpu_bcast. */
 struct gpu_bcast;
 hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y, struct gpu_bcast *bc);
+/* The same with a and/or b read through a fused Transpose (perm of the
+ * output's rank; NULL: none). */
+hd_status *gb_bcast_build_perm(const ir_tensor *a, const int8_t *pa, const ir_tensor *b, const int8_t *pb,
+                               const ir_tensor *y, struct gpu_bcast *bc);
 
 #endif

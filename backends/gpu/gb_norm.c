@@ -1,5 +1,5 @@
 /* gb_norm: layer normalisations on gpu/gpu_norm.cu (mean and inverse std
- * outputs in fp32 only). */
+ * outputs in fp32 only; fused transposes read or write channel-major). */
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 
@@ -20,8 +20,10 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
   const ir_tensor *xt = gb_t(bp, n->in[0]);
-  gpu_norm_desc d = {.rows = ir_numel(p->axis, xt->dims),
-                     .cols = ir_numel(xt->rank - p->axis, xt->dims + p->axis),
+  int64_t cols = p->in_chan >= 0 ? xt->dims[p->in_chan] : ir_numel(xt->rank - p->axis, xt->dims + p->axis);
+  gpu_norm_desc d = {.rows = p->in_chan >= 0 ? (cols ? ir_numel(xt->rank, xt->dims) / cols : 0)
+                                             : ir_numel(p->axis, xt->dims),
+                     .cols = cols,
                      .skip_n = 1,
                      .eps = p->epsilon,
                      .rms = p->rms,
@@ -32,6 +34,14 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                      .sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b),
                      .mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b),
                      .inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b)};
+  /* fused transposes: the normalised axis stored in the middle (inner 1 is packed rows) */
+  if (p->in_chan >= 0) d.x_inner = ir_numel(xt->rank - p->in_chan - 1, xt->dims + p->in_chan + 1);
+  if (p->out_chan >= 0) {
+    const ir_tensor *yt = gb_t(bp, n->out[0]);
+    d.y_inner = ir_numel(yt->rank - p->out_chan - 1, yt->dims + p->out_chan + 1);
+  }
+  if (d.x_inner == 1) d.x_inner = 0;
+  if (d.y_inner == 1) d.y_inner = 0;
   if (p->in_skip >= 0) d.skip_n = ir_numel(gb_t(bp, n->in[p->in_skip])->rank, gb_t(bp, n->in[p->in_skip])->dims);
   GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
   return NULL;

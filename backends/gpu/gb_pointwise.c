@@ -81,26 +81,48 @@ static hd_status *binary_support(be_context *c, const ir_graph *g, const ir_node
   return gb_check_float_io(g, n, 2);
 }
 
+/* Element strides of t's dims as the output's dims r (right-aligned, 0
+ * where t broadcasts), t read as Transpose(t, perm) when perm is given. */
+static hd_status *bcast_strides(const ir_tensor *t, const int8_t *perm, const ir_tensor *y, int64_t *st) {
+  int r = y->rank;
+  if (t->rank > r || (perm && t->rank != r))
+    return hd_error(HD_ERR_INTERNAL, "%s: broadcast of rank %d to %d", gb_backend_name, t->rank, r);
+  int64_t own[GPU_MAX_DIMS], acc = 1;
+  for (int i = t->rank - 1; i >= 0; --i) {
+    own[i] = acc;
+    acc *= t->dims[i];
+  }
+  for (int d = 0; d < r; ++d) {
+    int k = d - (r - t->rank);
+    if (k < 0) {
+      st[d] = 0;
+      continue;
+    }
+    int src = perm ? perm[k] : k;
+    int64_t e = t->dims[src];
+    if (e != 1 && e != y->dims[d])
+      return hd_error(HD_ERR_INTERNAL, "%s: dim %lld does not broadcast to %lld", gb_backend_name, (long long)e,
+                      (long long)y->dims[d]);
+    st[d] = e == 1 ? 0 : own[src];
+  }
+  return NULL;
+}
+
 hd_status *gb_bcast_build(const ir_tensor *a, const ir_tensor *b, const ir_tensor *y,
                           gpu_bcast *bc) {
+  return gb_bcast_build_perm(a, NULL, b, NULL, y, bc);
+}
+
+hd_status *gb_bcast_build_perm(const ir_tensor *a, const int8_t *pa, const ir_tensor *b, const int8_t *pb,
+                               const ir_tensor *y, gpu_bcast *bc) {
   int r = y->rank;
   if (r > GPU_MAX_DIMS || a->rank > r || b->rank > r)
     return hd_error(HD_ERR_INTERNAL, "%s: broadcast of ranks %d, %d to %d", gb_backend_name,
                     a->rank, b->rank, r);
   int64_t dims[GPU_MAX_DIMS], sa[GPU_MAX_DIMS], sb[GPU_MAX_DIMS];
-  int64_t ma = 1, mb = 1;
-  for (int d = r - 1; d >= 0; --d) {
-    int da = d - (r - a->rank), db = d - (r - b->rank);
-    int64_t ea = da >= 0 ? a->dims[da] : 1, eb = db >= 0 ? b->dims[db] : 1;
-    dims[d] = y->dims[d];
-    if ((ea != 1 && ea != dims[d]) || (eb != 1 && eb != dims[d]))
-      return hd_error(HD_ERR_INTERNAL, "%s: dims %lld and %lld do not broadcast to %lld",
-                      gb_backend_name, (long long)ea, (long long)eb, (long long)dims[d]);
-    sa[d] = ea == 1 ? 0 : ma;
-    sb[d] = eb == 1 ? 0 : mb;
-    ma *= ea;
-    mb *= eb;
-  }
+  HD_TRY(bcast_strides(a, pa, y, sa));
+  HD_TRY(bcast_strides(b, pb, y, sb));
+  for (int d = 0; d < r; ++d) dims[d] = y->dims[d];
   /* collapse: drop unit dims, merge contiguous neighbours */
   memset(bc, 0, sizeof *bc);
   for (int d = 0; d < r; ++d) {
@@ -131,7 +153,9 @@ static hd_status *binary_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (!bc) return GB_OOM();
   s->priv = bc;
   const ir_node *n = s->n;
-  return gb_bcast_build(gb_t(bp, n->in[0]), gb_t(bp, n->in[1]), gb_t(bp, n->out[0]), bc);
+  const op_binary *q = &OP_P(s)->binary;
+  return gb_bcast_build_perm(gb_t(bp, n->in[0]), q->permuted & 1 ? q->perm[0] : NULL, gb_t(bp, n->in[1]),
+                             q->permuted & 2 ? q->perm[1] : NULL, gb_t(bp, n->out[0]), bc);
 }
 
 static void free_priv(be_plan *bp, gb_step *s) {

@@ -1,6 +1,7 @@
 /* Reference elementwise arithmetic with numpy broadcasting: each output
  * coordinate maps to each input through strides that are 0 where the input
- * broadcasts. The fused activations: in_act on input 0 first, act last. */
+ * broadcasts (and permuted for a fused Transpose). The fused activations:
+ * in_act on input 0 first, act last. */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -16,6 +17,18 @@ void ref_bcast_strides(const ir_tensor *t, int r, int64_t *st) {
     st[i] = t->dims[k] == 1 ? 0 : acc;
     acc *= t->dims[k];
   }
+}
+
+/* A fused Transpose (op_binary.perm): input t read as Transpose(t, perm),
+ * of the output's rank r: the stride of output dim d is t's stride of
+ * dim perm[d] (0 where that dim broadcasts). */
+static void permuted_strides(const ir_tensor *t, const int8_t *perm, int r, int64_t *st) {
+  int64_t own[IR_MAX_RANK], acc = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    own[i] = acc;
+    acc *= t->dims[i];
+  }
+  for (int d = 0; d < r; d++) st[d] = t->dims[perm[d]] == 1 ? 0 : own[perm[d]];
 }
 
 static float apply_f(op_binary_kind k, float u, float v) {
@@ -60,6 +73,8 @@ static hd_status *ref_binary(const ir_plan *p, const ir_step *s, const ir_bindin
   int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
   ref_bcast_strides(at, r, sa);
   ref_bcast_strides(bt, r, sb);
+  if (q->permuted & 1) permuted_strides(at, q->perm[0], r, sa);
+  if (q->permuted & 2) permuted_strides(bt, q->perm[1], r, sb);
   size_t cnt = (size_t)ir_numel(yt->rank, yt->dims);
   for (size_t i = 0; i < cnt; i++) {
     int64_t ia = 0, ib = 0;

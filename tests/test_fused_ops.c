@@ -1,0 +1,338 @@
+/* Patterns the fusion passes (plan/plan_fuse.c) merge, as small multi-node
+ * models, on HipDNNExecutionProvider against ONNX Runtime's CPU EP: every
+ * node must run on our EP and the outputs must match. ORT's own graph
+ * optimizations are off, so each pattern reaches the EP as written (ORT's
+ * transpose optimizer would otherwise move the Transposes). test_fuse checks
+ * the same passes on the IR; this checks what the backends make of them:
+ * on a GPU, the BLAS's GELU epilogue, the layer norm's channel-major
+ * kernels and the binary kernel's transposed reads. fp16 cases are checked
+ * against the fp32 twin of the model (the same values, exact in fp16).
+ *
+ * usage: test_fused_ops [--filter SUBSTRING] [--list] */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hd_dtype.h"
+#include "tests/hh_test.h"
+
+static int failures;
+
+#define F32 HD_DT_F32
+#define F16 HD_DT_F16
+
+/* What a case's builder works with: the model, its float type, and the
+ * case's own type (the values are drawn in it, so an fp32 twin of an fp16
+ * case holds the same numbers). */
+typedef struct bctx {
+  hh_model *m;
+  int dt, own;
+  uint64_t seed;
+  int rc;
+} bctx;
+
+/* A random initializer (uniform in [-scale, scale] + shift). */
+static const char *w(bctx *b, const char *name, int rank, const int64_t *dims, double scale, double shift) {
+  hh_tensor t = {0}, c = {0};
+  if (b->rc || hh_tensor_alloc(&t, b->own, rank, dims)) {
+    b->rc = 1;
+    return name;
+  }
+  hh_tensor_fill_random(&t, b->seed++);
+  for (size_t i = 0; i < t.n; i++) hh_tensor_set(&t, i, hh_tensor_get(&t, i) * scale + shift);
+  b->rc = hh_tensor_convert(&t, b->dt, &c) || hh_model_initializer(b->m, name, &c);
+  hh_tensor_free(&t);
+  hh_tensor_free(&c);
+  return name;
+}
+
+/* A scalar float initializer (rank 0), rounded to the case's type. */
+static const char *k(bctx *b, const char *name, float v) {
+  hh_tensor t = {0}, c = {0};
+  if (b->rc || hh_tensor_alloc(&t, b->own, 0, NULL)) {
+    b->rc = 1;
+    return name;
+  }
+  hh_tensor_set(&t, 0, v);
+  b->rc = hh_tensor_convert(&t, b->dt, &c) || hh_model_initializer(b->m, name, &c);
+  hh_tensor_free(&t);
+  hh_tensor_free(&c);
+  return name;
+}
+
+/* An int64 initializer (a Reshape's shape). */
+static const char *ints(bctx *b, const char *name, int n, const int64_t *v) {
+  hh_tensor t = {0};
+  int64_t d = n;
+  if (b->rc || hh_tensor_alloc(&t, HD_DT_I64, 1, &d)) {
+    b->rc = 1;
+    return name;
+  }
+  for (int i = 0; i < n; i++) hh_tensor_set(&t, (size_t)i, (double)v[i]);
+  b->rc = hh_model_initializer(b->m, name, &t);
+  hh_tensor_free(&t);
+  return name;
+}
+
+static void node(bctx *b, const char *op, const char *a0, const char *a1, const char *out, const hh_attr *at,
+                 size_t nat) {
+  const char *ins[2] = {a0, a1}, *outs[1] = {out};
+  if (!b->rc) b->rc = hh_model_node(b->m, op, NULL, out, ins, a1 ? 2 : 1, outs, 1, at, nat);
+}
+
+static void transpose(bctx *b, const char *in, const char *out, int r, const int64_t *perm) {
+  hh_attr a = hh_attr_ints("perm", perm, (size_t)r);
+  node(b, "Transpose", in, NULL, out, &a, 1);
+}
+
+static void layernorm(bctx *b, const char *in, const char *out, int64_t c) {
+  char sc[64], bi[64];
+  snprintf(sc, sizeof sc, "%s_scale", out);
+  snprintf(bi, sizeof bi, "%s_bias", out);
+  const char *ins[3] = {in, w(b, sc, 1, &c, 0.5, 1.0), w(b, bi, 1, &c, 0.2, 0.0)}, *outs[1] = {out};
+  hh_attr at[2] = {hh_attr_int("axis", -1), hh_attr_float("epsilon", 1e-6f)};
+  if (!b->rc) b->rc = hh_model_node(b->m, "LayerNormalization", NULL, out, ins, 3, outs, 1, at, 2);
+}
+
+/* GELU's tanh form written out, reading x, writing out: dynamo's (GPT-2's
+ * gelu_new: Pow, x * 0.5 first) or torch 1.13's (x * x * x, 0.5 last). */
+static void gelu_tanh(bctx *b, const char *x, const char *out, int dynamo) {
+  if (dynamo) {
+    node(b, "Mul", x, k(b, "g_half", 0.5f), "g_xh", NULL, 0);
+    node(b, "Pow", x, k(b, "g_three", 3.0f), "g_cube", NULL, 0);
+  } else {
+    node(b, "Mul", x, x, "g_sq", NULL, 0);
+    node(b, "Mul", x, "g_sq", "g_cube", NULL, 0);
+  }
+  node(b, "Mul", k(b, "g_c", 0.044715f), "g_cube", "g_m2", NULL, 0);
+  node(b, "Add", x, "g_m2", "g_a1", NULL, 0);
+  node(b, "Mul", "g_a1", k(b, "g_s", 0.7978845608f), "g_m3", NULL, 0);
+  node(b, "Tanh", "g_m3", NULL, "g_t", NULL, 0);
+  node(b, "Add", "g_t", k(b, "g_one", 1.0f), "g_a2", NULL, 0);
+  if (dynamo) {
+    node(b, "Mul", "g_xh", "g_a2", out, NULL, 0);
+  } else {
+    node(b, "Mul", x, "g_a2", "g_xa", NULL, 0);
+    node(b, "Mul", k(b, "g_half", 0.5f), "g_xa", out, NULL, 0);
+  }
+}
+
+typedef struct fcase {
+  const char *name;
+  int dtype;                 /* 0 = F32 */
+  int nin;
+  int rank[2];
+  int64_t dims[2][6];
+  int nout;                  /* 0 = 1 */
+  void (*build)(bctx *b);    /* inputs "x0", "x1" are declared; makes "y" (and "y1") */
+} fcase;
+
+/* MatMul + bias -> tanh GELU (dynamo's form) */
+static void b_gelu_pow(bctx *b) {
+  int64_t wd[2] = {16, 24}, bd = 24;
+  node(b, "MatMul", "x0", w(b, "w", 2, wd, 0.3, 0.0), "mm", NULL, 0);
+  node(b, "Add", "mm", w(b, "bias", 1, &bd, 0.2, 0.0), "h", NULL, 0);
+  gelu_tanh(b, "h", "y", 1);
+}
+
+/* Gemm (no C) -> Reshape -> tanh GELU (torch 1.13's form): GPT-2's
+ * addmm -> view -> gelu_new, the activation moved through the view */
+static void b_gelu_mul_reshape(bctx *b) {
+  int64_t wd[2] = {16, 24}, shape[3] = {2, 5, 24};
+  node(b, "Gemm", "x0", w(b, "w", 2, wd, 0.3, 0.0), "gm", NULL, 0);
+  node(b, "Reshape", "gm", ints(b, "shape", 3, shape), "h", NULL, 0);
+  gelu_tanh(b, "h", "y", 0);
+}
+
+/* Gemm with C at widths where the GPU's BLAS applies bias and GELU */
+static void b_gelu_wide(bctx *b) {
+  int64_t wd[2] = {256, 1024}, cd = 1024;
+  const char *ins[3] = {"x0", w(b, "w", 2, wd, 0.1, 0.0), w(b, "c", 1, &cd, 0.2, 0.0)}, *outs[1] = {"h"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Gemm", NULL, "gemm", ins, 3, outs, 1, NULL, 0);
+  gelu_tanh(b, "h", "y", 1);
+}
+
+static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+
+/* NCHW -> Transpose -> LayerNorm over C -> Transpose back (LayerNorm2d) */
+static void ln_both(bctx *b, int64_t c) {
+  transpose(b, "x0", "t", 4, to_nhwc);
+  layernorm(b, "t", "n", c);
+  transpose(b, "n", "y", 4, to_nchw);
+}
+static void b_ln_both_96(bctx *b) { ln_both(b, 96); }
+static void b_ln_both_768(bctx *b) { ln_both(b, 768); }
+static void b_ln_both_1536(bctx *b) { ln_both(b, 1536); }
+
+/* NCHW -> Transpose -> LayerNorm -> MatMul (ConvNeXt's block: the norm
+ * writes NHWC rows) */
+static void b_ln_in(bctx *b) {
+  int64_t wd[2] = {48, 20};
+  transpose(b, "x0", "t", 4, to_nhwc);
+  layernorm(b, "t", "n", 48);
+  node(b, "MatMul", "n", w(b, "w", 2, wd, 0.3, 0.0), "y", NULL, 0);
+}
+
+/* Add -> LayerNorm (the Add becomes its skip; the sum is also an output)
+ * -> Transpose to NCHW */
+static void b_ln_skip_out(bctx *b) {
+  node(b, "Add", "x0", "x1", "y1", NULL, 0);
+  layernorm(b, "y1", "n", 32);
+  transpose(b, "n", "y", 4, to_nchw);
+}
+
+/* Add -> LayerNorm over 768 (GPT-2's residual: the norm adds the skip and
+ * writes the sum, an output too) */
+static void b_add_ln_sum(bctx *b) {
+  node(b, "Add", "x0", "x1", "y1", NULL, 0);
+  layernorm(b, "y1", "y", 768);
+}
+
+/* NHWC -> Transpose -> residual Add in NCHW (ConvNeXt's block output) */
+static void b_transpose_add(bctx *b) {
+  transpose(b, "x0", "t", 4, to_nchw);
+  node(b, "Add", "t", "x1", "y", NULL, 0);
+}
+
+/* both inputs transposed, by different permutations */
+static void b_transpose_mul_both(bctx *b) {
+  static const int64_t pa[4] = {0, 2, 1, 3}, pb[4] = {3, 1, 2, 0};
+  transpose(b, "x0", "ta", 4, pa);
+  transpose(b, "x1", "tb", 4, pb);
+  node(b, "Mul", "ta", "tb", "y", NULL, 0);
+}
+
+/* a transposed input and a broadcast constant ([C, 1, 1], ConvNeXt's layer
+ * scale): Sub, so the operand order matters */
+static void b_transpose_sub_bcast(bctx *b) {
+  int64_t gd[3] = {48, 1, 1};
+  transpose(b, "x0", "t", 4, to_nchw);
+  node(b, "Sub", w(b, "g", 3, gd, 0.5, 0.0), "t", "y", NULL, 0);
+}
+
+static const fcase k_cases[] = {
+    {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
+    {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
+    {"gelu_tanh_gemm_wide", 0, 1, {2}, {{32, 256}}, 0, b_gelu_wide},
+    {"f16_gelu_tanh_gemm_wide", F16, 1, {2}, {{32, 256}}, 0, b_gelu_wide},
+    {"ln_transposes_96", 0, 1, {4}, {{2, 96, 7, 7}}, 0, b_ln_both_96},
+    {"ln_transposes_768", 0, 1, {4}, {{1, 768, 3, 5}}, 0, b_ln_both_768},
+    {"ln_transposes_1536", 0, 1, {4}, {{1, 1536, 2, 3}}, 0, b_ln_both_1536},
+    {"f16_ln_transposes_96", F16, 1, {4}, {{2, 96, 7, 7}}, 0, b_ln_both_96},
+    {"ln_transpose_in_matmul", 0, 1, {4}, {{1, 48, 5, 6}}, 0, b_ln_in},
+    {"ln_skip_transpose_out", 0, 2, {4, 4}, {{1, 4, 5, 32}, {1, 4, 5, 32}}, 2, b_ln_skip_out},
+    {"add_layernorm_768_sum", 0, 2, {3, 3}, {{1, 9, 768}, {1, 9, 768}}, 2, b_add_ln_sum},
+    {"transpose_add", 0, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
+    {"f16_transpose_add", F16, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
+    {"transpose_mul_both", 0, 2, {4, 4}, {{2, 4, 3, 5}, {5, 3, 4, 2}}, 0, b_transpose_mul_both},
+    {"transpose_sub_bcast", 0, 1, {4}, {{2, 5, 6, 48}}, 0, b_transpose_sub_bcast},
+};
+
+static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
+  bctx b = {.m = hh_model_new(h), .dt = dt, .own = c->dtype ? c->dtype : F32, .seed = seed};
+  b.rc = b.m ? 0 : 1;
+  for (int i = 0; i < c->nin && !b.rc; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "x%d", i);
+    b.rc = hh_model_input(b.m, name, dt, c->rank[i], c->dims[i]);
+  }
+  if (!b.rc) c->build(&b);
+  const char *outs[2] = {"y", "y1"};
+  int nout = c->nout ? c->nout : 1;
+  for (int k2 = 0; k2 < nout && !b.rc; k2++) b.rc = hh_model_output(b.m, outs[k2], dt, -1, NULL);
+  if (!b.rc) b.rc = hh_model_finish(b.m, 17);
+  if (b.rc) {
+    hh_model_free(b.m);
+    return 1;
+  }
+  *out = b.m;
+  return 0;
+}
+
+static int run_case(hh_ort *h, const hh_target *t, const fcase *c) {
+  int dt = c->dtype ? c->dtype : F32;
+  uint64_t seed = (uint64_t)(c - k_cases) * 1000 + 7;
+  hh_model *m = NULL, *mr = NULL;
+  OrtSession *s_ep = NULL, *s_ref = NULL;
+  hh_assign a = {0};
+  hh_tensor x[2], xr[2], y[2], yr[2];
+  memset(x, 0, sizeof x), memset(xr, 0, sizeof xr), memset(y, 0, sizeof y), memset(yr, 0, sizeof yr);
+  int ok = 0;
+  size_t nout = c->nout ? (size_t)c->nout : 1;
+  if (build(h, c, dt, seed, &m) || build(h, c, dt == F16 ? F32 : dt, seed, &mr)) {
+    fprintf(stderr, "FAIL %s: building the model: %s\n", c->name, hh_err(h));
+    goto done;
+  }
+  const char *keys[4], *vals[4];
+  size_t nk = ht_ep_opts(t, keys, vals);
+  hh_session_cfg ep_cfg = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = nk, .disable_cpu_fallback = 1,
+                           .graph_opt_level = -1};
+  if (ht_open_pair(h, &ep_cfg, m, mr, c->name, &s_ep, &s_ref, &a)) goto done;
+  int mine = hh_assign_count(&a, HH_EP_NAME, NULL), all = hh_assign_count(&a, NULL, NULL);
+  if (mine != all || all == 0) {
+    fprintf(stderr, "FAIL %s: %d of %d nodes on %s; assignment:\n", c->name, mine, all, HH_EP_NAME);
+    hh_assign_print(&a, stderr, "  ");
+    goto done;
+  }
+  for (int i = 0; i < c->nin; i++) {
+    hh_tensor own = {0};
+    if (hh_tensor_alloc(&own, dt, c->rank[i], c->dims[i])) goto done;
+    hh_tensor_fill_random(&own, seed + 500 + (uint64_t)i);
+    int bad = hh_tensor_convert(&own, dt, &x[i]) || hh_tensor_convert(&own, dt == F16 ? F32 : dt, &xr[i]);
+    hh_tensor_free(&own);
+    if (bad) goto done;
+  }
+  if (hh_session_run(h, s_ep, x, (size_t)c->nin, y, nout)) {
+    fprintf(stderr, "FAIL %s: run with %s: %s\n", c->name, HH_EP_NAME, hh_err(h));
+    goto done;
+  }
+  if (hh_session_run(h, s_ref, xr, (size_t)c->nin, yr, nout)) {
+    fprintf(stderr, "FAIL %s: run on the CPU EP: %s\n", c->name, hh_err(h));
+    goto done;
+  }
+  ok = 1;
+  for (size_t k2 = 0; k2 < nout; k2++) {
+    char what[96];
+    snprintf(what, sizeof what, "%s output %zu", c->name, k2);
+    ok &= ht_check_close(&y[k2], &yr[k2], dt, what);
+  }
+done:
+  for (int i = 0; i < 2; i++) {
+    hh_tensor_free(&x[i]);
+    hh_tensor_free(&xr[i]);
+    hh_tensor_free(&y[i]);
+    hh_tensor_free(&yr[i]);
+  }
+  ht_close_pair(h, &a, s_ep, s_ref, m, mr);
+  return ok;
+}
+
+typedef struct run_ctx {
+  hh_ort *h;
+  hh_target *t;
+} run_ctx;
+
+static const char *case_name(size_t i) { return k_cases[i].name; }
+
+static int case_run(size_t i, void *user) {
+  run_ctx *r = user;
+  return run_case(r->h, r->t, &k_cases[i]);
+}
+
+int main(int argc, char **argv) {
+  const char *filter;
+  int list;
+  if (ht_parse_args(argc, argv, NULL, NULL, &filter, &list)) return 2;
+  size_t nc = sizeof k_cases / sizeof k_cases[0];
+  if (list) {
+    for (size_t i = 0; i < nc; i++) printf("%s\n", k_cases[i].name);
+    return 0;
+  }
+  hh_ort h;
+  hh_target t = {0};
+  int rc = ht_setup(&h, &t);
+  if (rc) return rc;
+  run_ctx r = {&h, &t};
+  rc = ht_run_cases("fused pattern", nc, case_name, case_run, &r, filter);
+  hh_ort_close(&h);
+  return rc == 0 && failures == 0 ? 0 : 1;
+}
