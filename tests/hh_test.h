@@ -176,4 +176,38 @@ static inline int ht_run_cases(const char *what, size_t n, const char *(*name)(s
   return ran > 0 && passed == ran ? 0 : 1;
 }
 
+/* The main of a table-driven test over ORT: the flags, --list, setup, the
+ * run loop and its summary; run(h, t, i) returns 1 when case i passed.
+ * Returns what main returns but for the caller's own failure count: 0, 1,
+ * 2 (usage) or HH_SKIP. */
+typedef struct ht_main_ctx {
+  hh_ort *h;
+  hh_target *t;
+  int (*run)(hh_ort *h, hh_target *t, size_t i);
+} ht_main_ctx;
+
+static inline int ht_main_case(size_t i, void *user) {
+  ht_main_ctx *c = user;
+  return c->run(c->h, c->t, i);
+}
+
+static inline int ht_main(int argc, char **argv, const char *what, size_t n, const char *(*name)(size_t i),
+                          int (*run)(hh_ort *h, hh_target *t, size_t i)) {
+  const char *filter;
+  int list;
+  if (ht_parse_args(argc, argv, NULL, NULL, &filter, &list)) return 2;
+  if (list) {
+    for (size_t i = 0; i < n; i++) printf("%s\n", name(i));
+    return 0;
+  }
+  hh_ort h;
+  hh_target t = {0};
+  int rc = ht_setup(&h, &t);
+  if (rc) return rc;
+  ht_main_ctx c = {&h, &t, run};
+  rc = ht_run_cases(what, n, name, ht_main_case, &c, filter);
+  hh_ort_close(&h);
+  return rc;
+}
+
 #endif

@@ -1127,33 +1127,11 @@ done:
   return ok;
 }
 
-typedef struct op_run_ctx {
-  hh_ort *h;
-  hh_target *t;
-} op_run_ctx;
-
 static const char *case_name(size_t i) { return k_cases[i].name; }
 
-static int case_run(size_t i, void *user) {
-  op_run_ctx *r = user;
-  return run_case(r->h, r->t, &k_cases[i]);
-}
+static int case_run(hh_ort *h, hh_target *t, size_t i) { return run_case(h, t, &k_cases[i]); }
 
 int main(int argc, char **argv) {
-  const char *filter;
-  int list;
-  if (ht_parse_args(argc, argv, NULL, NULL, &filter, &list)) return 2;
-  size_t nc = sizeof k_cases / sizeof k_cases[0];
-  if (list) {
-    for (size_t i = 0; i < nc; i++) printf("%s\n", k_cases[i].name);
-    return 0;
-  }
-  hh_ort h;
-  hh_target t = {0};
-  int rc = ht_setup(&h, &t);
-  if (rc) return rc;
-  op_run_ctx r = {&h, &t};
-  rc = ht_run_cases("op", nc, case_name, case_run, &r, filter);
-  hh_ort_close(&h);
-  return rc == 0 && failures == 0 ? 0 : 1;
+  int rc = ht_main(argc, argv, "op", sizeof k_cases / sizeof k_cases[0], case_name, case_run);
+  return rc == 0 && failures == 0 ? 0 : rc ? rc : 1;
 }
