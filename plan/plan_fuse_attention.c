@@ -3,7 +3,7 @@
  * `batched` form):
  *   MatMul(Q', K') (alpha)       Q' = Q or Q * c, K' = K^T or K^T * c
  *   -> Where(keep, scores, fill) or Where(drop, fill, scores)? -> Add(scores, bias)?
- *   -> Softmax(last axis) -> MatMul(probs, V) -> Transpose?
+ *   -> Softmax(last axis) -> Where(IsNaN(probs), 0, probs)? -> MatMul(probs, V) -> Transpose?
  * Transposes feeding Q, K^T and V (each read only there) become the node's
  * strides, and so does a Transpose of the output: no copy runs for them,
  * and the scores never reach memory. */
@@ -69,6 +69,21 @@ static int absorb_transposes(ir_graph *g, int *v, int8_t *perm, attn_match *m) {
   }
 }
 
+/* *v = Where(IsNaN(p), 0, p), p read only by those two (torch's exporters
+ * guard the rows whose every score is masked: zeros, not NaN): *v becomes
+ * p and *empty_zero 1, the Attention's rule for such rows. */
+static int strip_nan_guard(ir_graph *g, int *v, int *empty_zero, attn_match *m) {
+  ir_node *w = pf_sole_producer(g, *v);
+  if (!w || !pf_is_kind(w, OP_WHERE) || w->nin != 3 || pf_scalar_of(g, w->in[1]) != 0.0) return 1;
+  const ir_value *pv = &g->values[w->in[2]], *cv = &g->values[w->in[0]];
+  if (pv->nuses != 2 || pv->graph_output != IR_NONE || pv->producer == IR_NONE || cv->producer == IR_NONE) return 1;
+  ir_node *nan = pf_sole_producer(g, w->in[0]);
+  if (!nan || !pf_is_kind(nan, OP_IS_NAN) || nan->in[0] != w->in[2]) return 1;
+  *v = w->in[2];
+  *empty_zero = 1;
+  return add_kill(m, g, w) && add_kill(m, g, nan);
+}
+
 /* The input of binary node n that MatMul or Where produced (the scores), or -1. */
 static int scores_side(ir_graph *g, const ir_node *n) {
   for (int side = 0; side < 2; side++) {
@@ -107,8 +122,11 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   const op_gemm *g2 = &OP_P(mm2)->gemm;
   if (g2->has_c || g2->act.kind != OP_ACT_NONE || g2->alpha != 1.0f) return NULL;
   attn_match m = {.nkill = 0};
-  ir_node *sm = pf_sole_producer(g, mm2->in[0]);
-  if (!sm || !pf_is_kind(sm, OP_SOFTMAX)) return NULL;
+  int probs = mm2->in[0], empty_zero = 0;
+  if (!strip_nan_guard(g, &probs, &empty_zero, &m)) return NULL;
+  /* the probabilities' producer: read by the MatMul, or by the guard's IsNaN and Where */
+  ir_node *sm = empty_zero ? &g->nodes[g->values[probs].producer] : pf_sole_producer(g, probs);
+  if (!sm || sm->dead || !pf_is_kind(sm, OP_SOFTMAX)) return NULL;
   int r = g->values[sm->in[0]].rank, ax = OP_P(sm)->softmax.axis;
   if (r < 2 || r > 4 || (ax < 0 ? ax + r : ax) != r - 1) return NULL;
   add_kill(&m, g, sm);
@@ -185,6 +203,7 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   p.mask_form = OP_ATTN_MASK_BCAST;
   p.fill = (float)fill;
   p.mask_invert = invert;
+  p.empty_zero = empty_zero;
   for (int i = 0; i < m.nkill; i++) {
     ir_node_absorb(mm2, &g->nodes[m.kill[i]]);
     g->nodes[m.kill[i]].dead = 1;

@@ -629,7 +629,8 @@ static int head_value(ir_graph *g, const char *name, int64_t last) {
   return value(g, name, 4, d);
 }
 
-static int attention_inverted; /* Where(drop, fill, scores), GPT-2's form */
+static int attention_inverted;  /* Where(drop, fill, scores), GPT-2's form */
+static int attention_nan_guard; /* -inf fill, a row with every key masked, Where(IsNaN(p), 0, p) after the softmax */
 
 static void build_attention(ir_graph *g) {
   int64_t xd[4] = {2, 3, 2, 8}, bd[1] = {8}, md[4] = {1, 1, 1, 3}, cd[2] = {3, 3};
@@ -650,15 +651,25 @@ static void build_attention(ir_graph *g) {
   int keep;
   UT_OK(ir_graph_add_value(g, "causal", HD_DT_BOOL, 2, cd, &keep));
   const uint8_t tri[9] = {1, 0, 0, 1, 1, 0, 1, 1, 1}, upper[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0};
-  UT_OK(ir_value_set_data(g, keep, attention_inverted ? upper : tri, sizeof tri));
+  const uint8_t first_row_masked[9] = {0, 0, 0, 1, 1, 0, 1, 1, 1};
+  UT_OK(ir_value_set_data(g, keep, attention_inverted ? upper : attention_nan_guard ? first_row_masked : tri, sizeof tri));
   int sw = head_value(g, "sw", 3), sm = head_value(g, "sm", 3), p = head_value(g, "p", 3);
-  int neg = const_value(g, "neg", 0, NULL, -1e9f);
+  int neg = const_value(g, "neg", 0, NULL, attention_nan_guard ? -INFINITY : -1e9f);
   int in_w[3] = {keep, attention_inverted ? neg : sd, attention_inverted ? sd : neg};
   node(g, "Where", 16, in_w, 3, sw, NULL, 0);
   int in_m[2] = {sw, const_value(g, "key_bias", 4, md, 0.0f)};
   node(g, "Add", 14, in_m, 2, sm, NULL, 0);
   attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
   node(g, "Softmax", 13, &sm, 1, p, axis, 1);
+  if (attention_nan_guard) {
+    int nan, guarded = head_value(g, "p_guarded", 3);
+    int64_t nd[4] = {2, 2, 3, 3};
+    UT_OK(ir_graph_add_value(g, "p_nan", HD_DT_BOOL, 4, nd, &nan));
+    node(g, "IsNaN", 13, &p, 1, nan, NULL, 0);
+    int in_g[3] = {nan, const_value(g, "zero", 0, NULL, 0.4f), p}; /* base - 0.4: zero */
+    node(g, "Where", 16, in_g, 3, guarded, NULL, 0);
+    p = guarded;
+  }
   int o = head_value(g, "o", 8), in_o[2] = {p, vt};
   node(g, "MatMul", 13, in_o, 2, o, NULL, 0);
   int y = transpose(g, o, "y", 0, 2, 1, 3);
@@ -675,6 +686,7 @@ static void ir_attention(const ir_graph *g) {
       att++;
       UT_CHECK(p->batched && p->k_transposed && p->in_mask == 3 && p->in_bias == 4);
       UT_CHECK(p->mask_invert == attention_inverted);
+      UT_CHECK(p->empty_zero == attention_nan_guard);
       UT_CHECK(p->q_perm[1] == 2 && p->k_perm[3] == 1 && p->out_perm[1] == 2);
       UT_CHECK(fabsf(p->scale - 0.7f / 2.8284f) < 1e-3f);
     }
@@ -767,6 +779,10 @@ int main(void) {
   check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);
   attention_inverted = 1;
   check_pass("attention (where(drop, fill, scores))", build_attention, 3, &in_att, ir_attention);
+  attention_inverted = 0;
+  attention_nan_guard = 1;
+  check_pass("attention (a row of -inf, where(isnan(p), 0, p))", build_attention, 3, &in_att, ir_attention);
+  attention_nan_guard = 0;
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
   ir_shape in_gt = {2, {4, 6}};
