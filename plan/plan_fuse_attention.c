@@ -71,7 +71,8 @@ static int absorb_transposes(ir_graph *g, int *v, int8_t *perm, attn_match *m) {
 
 /* *v = Where(IsNaN(p), 0, p), p read only by those two (torch's exporters
  * guard the rows whose every score is masked: zeros, not NaN): *v becomes
- * p and *empty_zero 1, the Attention's rule for such rows. */
+ * p and *empty_zero 1, the Attention's rule for such rows. (A NaN in Q, K
+ * or V itself still gives NaN where the guard would have given 0.) */
 static int strip_nan_guard(ir_graph *g, int *v, int *empty_zero, attn_match *m) {
   ir_node *w = pf_sole_producer(g, *v);
   if (!w || !pf_is_kind(w, OP_WHERE) || w->nin != 3 || pf_scalar_of(g, w->in[1]) != 0.0) return 1;
