@@ -72,9 +72,9 @@ def build(name, torch):
                       "token_type_ids": torch.zeros(1, SEQ, dtype=torch.int64)}, "classic"
 
 
-def export(name, torch, m, example, exporter, path):
-    names = list(example)
-    t = time.time()
+def positional(torch, m, names):
+    """m as a module of positional inputs (in names' order) giving one tensor:
+    the last hidden state, or the first output."""
 
     class Fwd(torch.nn.Module):
         def __init__(self, inner):
@@ -87,7 +87,13 @@ def export(name, torch, m, example, exporter, path):
                 return y.last_hidden_state
             return y[0] if isinstance(y, (tuple, list)) else y
 
-    f = Fwd(m).eval()
+    return Fwd(m).eval()
+
+
+def export(name, torch, m, example, exporter, path):
+    names = list(example)
+    t = time.time()
+    f = positional(torch, m, names)
     args = tuple(example[k] for k in names)
     dyn = {k: ({0: "batch"} if k == "pixel_values" else {0: "batch", 1: "sequence"}) for k in names}
     with torch.no_grad():

@@ -183,20 +183,7 @@ def main():
             lines.append(f"steps failed: {type(e).__name__}: {e}")
         try:
             fc = tx_bench.build(name, torch)[0]
-            names = list(example)
-
-            class Fwd(torch.nn.Module):
-                def __init__(self, inner):
-                    super().__init__()
-                    self.inner = inner
-
-                def forward(self, *args):
-                    y = self.inner(*args) if names == ["pixel_values"] else self.inner(**dict(zip(names, args)))
-                    if hasattr(y, "last_hidden_state"):
-                        return y.last_hidden_state
-                    return y[0] if isinstance(y, (tuple, list)) else y
-
-            g = Fwd(fc).eval().cuda()
+            g = tx_bench.positional(torch, fc, list(example)).cuda()
             xs = [torch.from_numpy(v).cuda() for v in feeds.values()]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
