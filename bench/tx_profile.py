@@ -187,16 +187,8 @@ def main():
             xs = [torch.from_numpy(v).cuda() for v in feeds.values()]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+            graph, _ = tx_bench.capture(torch, g, xs)
             with torch.no_grad():
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(3):
-                        g(*xs)
-                torch.cuda.current_stream().wait_stream(s)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    g(*xs)
                 ms = hdep.time_fn(graph.replay, 30, 5, torch.cuda.synchronize)["median_ms"]
                 lines.append(f"torch fp32 graph: {ms:.3f} ms median of 30")
                 ks = profile_fn(torch, graph.replay, a.runs, "torch", a.work)

@@ -1072,11 +1072,32 @@ static hd_status *resnetish_plan(int dtype, int64_t batch, int64_t hw, int nbloc
 
 /* Graph capture: replay gives the eager answer; new input data under the
  * same pointers is seen; changed output pointers (staged mode) still right. */
+/* A plan compiled twice: [0] on the eager context (the reference), [1] on the capturing one. */
+typedef struct plan_pair {
+  be_graph *g[2];
+  be_plan *p[2];
+} plan_pair;
+
+static hd_status *plan_pair_compile(gpu_env *e, const ir_graph *g, const ir_plan *p, plan_pair *pp) {
+  be_context *ctx[2] = {e->ctx, e->ctx_cap};
+  for (int i = 0; i < 2; ++i) {
+    HD_TRY(be_graph_compile(e->cu, ctx[i], g, &pp->g[i]));
+    HD_TRY(be_plan_compile(e->cu, pp->g[i], p, &pp->p[i]));
+  }
+  return NULL;
+}
+
+static void plan_pair_free(gpu_env *e, plan_pair *pp) {
+  for (int i = 0; i < 2; ++i) {
+    if (pp->p[i]) be_plan_free(e->cu, pp->p[i]);
+    if (pp->g[i]) be_graph_free(e->cu, pp->g[i]);
+  }
+}
+
 static void test_capture(gpu_env *e, int dtype) {
   ir_graph *g = NULL;
   ir_plan *p = NULL;
-  be_graph *cg = NULL, *cg2 = NULL;
-  be_plan *cp = NULL, *cp2 = NULL;
+  plan_pair pp = {{0}, {0}};
   void *din = NULL, *d1 = NULL, *d2 = NULL, *d3 = NULL, *hin = NULL, *h1 = NULL, *h2 = NULL;
   OK(resnetish_plan(dtype, 1, 64, 2, &g, &p));
   size_t nin = p->t[g->inputs[0]].nbytes, nout = p->t[g->outputs[0]].nbytes;
@@ -1088,10 +1109,8 @@ static void test_capture(gpu_env *e, int dtype) {
   OK(be_mem_alloc(e->cu, 0, nout, &d1));
   OK(be_mem_alloc(e->cu, 0, nout, &d2));
   OK(be_mem_alloc(e->cu, 0, nout, &d3));
-  OK(be_graph_compile(e->cu, e->ctx, g, &cg));
-  OK(be_plan_compile(e->cu, cg, p, &cp));
-  OK(be_graph_compile(e->cu, e->ctx_cap, g, &cg2));
-  OK(be_plan_compile(e->cu, cg2, p, &cp2));
+  OK(plan_pair_compile(e, g, p, &pp));
+  be_plan *cp = pp.p[0], *cp2 = pp.p[1];
   int mismatches = 0;
   for (int round = 0; round < 2; ++round) {
     fill(dtype, hin, nin / hd_dtype_size(dtype), 1.f);
@@ -1122,10 +1141,7 @@ done:
   free(hin);
   free(h1);
   free(h2);
-  if (cp) be_plan_free(e->cu, cp);
-  if (cp2) be_plan_free(e->cu, cp2);
-  if (cg) be_graph_free(e->cu, cg);
-  if (cg2) be_graph_free(e->cu, cg2);
+  plan_pair_free(e, &pp);
   if (p) plan_free(p);
   if (g) ir_graph_free(g);
 }
@@ -1139,8 +1155,7 @@ static void test_capture_large_io(gpu_env *e) {
   tg t;
   ir_graph *g = NULL;
   ir_plan *p = NULL;
-  be_graph *cg = NULL, *cg2 = NULL;
-  be_plan *cp = NULL, *cp2 = NULL;
+  plan_pair pp = {{0}, {0}};
   void *dx[2] = {0}, *dy = NULL, *dref = NULL, *dout[2] = {0}, *hx = malloc(4 * (size_t)N), *hy = malloc(4 * (size_t)N);
   void *h1 = malloc(4 * (size_t)N), *h2 = malloc(4 * (size_t)N);
   tg_begin(&t, HD_DT_F32);
@@ -1155,10 +1170,8 @@ static void test_capture_large_io(gpu_env *e) {
   }
   OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dy));
   OK(be_mem_alloc(e->cu, 0, 4 * (size_t)N, &dref));
-  OK(be_graph_compile(e->cu, e->ctx, g, &cg));
-  OK(be_plan_compile(e->cu, cg, p, &cp));
-  OK(be_graph_compile(e->cu, e->ctx_cap, g, &cg2));
-  OK(be_plan_compile(e->cu, cg2, p, &cp2));
+  OK(plan_pair_compile(e, g, p, &pp));
+  be_plan *cp = pp.p[0], *cp2 = pp.p[1];
   fill(HD_DT_F32, hy, N, 1.f);
   OK(be_copy(e->cu, 0, dy, hy, 4 * (size_t)N, BE_COPY_HOST_TO_DEVICE, e->stream));
   int mismatches = 0, runs = 0;
@@ -1191,10 +1204,7 @@ done:
   free(hy);
   free(h1);
   free(h2);
-  if (cp) be_plan_free(e->cu, cp);
-  if (cp2) be_plan_free(e->cu, cp2);
-  if (cg) be_graph_free(e->cu, cg);
-  if (cg2) be_graph_free(e->cu, cg2);
+  plan_pair_free(e, &pp);
   if (p) plan_free(p);
   if (g) ir_graph_free(g);
 }
