@@ -302,6 +302,10 @@ typedef struct gpu_nbits_desc {
   const uint8_t *b, *zp;
   void *y;
   float *ws; /* the GEMV's partial sums: gpu_nbits_gemv_ws bytes */
+  /* op_nbits.glu: rows of B in (gate, up) pairs, y [m, n / 2] =
+   * act(gate) * up (OP_ACT_NONE: y [m, n], the plain product) */
+  int glu_act;
+  float glu_alpha, glu_beta;
 } gpu_nbits_desc;
 /* y = a w^T + bias without a dequantised copy: each block stages a slice
  * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each
@@ -316,6 +320,10 @@ size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d);
 /* w [nc, k] (dtype, rows packed) = the weights of rows n0 .. n0 + nc - 1 of
  * B (a and y not read): for a BLAS GEMM over them. */
 int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, int dtype, void *stream);
+/* Under glu: y[:, (n0 + c) / 2] = act(v[:, c]) * v[:, c + 1] for even c <
+ * nc, v [m, nc] (dtype) the product over rows n0 .. n0 + nc - 1 of B (n0
+ * and nc even). */
+int gpu_nbits_glu(const gpu_nbits_desc *d, const void *v, int64_t n0, int64_t nc, int dtype, void *stream);
 
 /* gpu_attention.cu: per (b, h, s) query row, over keys l < kv_len (kv
  * head h / (heads / kv_heads)):

@@ -28,6 +28,9 @@
 // case is the graph launch, and the instructions a code (shift, mask,
 // subtract, FMA) leave little slack past the loads.
 // dequant_rows writes rows of B as dtype for a BLAS GEMM (prefill).
+// Under glu (op_nbits.glu: B's rows gate, up, gate, up, ...) a group's two
+// columns are one pair and lane 0 stores act(gate) * up; the GEMM path's
+// products are paired by glu_cols.
 #include "gpu/gpu_common.cuh"
 
 namespace {
@@ -134,9 +137,25 @@ __device__ __forceinline__ void load_step(const gpu_nbits_desc &d, int64_t col0,
   }
 }
 
+// y[m, j] (+ bias) from the sums v (bias not added) of rows m of A and
+// columns j, j + 1 of B; under glu the pair is (gate, up) and makes one
+// output, else two.
+template <typename T>
+__device__ __forceinline__ void store_pair(const gpu_nbits_desc &d, int64_t m, int64_t j, float v0, float v1,
+                                           bool second) {
+  const T *bias = (const T *)d.bias;
+  if (bias) v0 += ld(bias, j), v1 += second ? ld(bias, j + 1) : 0.f;
+  if (d.glu_act) {
+    st((T *)d.y, m * (d.n / 2) + j / 2, gpu::act(d.glu_act, v0, d.glu_alpha, d.glu_beta) * v1);
+    return;
+  }
+  st((T *)d.y, m * d.n + j, v0);
+  if (second) st((T *)d.y, m * d.n + j + 1, v1);
+}
+
 // Sums over K slice blockIdx.y (ks codes long) of y[m, j] for rows m < rows
-// (<= R) of A and C columns j a group: to y (+ bias) when the grid has one
-// slice, else to ws[slice][m][j] (fp32).
+// (<= R) of A and C columns j a group: to y (+ bias, glu) when the grid has
+// one slice, else to ws[slice][m][j] (fp32).
 template <typename T, int R, int VB>
 __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
     gemv_rows(gpu_nbits_desc d, int rows, bool vec, int ks, int64_t col_blocks) {
@@ -254,16 +273,18 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
         for (int off = 16; off > 0; off /= 2) acc[m][c] += gpu::shfl_xor32(acc[m][c], off);
       }
     if (lane == 0) {
-      const T *bias = (const T *)d.bias;
 #pragma unroll
       for (int m = 0; m < R; ++m)
 #pragma unroll
-        for (int c = 0; c < C; ++c)
+        for (int c = 0; c < C; c += 2)  // C is even, and so is every group's first column
           if (m < rows && c < pcols) {
-            if (gridDim.y == 1)
-              st((T *)d.y, m * d.n + pcol0 + c, acc[m][c] + (bias ? ld(bias, pcol0 + c) : 0.f));
-            else
-              d.ws[((int64_t)blockIdx.y * rows + m) * d.n + pcol0 + c] = acc[m][c];
+            if (gridDim.y == 1) {
+              store_pair<T>(d, m, pcol0 + c, acc[m][c], acc[m][c + 1], c + 1 < pcols);
+            } else {
+              float *w = d.ws + ((int64_t)blockIdx.y * rows + m) * d.n + pcol0 + c;
+              w[0] = acc[m][c];
+              if (c + 1 < pcols) w[1] = acc[m][c + 1];
+            }
           }
     }
 #pragma unroll
@@ -274,14 +295,20 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
   }
 }
 
-// y[i] = the slices' partial sums at i (slice 0 first) + bias.
+// The slices' partial sums (slice 0 first) of columns j, j + 1 of rows m
+// (rows x n of them a slice), stored as gemv_rows does.
 template <typename T>
-__global__ void gemv_sum(gpu_nbits_desc d, int64_t count, int slices) {
-  const T *bias = (const T *)d.bias;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
-    float v = d.ws[i];
-    for (int s = 1; s < slices; ++s) v += d.ws[s * count + i];
-    st((T *)d.y, i, v + (bias ? ld(bias, i % d.n) : 0.f));
+__global__ void gemv_sum(gpu_nbits_desc d, int64_t rows, int slices) {
+  const int64_t half = d.n / 2 + d.n % 2, count = rows * d.n;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows * half; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t m = i / half, j = 2 * (i % half);
+    const bool second = j + 1 < d.n;
+    float v0 = d.ws[m * d.n + j], v1 = second ? d.ws[m * d.n + j + 1] : 0.f;
+    for (int s = 1; s < slices; ++s) {
+      v0 += d.ws[s * count + m * d.n + j];
+      if (second) v1 += d.ws[s * count + m * d.n + j + 1];
+    }
+    store_pair<T>(d, m, j, v0, v1, second);
   }
 }
 
@@ -343,10 +370,7 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   const int rc = v16 ? launch_vb<T, R, 16>(d, rows, vec, grid, ks, col_blocks, s)
                      : launch_vb<T, R, 8>(d, rows, vec, grid, ks, col_blocks, s);
   if (rc) return rc;
-  if (slices > 1) {
-    const int64_t count = (int64_t)rows * d.n;
-    gemv_sum<T><<<gpu::blocks_for(count, 256), 256, 0, s>>>(d, count, (int)slices);
-  }
+  if (slices > 1) gemv_sum<T><<<gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256), 256, 0, s>>>(d, rows, (int)slices);
   return gpu::last_error();
 }
 
@@ -362,7 +386,7 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
     gpu_nbits_desc p = *d;
     const int rows = d->m - m0 < GPU_NBITS_GEMV_ROWS ? (int)(d->m - m0) : GPU_NBITS_GEMV_ROWS;
     p.a = (const T *)d->a + m0 * d->k;
-    p.y = (T *)d->y + m0 * d->n;
+    p.y = (T *)d->y + m0 * (d->glu_act ? d->n / 2 : d->n);
     int rc;
     if (rows == 1) rc = launch_rows<T, 1>(p, rows, v16, vec, s);
     else if (rows == 2) rc = launch_rows<T, 2>(p, rows, v16, vec, s);
@@ -432,7 +456,34 @@ int dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, gpuStream_
   return gpu::last_error();
 }
 
+// Under glu: y[mm, (n0 + c) / 2] = act(v[mm, c]) * v[mm, c + 1], c even.
+template <typename T>
+__global__ void glu_cols(gpu_nbits_desc d, const T *v, int64_t n0, int64_t nc) {
+  const int64_t half = nc / 2;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.m * half; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t mm = i / half, c = 2 * (i % half);
+    const float g = ld(v, mm * nc + c), u = ld(v, mm * nc + c + 1);
+    st((T *)d.y, mm * (d.n / 2) + (n0 + c) / 2, gpu::act(d.glu_act, g, d.glu_alpha, d.glu_beta) * u);
+  }
+}
+
+template <typename T>
+int glu(const gpu_nbits_desc *d, const void *v, int64_t n0, int64_t nc, gpuStream_t s) {
+  if (!d->glu_act || n0 % 2 || nc % 2 || n0 < 0 || n0 + nc > d->n) return -1;
+  if (nc == 0 || d->m <= 0) return 0;
+  glu_cols<T><<<gpu::blocks_for(d->m * (nc / 2), 256), 256, 0, s>>>(*d, (const T *)v, n0, nc);
+  return gpu::last_error();
+}
+
 }  // namespace
+
+extern "C" int gpu_nbits_glu(const gpu_nbits_desc *d, const void *v, int64_t n0, int64_t nc, int dtype, void *stream) {
+  switch (dtype) {
+    case GPU_DT_F32: return glu<float>(d, v, n0, nc, (gpuStream_t)stream);
+    case GPU_DT_F16: return glu<gpu_half>(d, v, n0, nc, (gpuStream_t)stream);
+    default: return -1;
+  }
+}
 
 extern "C" int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream) {
   switch (dtype) {

@@ -106,7 +106,7 @@ static hd_status *nbits_infer(const ir_graph *g, const ir_node *n, ir_tensor *t,
   ir_tensor *y = &t[n->out[0]];
   y->rank = a->rank;
   memcpy(y->dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
-  y->dims[a->rank - 1] = p->n;
+  y->dims[a->rank - 1] = op_nbits_out_cols(p);
   if (ir_numel(y->rank, y->dims) < 0)
     return hd_error(HD_ERR_NOT_SUPPORTED, "MatMulNBits output past %lld elements", (long long)HD_MAX_NUMEL);
   return NULL;

@@ -10,7 +10,9 @@
  *   3. Add of a constant [N] bias after MatMul (any rank): Gemm's C; a
  *      scalar Mul or Div after MatMul: its alpha; a constant per-column
  *      Mul after MatMul of a constant weight: the weight and bias, scaled.
- *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act.
+ *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act;
+ *      one feeding a Mul, the Mul's in_act (4b); a SwiGLU over two
+ *      MatMulNBits of one input, one MatMulNBits under glu (4c).
  * Before them, contrib ops that are several ops in one are lowered into
  * them (op_def.lower) and a GELU written out in elementary ops becomes one
  * Gelu (0); after the scale pass, attention written out becomes one
@@ -705,6 +707,87 @@ static hd_status *fuse_binary_transpose(ir_graph *g, int bi, int *changed) {
   return NULL;
 }
 
+/* Rows of n rows x `row` bytes each from a and b, interleaved (a0 b0 a1 b1
+ * ...), as a new constant of shape dims. */
+static hd_status *interleave_rows(ir_graph *g, const char *base, const char *suffix, int a, int b, int64_t n,
+                                  size_t row, int dtype, int rank, const int64_t *dims, int *idx) {
+  const ir_value *va = &g->values[a], *vb = &g->values[b];
+  if (!va->data || !vb->data || va->nbytes != (size_t)n * row || vb->nbytes != (size_t)n * row)
+    return hd_error(HD_ERR_INTERNAL, "fuse_nbits_glu: %s of unexpected size", suffix);
+  char *buf = malloc(2 * (size_t)n * row + 1);
+  if (!buf) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_nbits_glu: out of host memory");
+  for (int64_t j = 0; j < n; j++) {
+    memcpy(buf + (size_t)(2 * j) * row, (const char *)va->data + (size_t)j * row, row);
+    memcpy(buf + (size_t)(2 * j + 1) * row, (const char *)vb->data + (size_t)j * row, row);
+  }
+  hd_status *st = add_const(g, base, suffix, dtype, rank, dims, buf, 2 * (size_t)n * row, idx);
+  free(buf);
+  return st;
+}
+
+/* The host copy of a constant only this fusion read (never uploaded:
+ * uploads take used constants only). */
+static void drop_if_sole_use(ir_graph *g, int v) {
+  if (v != IR_NONE && g->values[v].nuses == 1 && g->values[v].graph_output == IR_NONE) ir_value_drop_data(g, v);
+}
+
+/* 4c. A gated MLP over 4-bit weights (Llama's SwiGLU as GenAI writes it):
+ *     Mul(act(MatMulNBits(x, Wg)), MatMulNBits(x, Wu)), the activation the
+ *     Mul's in_act after 4b, both projections alike (K, N, block size, zero
+ *     points and bias present in both or neither, constants at hand) ->
+ *     one MatMulNBits over the two weights' rows interleaved (gate, up,
+ *     gate, up, ...) with glu = the activation: decode reads x once and
+ *     runs one kernel for what was three. */
+static hd_status *fuse_nbits_glu(ir_graph *g, int mi, int *changed) {
+  ir_node *mul = &g->nodes[mi];
+  if (!pf_is_kind(mul, OP_MUL) || mul->nin != 2 || OP_P(mul)->binary.act.kind != OP_ACT_NONE ||
+      OP_P(mul)->binary.in_act.kind == OP_ACT_NONE)
+    return NULL;
+  ir_node *gate = pf_sole_producer(g, mul->in[0]), *up = pf_sole_producer(g, mul->in[1]);
+  if (!gate || !up || gate == up || !pf_is_kind(gate, OP_MATMUL_NBITS) || !pf_is_kind(up, OP_MATMUL_NBITS) ||
+      gate->in[0] != up->in[0])
+    return NULL;
+  op_nbits pg = OP_P(gate)->nbits;
+  const op_nbits *pu = &OP_P(up)->nbits;
+  if (pg.glu.kind != OP_ACT_NONE || pu->glu.kind != OP_ACT_NONE || pg.k != pu->k || pg.n != pu->n ||
+      pg.block_size != pu->block_size || (pg.in_zp < 0) != (pu->in_zp < 0) || (pg.in_bias < 0) != (pu->in_bias < 0) ||
+      2 * pg.n > ((int64_t)1 << 30))
+    return NULL;
+  int dt = g->values[mul->out[0]].dtype;
+  if (g->values[gate->out[0]].dtype != dt || g->values[up->out[0]].dtype != dt) return NULL;
+  const int slots[4] = {1, 2, pg.in_zp, pg.in_bias};
+  for (int i = 0; i < 4; i++)
+    if (slots[i] >= 0 && (!g->values[gate->in[slots[i]]].data || !g->values[up->in[slots[i]]].data)) return NULL;
+  /* Per row of B: its codes, scales, zero points and bias. */
+  const size_t es = hd_dtype_size(dt), row_b = (size_t)(pg.k_blocks * (pg.block_size / 2));
+  const size_t rows[4] = {row_b, (size_t)pg.k_blocks * es, (size_t)pg.zp_bytes, es};
+  const int dts[4] = {HD_DT_U8, dt, HD_DT_U8, dt};
+  static const char *const names[4] = {"glu_B", "glu_scales", "glu_zero_points", "glu_bias"};
+  int fused[4];
+  for (int i = 0; i < 4; i++) {
+    if (slots[i] < 0) continue;
+    int64_t flat = 2 * pg.n * (int64_t)(rows[i] / (i == 0 || i == 2 ? 1 : es));
+    int64_t b3[3] = {2 * pg.n, pg.k_blocks, pg.block_size / 2};
+    HD_TRY(interleave_rows(g, gate->name, names[i], gate->in[slots[i]], up->in[slots[i]], pg.n, rows[i], dts[i],
+                           i == 0 ? 3 : 1, i == 0 ? b3 : &flat, &fused[i]));
+  }
+  for (int i = 0; i < 4; i++) {
+    if (slots[i] < 0) continue;
+    drop_if_sole_use(g, gate->in[slots[i]]);
+    drop_if_sole_use(g, up->in[slots[i]]);
+    gate->in[slots[i]] = fused[i];
+  }
+  pg.n *= 2;
+  pg.glu = OP_P(mul)->binary.in_act;
+  OP_P(gate)->nbits = pg;
+  ir_node_absorb(gate, up);
+  up->dead = 1;
+  up->kind = OP_UNKNOWN;
+  fuse_into(gate, mul);
+  *changed = 1;
+  return NULL;
+}
+
 typedef hd_status *(*fuse_pass)(ir_graph *g, int node, int *changed);
 
 /* Contrib ops made of other ops are rewritten into them first
@@ -727,7 +810,8 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
   static const fuse_pass passes[] = {fuse_gelu,           fuse_gelu_tanh,        fuse_silu,
                                      fold_batchnorm,      fuse_residual,         fuse_matmul_scale,
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
-                                     fuse_input_activation, fuse_activation,     fuse_add_norm,
+                                     fuse_input_activation, fuse_nbits_glu,      fuse_activation,
+                                     fuse_add_norm,
                                      fuse_norm_transpose, fuse_binary_transpose};
   *nfused = 0;
   HD_TRY(lower_all(g));

@@ -4,7 +4,7 @@
  * device info, streams/events, allocation failures and a missing libcudnn.
  * Without a GPU (or module) it prints "SKIP: <reason>" and exits 77.
  *   test_backend_cuda [-v] [filter]   (filter: a substring of case names)
- *   test_backend_cuda --bench | --bench-nbits | --bench-attention   (timings) */
+ *   test_backend_cuda --bench | --bench-nbits [chain] | --bench-attention   (timings) */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -770,13 +770,28 @@ static void b_resize_linear_down(tg *t) {
 }
 
 /* MatMulNBits: A [.., k] x 4-bit B [n, k_blocks, bs / 2] (+ zero points, bias) */
-static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+/* MatMulNBits of A (an input, or x when x >= 0): its output value. */
+static int nbits_of(tg *t, int x, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
   int64_t kb = (k + bs - 1) / bs;
   attr a[] = {A_INT("K", k), A_INT("N", n), A_INT("bits", 4), A_INT("block_size", bs)};
-  int in[6] = {tg_input(t, a_rank, a_dims), tg_const_u8(t, 3, D(n, kb, bs / 2)), tg_const(t, 1, D(n * kb), -0.05f, 0.05f),
-               zp ? tg_const_u8(t, 1, D(n * ((kb + 1) / 2))) : IR_NONE, IR_NONE,
-               bias ? tg_const(t, 1, D(n), -1.f, 1.f) : IR_NONE};
-  tg_output(t, tg_node_in(t, "com.microsoft", "MatMulNBits", 1, in, bias ? 6 : zp ? 4 : 3, a, NA(a)));
+  int in[6] = {x >= 0 ? x : tg_input(t, a_rank, a_dims), tg_const_u8(t, 3, D(n, kb, bs / 2)),
+               tg_const(t, 1, D(n * kb), -0.05f, 0.05f), zp ? tg_const_u8(t, 1, D(n * ((kb + 1) / 2))) : IR_NONE,
+               IR_NONE, bias ? tg_const(t, 1, D(n), -1.f, 1.f) : IR_NONE};
+  return tg_node_in(t, "com.microsoft", "MatMulNBits", 1, in, bias ? 6 : zp ? 4 : 3, a, NA(a));
+}
+static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+  tg_output(t, nbits_of(t, -1, a_dims, a_rank, k, n, bs, zp, bias));
+}
+/* A SwiGLU over two MatMulNBits of one A, Mul(Mul(g, Sigmoid(g)), u): with
+ * fusion, one MatMulNBits under glu (plan_fuse.c). */
+static void nbits_swiglu(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+  int x = tg_input(t, a_rank, a_dims);
+  int g = nbits_of(t, x, a_dims, a_rank, k, n, bs, zp, bias), u = nbits_of(t, x, a_dims, a_rank, k, n, bs, zp, bias);
+  int sg = tg_node(t, "Sigmoid", 13, &g, 1, NULL, 0);
+  int in_a[2] = {g, sg};
+  int a = tg_node(t, "Mul", 14, in_a, 2, NULL, 0);
+  int in_h[2] = {a, u};
+  tg_output(t, tg_node(t, "Mul", 14, in_h, 2, NULL, 0));
 }
 static void b_nbits_m1(tg *t) { nbits(t, D(1, 1024), 2, 1024, 300, 32, 1, 1); }
 static void b_nbits_m7_tail(tg *t) { nbits(t, D(7, 520), 2, 520, 77, 16, 1, 0); }
@@ -792,6 +807,14 @@ static void b_nbits_m5_ksplit_b16(tg *t) { nbits(t, D(5, 3000), 2, 3000, 40, 16,
 /* More column blocks than the grid has blocks: each block walks several. */
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
+/* SwiGLU (glu) on every path: the GEMV at 1 and 3 rows, K split over blocks
+ * (gemv_sum pairs the columns), the GEMM path in one chunk and in chunks
+ * with a tail (fp32: 2 x 1100 rows of 4096 make chunks of 1024 and 152). */
+static void b_nbits_glu_m1(tg *t) { nbits_swiglu(t, D(1, 1024), 2, 1024, 300, 32, 1, 1); }
+static void b_nbits_glu_m3(tg *t) { nbits_swiglu(t, D(1, 3, 520), 3, 520, 77, 16, 1, 0); }
+static void b_nbits_glu_ksplit(tg *t) { nbits_swiglu(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
+static void b_nbits_glu_m40(tg *t) { nbits_swiglu(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
+static void b_nbits_glu_chunks(tg *t) { nbits_swiglu(t, D(12, 4096), 2, 4096, 1100, 64, 1, 0); }
 
 /* ConvTranspose (W [C_in, C_out / group, k...]) and LRN */
 static void b_convt_s2_bias(tg *t) {
@@ -918,6 +941,9 @@ static const op_case op_cases[] = {
     {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
     {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
+    {"nbits_glu_gemv_m1", b_nbits_glu_m1, 1, 1e-5, 2e-3}, {"nbits_glu_gemv_m3", b_nbits_glu_m3, 1, 1e-5, 2e-3},
+    {"nbits_glu_gemv_k_split", b_nbits_glu_ksplit, 1, 1e-5, 2e-3}, {"nbits_glu_gemm_m40", b_nbits_glu_m40, 1, 5e-3, 1e-2},
+    {"nbits_glu_gemm_chunks", b_nbits_glu_chunks, 1, 5e-3, 1e-2},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {
@@ -1643,14 +1669,14 @@ done:
  * fp16, graph capture): each path at each M (HIPDNN_EP_NBITS_GEMV_MAX_M
  * forces one), and a dense fp16 MatMul of the same size; the GEMV's rate
  * counts the bytes it must read (codes, scales, zero points). */
-static void bench_nbits(gpu_env *e) {
+static void bench_nbits(gpu_env *e, int chain_only) {
   static const int64_t ms[] = {1, 2, 4, 8, 12, 16, 24, 32, 64, 128, 512};
   const int64_t K = 4096, N = 4096, bs = 32, kb = K / bs;
   double bytes = (double)N * (double)K / 2 + (double)N * (double)kb * 2.5;
   printf("\nMatMulNBits fp16, K = N = %lld, block %lld, zero points (graph replay; us per run)\n", (long long)K,
          (long long)bs);
   printf("%-5s %10s %14s %12s %12s\n", "M", "gemv", "dequant+gemm", "dense fp16", "gemv GB/s");
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) {
+  for (size_t i = 0; i < (chain_only ? 0 : sizeof ms / sizeof ms[0]); ++i) {
     double us[3];
     for (int path = 0; path < 3; ++path) {
       tg t;
@@ -1683,7 +1709,7 @@ static void bench_nbits(gpu_env *e) {
   printf("\nMatMulNBits GEMV fp16, Llama-3.2-1B decode shapes, block %lld, zero points (us per run; GB/s at M = 1)\n",
          (long long)bs);
   printf("%-8s %6s %7s %8s %8s %8s %8s %8s\n", "layer", "K", "N", "M=1", "M=2", "M=4", "M=8", "GB/s");
-  for (size_t i = 0; i < sizeof ls / sizeof ls[0]; ++i) {
+  for (size_t i = 0; i < (chain_only ? 0 : sizeof ls / sizeof ls[0]); ++i) {
     double us[4], lb = (double)ls[i].n * (double)ls[i].k / 2 + (double)ls[i].n * (double)(ls[i].k / bs) * 2.5;
     for (size_t j = 0; j < 4; ++j) {
       tg t;
@@ -1702,6 +1728,42 @@ static void bench_nbits(gpu_env *e) {
     }
     printf("%-8s %6lld %7lld %8.1f %8.1f %8.1f %8.1f %8.0f\n", ls[i].name, (long long)ls[i].k, (long long)ls[i].n, us[0],
            us[1], us[2], us[3], lb / us[0] / 1e3);
+  }
+  /* A decode step's GEMVs in one graph, weights cold (550 MB, past the L2):
+   * 16 x (2048 -> 3072, 3072 -> 2048, SwiGLU 2048 -> 2 x 8192, 8192 ->
+   * 2048) and a 2048 -> 128256 head, chained at M = 1; the SwiGLU fused
+   * into one GEMV or left as two GEMVs and a Mul. */
+  printf("\nMatMulNBits decode chain (M = 1, fp16, block 32, zero points; 16 layers + head, one graph)\n");
+  for (int fuse = 1; fuse >= 0; fuse--) {
+    tg t;
+    ir_graph *g = NULL;
+    tg_begin(&t, HD_DT_F16);
+    int x = tg_input(&t, 2, D(1, 2048));
+    double wb = 0;
+    for (int l = 0; l < 16; l++) {
+      x = nbits_of(&t, x, NULL, 2, 2048, 3072, bs, 1, 0);
+      x = nbits_of(&t, x, NULL, 2, 3072, 2048, bs, 1, 0);
+      int gate = nbits_of(&t, x, NULL, 2, 2048, 8192, bs, 1, 0), up = nbits_of(&t, x, NULL, 2, 2048, 8192, bs, 1, 0);
+      int sg = tg_node(&t, "Sigmoid", 13, &gate, 1, NULL, 0);
+      int in_a[2] = {gate, sg};
+      int a = tg_node(&t, "Mul", 14, in_a, 2, NULL, 0);
+      int in_h[2] = {a, up};
+      x = tg_node(&t, "Mul", 14, in_h, 2, NULL, 0);
+      x = nbits_of(&t, x, NULL, 2, 8192, 2048, bs, 1, 0);
+      wb += 2048.0 * (3072 + 2048 + 2 * 8192 + 2048) * (0.5 + 2.5 / (double)bs);
+    }
+    tg_output(&t, nbits_of(&t, x, NULL, 2, 2048, 128256, bs, 1, 0));
+    wb += 2048.0 * 128256 * (0.5 + 2.5 / (double)bs);
+    hd_status *st = tg_end(&t, fuse, &g);
+    if (st) {
+      CHECK(0, "bench_nbits: chain: %s", hd_status_msg(st));
+      hd_status_free(st);
+      continue;
+    }
+    double us = time_graph(e, e->ctx_cap, g);
+    ir_graph_free(g);
+    printf("%-28s %8.1f us  %6.0f GB/s  (%.0f MB of weights; %.1f us at 3.35 TB/s)\n",
+           fuse ? "SwiGLU fused (glu GEMV)" : "SwiGLU as 2 GEMVs + Mul", us, wb / us / 1e3, wb / 1e6, wb / 3.35e6);
   }
 }
 
@@ -1835,7 +1897,7 @@ int main(int argc, char **argv) {
   OK(be_stream_create(e.cu, 0, &e.stream));
 
   if (do_bench == 2) {
-    bench_nbits(&e);
+    bench_nbits(&e, filter && strcmp(filter, "chain") == 0);
     goto done;
   }
   if (do_bench == 3) {

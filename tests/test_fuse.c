@@ -3,6 +3,7 @@
  * against the same graph unfused, both on the reference backend. (The ORT
  * level op tests check fused partitions against the CPU EP.) */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/backend.h"
@@ -313,6 +314,70 @@ static void ir_swiglu(const ir_graph *g) {
              n->in[0] == ir_graph_find_value(g, "g") && n->in[1] == ir_graph_find_value(g, "u"));
   }
   UT_CHECK(muls == 1);
+}
+
+/* The same MLP over 4-bit weights as GenAI writes it: g = MatMulNBits(x,
+ * Bg), u = MatMulNBits(x, Bu) (K 40: three blocks of 16, the last part
+ * padding), h = Mul(Mul(g, Sigmoid(g)), u): one MatMulNBits over the two
+ * weights interleaved, glu = x * sigmoid(x). nbits_form 0: zero points and
+ * biases; 1: neither; 2: the two block sizes differ (not fused: the gate's
+ * Mul only takes the SiLU). */
+static int nbits_form;
+static int const_u8(ir_graph *g, const char *name, int rank, const int64_t *dims, int seed) {
+  int v = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_U8, rank, dims, &v));
+  int64_t n = ir_numel(rank, dims);
+  uint8_t *d = malloc((size_t)n);
+  for (int64_t k = 0; k < n; k++) d[k] = (uint8_t)((k * 37 + seed * 11 + (k >> 3)) * 29 % 251);
+  UT_OK(ir_value_set_data(g, v, d, (size_t)n));
+  free(d);
+  return v;
+}
+static void build_nbits_glu(ir_graph *g) {
+  const int64_t K = 40, N = 5;
+  int64_t xd[2] = {IR_DIM_DYNAMIC, K}, hd[2] = {IR_DIM_DYNAMIC, N};
+  int x = value(g, "x", 2, xd);
+  int gv = value(g, "g", 2, hd), sg = value(g, "s", 2, hd), a = value(g, "a", 2, hd), u = value(g, "u", 2, hd);
+  int h = value(g, "h", 2, hd);
+  int outs[2] = {gv, u};
+  for (int k = 0; k < 2; k++) {
+    int64_t bs = nbits_form == 2 && k == 1 ? 32 : 16, kb = (K + bs - 1) / bs;
+    int64_t bd[3] = {N, kb, bs / 2}, sd[1] = {N * kb}, zd[1] = {N * ((kb + 1) / 2)}, cd[1] = {N};
+    char nm[4][8];
+    for (int i = 0; i < 4; i++) snprintf(nm[i], sizeof nm[i], "%c%c", "bszc"[i], "gu"[k]);
+    int in[6] = {x, const_u8(g, nm[0], 3, bd, k), const_value(g, nm[1], 1, sd, 0.05f * (float)(k + 1)),
+                 nbits_form == 0 ? const_u8(g, nm[2], 1, zd, 5 + k) : IR_NONE, IR_NONE,
+                 nbits_form == 0 ? const_value(g, nm[3], 1, cd, 0.3f - 0.5f * (float)k) : IR_NONE};
+    attr at[] = {{.name = "K", .n = -1, .i = {K}}, {.name = "N", .n = -1, .i = {N}}, {.name = "bits", .n = -1, .i = {4}},
+                 {.name = "block_size", .n = -1, .i = {bs}}};
+    node_in(g, "com.microsoft", "MatMulNBits", 1, in, nbits_form == 0 ? 6 : 3, outs[k], at, 4);
+  }
+  int in_a[2] = {gv, sg};
+  node(g, "Sigmoid", 13, &gv, 1, sg, NULL, 0);
+  node(g, "Mul", 14, in_a, 2, a, NULL, 0);
+  int in_h[2] = {u, a};
+  node(g, "Mul", 14, in_h, 2, h, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &h, 1));
+}
+
+static void ir_nbits_glu(const ir_graph *g) {
+  int nb = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_MATMUL_NBITS) continue;
+    nb++;
+    const op_nbits *p = &OP_P(n)->nbits;
+    if (nbits_form == 2) {
+      UT_CHECK(p->glu.kind == OP_ACT_NONE);
+      continue;
+    }
+    UT_CHECK(p->glu.kind == OP_ACT_QUICK_GELU && p->glu.alpha == 1.0f && p->n == 10 &&
+             n->out[0] == ir_graph_find_value(g, "h") && (p->in_zp >= 0) == (nbits_form == 0));
+    /* the gate's and the up projection's rows, interleaved */
+    const ir_value *b = &g->values[n->in[1]], *bg = &g->values[ir_graph_find_value(g, "bg")];
+    UT_CHECK(b->dims[0] == 10 && b->data && !bg->data);
+  }
+  UT_CHECK(nb == (nbits_form == 2 ? 2 : 1));
 }
 
 /* x[N,3,8] -> MatMul(w[8,8]) -> Add(b[8]) (rank 3) -> r; s = Add(x, r) ->
@@ -771,6 +836,10 @@ int main(void) {
   check_pass("matmul/4*0.5", build_matmul_scale, 1, &in26, ir_matmul_scale);
   for (swiglu_form = 0; swiglu_form < 3; swiglu_form++)
     check_pass("swiglu: silu into the gate's Mul", build_swiglu, 4, &in26, ir_swiglu);
+  ir_shape in40 = {2, {3, 40}};
+  for (nbits_form = 0; nbits_form < 3; nbits_form++)
+    check_pass(nbits_form == 2 ? "swiglu over MatMulNBits, block sizes differ: not fused" : "swiglu over MatMulNBits",
+               build_nbits_glu, nbits_form == 2 ? 3 : 1, &in40, ir_nbits_glu);
   ir_shape in36 = {3, {2, 3, 6}};
   check_pass("matmul+bias*gamma", build_layer_scale, 1, &in36, ir_layer_scale);
   ir_shape in38 = {3, {2, 3, 8}};

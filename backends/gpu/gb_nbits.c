@@ -8,6 +8,10 @@
  *   - larger M (prefill): column chunks of B dequantised into the workspace
  *     as A's type, each multiplied by the BLAS (tensor cores; TF32 only when
  *     use_tf32 allows) with the bias in its epilogue.
+ * Under glu (a gated MLP's gate and up projections in one, plan_fuse.c)
+ * the GEMV applies the activation and the product as it stores; the GEMM
+ * path writes each chunk's product to the workspace and gpu_nbits_glu
+ * pairs its columns into y.
  * Why 8 rows: the GEMV keeps 8 rows of sums in registers, and past that
  * re-reads B once per 8 rows with its CUDA-core work growing with M, while
  * the GEMM path costs a fixed ~4.5 bytes a weight in fp16 (read 0.5, write
@@ -46,6 +50,7 @@ typedef struct gb_nbits_step {
   int64_t chunk;    /* GEMM path: columns dequantised per BLAS call; 0: GEMV */
   void *mm, *mm_tail; /* the BLAS's matmuls for full chunks and the last one */
   size_t w_bytes;   /* GEMM path: workspace the dequantised chunk takes (256-aligned) */
+  size_t v_bytes;   /* GEMM path under glu: the chunk's product, [m, chunk] (256-aligned) */
 } gb_nbits_step;
 
 static hd_status *nbits_support(be_context *c, const ir_graph *g, const ir_node *n) {
@@ -69,20 +74,24 @@ static void free_mms(be_context *c, gb_nbits_step *ns) {
 static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, size_t *ws) {
   const gpu_nbits_desc *d = &ns->d;
   size_t es = hd_dtype_size(ns->dtype);
+  /* Under glu the chunk's product [m, chunk] waits in the workspace too:
+   * both bounded alike. */
+  const size_t per_col = (size_t)(d->glu_act && d->m > d->k ? d->m : d->k) * es;
   int64_t chunk = d->n;
-  if ((size_t)(d->n * d->k) * es > GB_NBITS_CHUNK_BYTES) {
-    chunk = (int64_t)(GB_NBITS_CHUNK_BYTES / ((size_t)d->k * es)) / GB_NBITS_CHUNK_ALIGN * GB_NBITS_CHUNK_ALIGN;
+  if ((size_t)d->n * per_col > GB_NBITS_CHUNK_BYTES) {
+    chunk = (int64_t)(GB_NBITS_CHUNK_BYTES / per_col) / GB_NBITS_CHUNK_ALIGN * GB_NBITS_CHUNK_ALIGN;
     if (chunk < GB_NBITS_CHUNK_ALIGN) chunk = GB_NBITS_CHUNK_ALIGN;
     if (chunk > d->n) chunk = d->n;
   }
   int64_t tail = d->n % chunk;
   gb_mm_desc md = {.dtype = ns->dtype, .allow_tf32 = c->opts.use_tf32, .m = d->m, .n = chunk, .k = d->k,
-                   .trans_b = 1, .lda = d->k, .ldb = d->k, .batch = 1, .ldd = d->n,
+                   .trans_b = 1, .lda = d->k, .ldb = d->k, .batch = 1, .ldd = d->glu_act ? chunk : d->n,
                    .bias = s->p.nbits.in_bias >= 0, .alpha = 1.0f};
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need = 0, need_tail = 0;
   hd_status *st = gb_mm_get(c, &md, limit, &ns->mm, &need);
   if (!st && tail) {
     md.n = tail;
+    if (d->glu_act) md.ldd = tail; /* the product packed as gpu_nbits_glu reads it */
     st = gb_mm_get(c, &md, limit, &ns->mm_tail, &need_tail);
   }
   if (st) {
@@ -95,7 +104,8 @@ static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, 
   }
   ns->chunk = chunk;
   ns->w_bytes = ((size_t)(chunk * d->k) * es + 255) / 256 * 256;
-  *ws = ns->w_bytes + (need > need_tail ? need : need_tail);
+  ns->v_bytes = d->glu_act ? ((size_t)(d->m * chunk) * es + 255) / 256 * 256 : 0;
+  *ws = ns->w_bytes + ns->v_bytes + (need > need_tail ? need : need_tail);
   return NULL;
 }
 
@@ -110,7 +120,8 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
   const ir_tensor *A = gb_t(bp, n->in[0]);
   ns->dtype = A->dtype;
   ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
-                           .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes};
+                           .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes,
+                           .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta};
   if (ns->d.m > gemv_max_m() && c->blas) return gemm_path(c, s, ns, ws);
   *ws = (gpu_nbits_gemv_ws(&ns->d) + 255) / 256 * 256;
   return NULL;
@@ -135,14 +146,16 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   }
   be_context *c = bp->bg->c;
   size_t es = hd_dtype_size(ns->dtype);
-  void *w = l->workspace, *bws = (char *)l->workspace + ns->w_bytes;
-  size_t bws_bytes = l->workspace_bytes - ns->w_bytes;
+  void *w = l->workspace, *v = (char *)l->workspace + ns->w_bytes, *bws = (char *)v + ns->v_bytes;
+  size_t bws_bytes = l->workspace_bytes - ns->w_bytes - ns->v_bytes;
   for (int64_t n0 = 0; n0 < d.n; n0 += ns->chunk) {
     int64_t nc = d.n - n0 < ns->chunk ? d.n - n0 : ns->chunk;
     GB_KERNEL(gpu_nbits_dequant(&d, n0, nc, w, ns->dtype, l->stream));
     const void *bias = d.bias ? (const char *)d.bias + (size_t)n0 * es : NULL;
-    HD_TRY(c->m->blas.mm_run(c->blas, nc == ns->chunk ? ns->mm : ns->mm_tail, d.a, w, (char *)d.y + (size_t)n0 * es,
-                             bias, bws, bws_bytes, l->stream));
+    void *out = d.glu_act ? v : (char *)d.y + (size_t)n0 * es;
+    HD_TRY(c->m->blas.mm_run(c->blas, nc == ns->chunk ? ns->mm : ns->mm_tail, d.a, w, out, bias, bws, bws_bytes,
+                             l->stream));
+    if (d.glu_act) GB_KERNEL(gpu_nbits_glu(&d, v, n0, nc, ns->dtype, l->stream));
   }
   return NULL;
 }
