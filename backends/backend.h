@@ -24,7 +24,7 @@
 #include "ir/ir.h"
 #include "ops/ops.h"
 
-#define BE_API_VERSION 4
+#define BE_API_VERSION 5
 
 /* The symbol a loadable backend module exports:
  *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
@@ -84,6 +84,9 @@ typedef struct be_options {
   /* GPU graph capture: a plan's launches are captured into one graph on its
    * second run and replayed after (ep: enable_cuda_graph). 0 = off. */
   int graph_capture;
+  /* With BE_ALGO_EXHAUSTIVE: the file that keeps timed engine choices
+   * between sessions and processes (common/hd_diskcache.h); "" = none. */
+  char engine_cache_file[4096];
 } be_options;
 
 /* Device memory a context uses for weights, arenas and workspaces: the EP's

@@ -73,6 +73,10 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
   } else if (strcmp(key, "profile_file") == 0) {
     if (strlen(value) >= sizeof o->profile_file) return bad(key, value, "a path shorter than 4096 bytes");
     strcpy(o->profile_file, value);
+  } else if (strcmp(key, "engine_cache_file") == 0) {
+    /* The backend adds ".lock" and temporary suffixes to it. */
+    if (strlen(value) >= 4000) return bad(key, value, "a path shorter than 4000 bytes");
+    strcpy(o->be.engine_cache_file, value);
   } else if (strcmp(key, "model_arch") == 0 || strcmp(key, "profile") == 0) {
     /* Sent by callers, not chosen by users: onnxruntime-genai always adds
      * model_arch (the model's type), and the umbrella EP's callers add
@@ -82,8 +86,8 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
   } else {
     return hd_error(HD_ERR_INVALID_ARG,
                     "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
-                    "prefer_nhwc, cudnn_conv_algo_search, enable_cuda_graph, precision, profile_file; accepted and "
-                    "ignored: model_arch, profile)",
+                    "prefer_nhwc, cudnn_conv_algo_search, engine_cache_file, enable_cuda_graph, precision, "
+                    "profile_file; accepted and ignored: model_arch, profile)",
                     key);
   }
   return NULL;

@@ -21,3 +21,14 @@ if(TARGET hipdnn_ep_hip)
   add_test(NAME backend_hip_handshake COMMAND test_backend_hip)
   set_tests_properties(backend_hip_handshake PROPERTIES LABELS "unit;hip" ENVIRONMENT "${HH_SAN_ENV}")
 endif()
+
+# The engine cache's file (common/hd_diskcache) and the builder's recorded,
+# replayed engine choices (tests/test_engine_cache.c): no GPU needed.
+add_executable(test_engine_cache test_engine_cache.c)
+target_link_libraries(test_engine_cache PRIVATE hd_dnn_table_hip hd_dnn hd_common m)
+if(TARGET hd_dnn_table_cuda)
+  target_link_libraries(test_engine_cache PRIVATE hd_dnn_table_cuda)
+  target_compile_definitions(test_engine_cache PRIVATE HD_HAVE_CUDNN_TABLE=1)
+endif()
+add_test(NAME unit_engine_cache COMMAND test_engine_cache)
+set_tests_properties(unit_engine_cache PROPERTIES LABELS "unit" ENVIRONMENT "${HH_SAN_ENV}")

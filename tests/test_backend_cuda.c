@@ -6,14 +6,17 @@
  *   test_backend_cuda [-v] [filter]   (filter: a substring of case names)
  *   test_backend_cuda --bench | --bench-nbits [chain] | --bench-attention   (timings) */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "common/hd_diskcache.h"
 #include "common/hd_dtype.h"
 #include "ops/ops.h"
 #include "tests/attr_table.h"
@@ -1767,10 +1770,34 @@ static void bench_nbits(gpu_env *e, int chain_only) {
   }
 }
 
+/* What the engine cache test reads from the module's log: candidates timed
+ * ("tuning: engine" lines), warnings about the cache, the engines plans got
+ * (conv_entry's lines), and the last summary a context logged. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static int log_tuned, log_cache_warnings, log_nengines;
+static long long log_engines[64];
+static char log_summary[512];
+
+static void log_reset(void) {
+  pthread_mutex_lock(&log_mu);
+  log_tuned = log_cache_warnings = log_nengines = 0;
+  log_summary[0] = '\0';
+  pthread_mutex_unlock(&log_mu);
+}
+
 static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
                      const char *msg) {
   (void)user; (void)file; (void)line; (void)func;
   if (verbose || level >= HD_LOG_WARNING) printf("  [log %d] %s\n", (int)level, msg);
+  pthread_mutex_lock(&log_mu);
+  if (strstr(msg, "tuning: engine")) log_tuned++;
+  if (level >= HD_LOG_WARNING && strstr(msg, "engine cache")) log_cache_warnings++;
+  if (strstr(msg, "choices replayed")) snprintf(log_summary, sizeof log_summary, "%s", msg);
+  const char *en = strstr(msg, ", engine ");
+  long long id;
+  if (en && strstr(msg, "timed), workspace") && sscanf(en, ", engine %lld", &id) == 1 && log_nengines < 64)
+    log_engines[log_nengines++] = id;
+  pthread_mutex_unlock(&log_mu);
 }
 static const be_host test_host = {.log_sink = log_sink, .log_user = NULL};
 
@@ -1797,6 +1824,245 @@ static hd_status *open_cuda(be_module **out) {
   be_host h = test_host;
   h.layout = be_layout_of_build();
   return open_fn(BE_API_VERSION, &h, out);
+}
+
+/* ---- the engine cache: exhaustive choices kept on disk ---- */
+
+static const char *const ec_names[] = {"2d_basic", "2d_bias_relu", "f16_2d_bias_relu", "3d"};
+#define EC_N (int)(sizeof ec_names / sizeof ec_names[0])
+
+static const conv_case *case_named(const char *name) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    if (strcmp(cases[i].name, name) == 0) return &cases[i];
+  return NULL;
+}
+
+/* Plans case cc's graph g in ctx at its shapes, runs it once on an input
+ * fixed by the case's index, and copies y to *hout (malloc'ed; *bytes). */
+static hd_status *ec_run(gpu_env *e, be_context *ctx, void *stream, const conv_case *cc, const ir_graph *g,
+                         int index, void **hout, size_t *bytes) {
+  ir_plan *p = NULL;
+  be_graph *cg = NULL;
+  be_plan *cp = NULL;
+  void *hin = NULL, *din = NULL, *dout = NULL;
+  *hout = NULL;
+  hd_status *st = NULL;
+  ir_shape shape;
+  memset(&shape, 0, sizeof shape);
+  shape.rank = cc->ns + 2;
+  shape.dims[0] = cc->n;
+  shape.dims[1] = cc->c;
+  for (int i = 0; i < cc->ns; ++i) shape.dims[2 + i] = cc->in[i];
+  if (!st) st = plan_create(g, &shape, NULL, &p);
+  size_t es = hd_dtype_size(cc->dtype), nx = (size_t)ir_numel(shape.rank, shape.dims), ny = 0;
+  if (!st) {
+    ny = (size_t)ir_numel(p->t[g->outputs[0]].rank, p->t[g->outputs[0]].dims);
+    hin = malloc(nx * es);
+    *hout = malloc(ny * es);
+    if (!hin || !*hout) st = hd_error(HD_ERR_OUT_OF_MEMORY, "host");
+  }
+  if (!st) {
+    uint32_t r = 777u + (uint32_t)index; /* the same input in every session (a local state: threads) */
+    for (size_t i = 0; i < nx; ++i) {
+      r = r * 1664525u + 1013904223u;
+      put(cc->dtype, hin, i, (float)((r >> 8) & 0xffffff) / (float)0x800000 - 1.0f);
+    }
+    st = be_graph_compile(e->cu, ctx, g, &cg);
+  }
+  if (!st) st = be_plan_compile(e->cu, cg, p, &cp);
+  if (!st) st = be_mem_alloc(e->cu, 0, nx * es, &din);
+  if (!st) st = be_mem_alloc(e->cu, 0, ny * es, &dout);
+  if (!st) st = be_copy(e->cu, 0, din, hin, nx * es, BE_COPY_HOST_TO_DEVICE, stream);
+  void *ins[1] = {din}, *outs[1] = {dout};
+  if (!st) st = be_plan_run(e->cu, cp, ins, outs, stream);
+  if (!st) st = be_copy(e->cu, 0, *hout, dout, ny * es, BE_COPY_DEVICE_TO_HOST, stream);
+  if (!st) st = be_stream_sync(e->cu, 0, stream);
+  *bytes = ny * es;
+  be_mem_free(e->cu, 0, din);
+  be_mem_free(e->cu, 0, dout);
+  if (cp) be_plan_free(e->cu, cp);
+  if (cg) be_graph_free(e->cu, cg);
+  if (p) plan_free(p);
+  free(hin);
+  if (st) {
+    free(*hout);
+    *hout = NULL;
+  }
+  return st;
+}
+
+/* One session: a context with exhaustive search and the cache file path,
+ * every case planned and run once, then released (which saves and logs
+ * the summary). *replayed / *timed: from the summary; -1 if none. */
+typedef struct ec_session {
+  void *out[EC_N];
+  size_t bytes[EC_N];
+  int tuned, warnings, replayed, timed, nengines;
+  long long engines[64];
+} ec_session;
+
+typedef struct ec_job {
+  gpu_env *e;
+  be_context *ctx;
+  const ir_graph *g;
+  int index;
+  ec_session *s;
+  hd_status *st;
+} ec_job;
+
+static void *ec_worker(void *arg) {
+  ec_job *j = arg;
+  void *stream = NULL;
+  j->st = be_stream_create(j->e->cu, 0, &stream);
+  if (!j->st)
+    j->st = ec_run(j->e, j->ctx, stream, case_named(ec_names[j->index]), j->g, j->index, &j->s->out[j->index],
+                   &j->s->bytes[j->index]);
+  if (stream) be_stream_destroy(j->e->cu, 0, stream);
+  return NULL;
+}
+
+static hd_status *ec_session_run(gpu_env *e, const char *path, int threads, ec_session *s) {
+  memset(s, 0, sizeof *s);
+  s->replayed = s->timed = -1;
+  be_options o = {.use_tf32 = 1, .algo_search = BE_ALGO_EXHAUSTIVE};
+  snprintf(o.engine_cache_file, sizeof o.engine_cache_file, "%s", path);
+  be_alloc alloc = {.ctx = &e->ta, .alloc = ta_alloc, .free = ta_free};
+  be_context *ctx = NULL;
+  ir_graph *g[EC_N] = {0};
+  hd_status *st = NULL;
+  /* The same weights in every session: the graphs are built from a fixed
+   * seed, here, before any thread starts. */
+  uint32_t saved = rng_state;
+  for (int i = 0; i < EC_N && !st; ++i) {
+    rng_state = 4242u + (uint32_t)i;
+    st = build_graph(case_named(ec_names[i]), 0, &g[i]);
+  }
+  rng_state = saved;
+  log_reset();
+  if (!st) st = be_context_create(e->cu, 0, &o, &alloc, &ctx);
+  if (st) {
+    for (int i = 0; i < EC_N; ++i)
+      if (g[i]) ir_graph_free(g[i]);
+    return st;
+  }
+  if (threads) { /* the plans built at once, as concurrent first runs would */
+    pthread_t th[EC_N];
+    ec_job jobs[EC_N];
+    for (int i = 0; i < EC_N; ++i) {
+      jobs[i] = (ec_job){.e = e, .ctx = ctx, .g = g[i], .index = i, .s = s};
+      pthread_create(&th[i], NULL, ec_worker, &jobs[i]);
+    }
+    for (int i = 0; i < EC_N; ++i) {
+      pthread_join(th[i], NULL);
+      if (!st) st = jobs[i].st;
+      else hd_status_free(jobs[i].st);
+    }
+  } else {
+    for (int i = 0; i < EC_N && !st; ++i)
+      st = ec_run(e, ctx, e->stream, case_named(ec_names[i]), g[i], i, &s->out[i], &s->bytes[i]);
+  }
+  be_context_destroy(e->cu, ctx);
+  for (int i = 0; i < EC_N; ++i) ir_graph_free(g[i]);
+  pthread_mutex_lock(&log_mu);
+  s->tuned = log_tuned;
+  s->warnings = log_cache_warnings;
+  s->nengines = log_nengines;
+  memcpy(s->engines, log_engines, sizeof s->engines);
+  const char *c = strstr(log_summary, ": ");
+  while (c && sscanf(c, ": %d choices replayed, %d timed", &s->replayed, &s->timed) != 2) c = strstr(c + 1, ": ");
+  pthread_mutex_unlock(&log_mu);
+  return st;
+}
+
+static void ec_session_free(ec_session *s) {
+  for (int i = 0; i < EC_N; ++i) free(s->out[i]);
+}
+
+/* Entries in the cache file, -1 when it is missing or not whole. */
+static int ec_file_entries(const char *path) {
+  hd_diskcache *dc = NULL;
+  hd_status *w = NULL;
+  hd_status *st = hd_diskcache_open(path, &dc, &w);
+  int n = st || w ? -1 : hd_diskcache_count(dc);
+  struct stat sb;
+  if (stat(path, &sb) != 0) n = -1;
+  hd_status_free(st);
+  hd_status_free(w);
+  hd_diskcache_close(dc);
+  return n;
+}
+
+/* Exhaustive search with a fresh cache file times the engines and writes
+ * the file; a second context on the same file builds every plan with the
+ * same engines and no timing, and gives bit-identical results; a damaged
+ * file is a warning and a new timing, and is replaced by a whole one; many
+ * threads planning at once in one context leave a whole file. */
+static void test_engine_cache(gpu_env *e) {
+  char dir[] = "/tmp/hipdnn-engcache-XXXXXX", path[128], path2[128];
+  ec_session a, b, c, d;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  memset(&c, 0, sizeof c);
+  memset(&d, 0, sizeof d);
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp: %s", strerror(errno));
+    return;
+  }
+  snprintf(path, sizeof path, "%s/engines.txt", dir);
+  snprintf(path2, sizeof path2, "%s/threads.txt", dir);
+  OK(ec_session_run(e, path, 0, &a));
+  int entries = ec_file_entries(path);
+  CHECK(a.tuned > 0 && a.timed >= EC_N && a.replayed == 0 && a.warnings == 0,
+        "cold cache: %d candidates timed, summary %d replayed / %d timed, %d warnings", a.tuned, a.replayed, a.timed,
+        a.warnings);
+  CHECK(entries == a.timed, "cold cache: the file holds %d entries, %d plans were timed", entries, a.timed);
+
+  OK(ec_session_run(e, path, 0, &b));
+  CHECK(b.tuned == 0 && b.timed == 0 && b.replayed == a.timed && b.warnings == 0,
+        "warm cache: %d candidates timed, summary %d replayed / %d timed (want %d / 0), %d warnings", b.tuned,
+        b.replayed, b.timed, a.timed, b.warnings);
+  CHECK(b.nengines == a.nengines && a.nengines >= EC_N &&
+            memcmp(a.engines, b.engines, sizeof(long long) * (size_t)a.nengines) == 0,
+        "warm cache: engines differ from the timed ones (%d vs %d plans)", b.nengines, a.nengines);
+  int same = 0;
+  for (int i = 0; i < EC_N; ++i)
+    same += a.out[i] && b.out[i] && a.bytes[i] == b.bytes[i] && memcmp(a.out[i], b.out[i], a.bytes[i]) == 0;
+  CHECK(same == EC_N, "warm cache: %d of %d outputs bit-identical to the timed session's", same, EC_N);
+  printf("%-4s engine cache: cold %d plans timed (%d candidates), %d entries; warm %d replayed, %d timed, "
+         "%d of %d outputs identical\n",
+         b.tuned == 0 && same == EC_N ? "ok" : "BAD", a.timed, a.tuned, entries, b.replayed, b.timed, same, EC_N);
+
+  /* Damaged: cut in half. A warning, timing as if cold, a whole file after. */
+  FILE *f = fopen(path, "r+b");
+  long len = 0;
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fclose(f);
+  }
+  CHECK(len > 0 && truncate(path, len / 2) == 0, "cannot cut %s", path);
+  OK(ec_session_run(e, path, 0, &c));
+  CHECK(c.warnings > 0 && c.tuned > 0 && c.replayed == 0 && ec_file_entries(path) == c.timed,
+        "damaged cache: %d warnings, %d timed, %d replayed, file entries %d", c.warnings, c.tuned, c.replayed,
+        ec_file_entries(path));
+  printf("%-4s engine cache: a file cut short: %d warning(s), timed again, rewritten whole\n",
+         c.warnings > 0 && c.replayed == 0 ? "ok" : "BAD", c.warnings);
+
+  /* Plans built by several threads at once in one context. */
+  OK(ec_session_run(e, path2, 1, &d));
+  int n2 = ec_file_entries(path2);
+  CHECK(d.timed >= EC_N && n2 == d.timed && d.warnings == 0, "threads: %d plans timed, file entries %d, %d warnings",
+        d.timed, n2, d.warnings);
+  printf("%-4s engine cache: %d threads planning at once: %d plans timed, file whole with %d entries\n",
+         n2 == d.timed ? "ok" : "BAD", EC_N, d.timed, n2);
+done:
+  ec_session_free(&a);
+  ec_session_free(&b);
+  ec_session_free(&c);
+  ec_session_free(&d);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
 }
 
 /* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
@@ -1949,6 +2215,7 @@ int main(int argc, char **argv) {
     test_concurrent(&e, e.ctx, " (eager)");
     test_concurrent(&e, e.ctx_cap, " (graph capture)");
   }
+  if (!filter || strstr("engine_cache", filter)) test_engine_cache(&e);
   if (!filter) {
     test_registry(&e);
     test_refusals(&e);

@@ -53,6 +53,8 @@ static const opt_case k_cases[] = {
     {"cudnn_conv_algo_search", "HEURISTIC", 1},
     {"cudnn_conv_algo_search", "EXHAUSTIVE", 1},
     {"cudnn_conv_algo_search", "DEFAULT", 1},
+    {"engine_cache_file", "", 1}, /* off */
+    {"engine_cache_file", "/nonexistent-dir/hipdnn-ep-engines.txt", 1}, /* used with EXHAUSTIVE only */
     {"prefer_nhwc", "0", 1},
     {"enable_cuda_graph", "0", 1},
     {"precision", "fp32", 1},

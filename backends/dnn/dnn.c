@@ -580,15 +580,26 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
     return st;
   }
   int tried = 0, skipped = 0;
-  int want = o->time_fn ? (o->max_candidates > 0 ? o->max_candidates : 8) : 1;
+  const dnn_engine_choice *rp = o->replay;
+  dnn_time_fn time_fn = rp ? NULL : o->time_fn;
+  int want = time_fn ? (o->max_candidates > 0 ? o->max_candidates : 8) : 1;
   float best_ms = -1.f;
   char last[400] = "";
-  for (int64_t i = 0; i < got && i < count && tried < want; ++i) {
+  int64_t first = rp ? rp->index : 0;
+  if (rp && (first < 0 || first >= got || first >= count))
+    snprintf(last, sizeof last, "the choice is config %lld of a list of %lld", (long long)first, (long long)got);
+  for (int64_t i = first; i < got && i < count && tried < want && (!rp || i == first); ++i) {
     int64_t eidx;
     const char *skip = cfg_filter(vd, cfgs[i], o, &eidx, &tmp);
     if (skip) {
       ++skipped;
       snprintf(last, sizeof last, "engine %lld: %s", (long long)eidx, skip);
+      continue;
+    }
+    if (rp && eidx != rp->engine) {
+      ++skipped;
+      snprintf(last, sizeof last, "config %lld is engine %lld, the choice engine %lld", (long long)i,
+               (long long)eidx, (long long)rp->engine);
       continue;
     }
     void *plan;
@@ -608,13 +619,16 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
     if (!st && o->workspace_limit > 0 && ws > o->workspace_limit)
       st = hd_error(HD_ERR_NOT_SUPPORTED, "workspace %lld over the limit %lld", (long long)ws,
                     (long long)o->workspace_limit);
+    if (!st && rp && ws != rp->workspace)
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "workspace %lld, the choice's %lld", (long long)ws,
+                    (long long)rp->workspace);
     float ms = 0.f;
-    if (!st && o->time_fn) {
+    if (!st && time_fn) {
       dnn_plan cand = *p;
       cand.plan = plan;
       cand.workspace = ws;
       cand.engine = eidx;
-      st = o->time_fn(o->time_user, &cand, &ms);
+      st = time_fn(o->time_user, &cand, &ms);
       if (!st && ms < 0)
         st = hd_error(HD_ERR_NOT_SUPPORTED, "engine %lld did not run", (long long)eidx);
     }
@@ -628,14 +642,15 @@ static hd_status *try_heuristics(dnn_plan *p, void *handle, void *opgraph, dnn_n
       continue;
     }
     ++tried;
-    if (!p->plan || (o->time_fn && ms < best_ms)) {
+    if (!p->plan || (time_fn && ms < best_ms)) {
       p->plan = plan;
       p->workspace = ws;
       p->engine = eidx;
+      p->choice = (dnn_engine_choice){.heur_mode = mode, .index = (int)i, .engine = eidx, .workspace = ws};
       best_ms = ms;
     }
   }
-  if (o->time_fn) p->ncandidates = tried;
+  if (time_fn) p->ncandidates = tried;
   /* Move every descriptor of tmp into p->bag (the chosen config and plan
    * must live; the rest are freed with the plan, a few hundred bytes). */
   for (int i = 0; i < tmp.n; ++i) {
@@ -673,14 +688,24 @@ hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_p
   memcpy(p->uids, o->uids, sizeof(int64_t) * (size_t)o->nuids);
   char why_a[512] = "", why_f[512] = "";
   hd_status *st = NULL;
-  if (dnn_has(p->bag.vd, DNN_HEUR_MODE_A)) /* hipDNN has FALLBACK only */
-    st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
-  else
-    snprintf(why_a, sizeof why_a, "no heuristics mode A");
-  if (!st && !p->plan)
-    st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_FALLBACK, o, why_f, sizeof why_f);
-  if (!st && !p->plan)
-    st = hd_error(HD_ERR_NOT_SUPPORTED, "%s: no engine: %s; %s", p->bag.vd->name, why_a, why_f);
+  if (o->replay) { /* the one list the choice came from */
+    dnn_name m = o->replay->heur_mode;
+    if ((m != DNN_HEUR_MODE_A && m != DNN_HEUR_MODE_FALLBACK) || !dnn_has(p->bag.vd, m))
+      snprintf(why_a, sizeof why_a, "the choice names a heuristics mode this library lacks");
+    else
+      st = try_heuristics(p, handle, opgraph, m, o, why_a, sizeof why_a);
+    if (!st && !p->plan)
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "%s: the engine choice does not replay: %s", p->bag.vd->name, why_a);
+  } else {
+    if (dnn_has(p->bag.vd, DNN_HEUR_MODE_A)) /* hipDNN has FALLBACK only */
+      st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_A, o, why_a, sizeof why_a);
+    else
+      snprintf(why_a, sizeof why_a, "no heuristics mode A");
+    if (!st && !p->plan)
+      st = try_heuristics(p, handle, opgraph, DNN_HEUR_MODE_FALLBACK, o, why_f, sizeof why_f);
+    if (!st && !p->plan)
+      st = hd_error(HD_ERR_NOT_SUPPORTED, "%s: no engine: %s; %s", p->bag.vd->name, why_a, why_f);
+  }
   if (st) {
     dnn_plan_free(p);
     return st;
@@ -740,4 +765,32 @@ hd_status *dnn_plan_execute(const dnn_plan *p, void *handle, void *const *ptrs, 
 void dnn_varpack_free(const dnn_vendor *vd, dnn_varpack *vp) {
   if (vp->desc) vd->destroy_descriptor(vp->desc);
   memset(vp, 0, sizeof *vp);
+}
+
+/* ---- engine choices as text ---- */
+
+int dnn_engine_choice_format(const dnn_engine_choice *c, char *buf, size_t cap) {
+  return snprintf(buf, cap, "mode %s index %d engine %lld workspace %lld",
+                  c->heur_mode == DNN_HEUR_MODE_A ? "A" : "FALLBACK", c->index, (long long)c->engine,
+                  (long long)c->workspace);
+}
+
+int dnn_engine_choice_parse(const char *s, dnn_engine_choice *c) {
+  char mode[16];
+  int index = -1, end = -1;
+  long long engine = -1, ws = -1;
+  if (sscanf(s, "mode %15s index %d engine %lld workspace %lld%n", mode, &index, &engine, &ws, &end) != 4 ||
+      end < 0 || s[end] != '\0' || index < 0 || engine < 0 || ws < 0)
+    return 0;
+  if (strcmp(mode, "A") == 0) c->heur_mode = DNN_HEUR_MODE_A;
+  else if (strcmp(mode, "FALLBACK") == 0) c->heur_mode = DNN_HEUR_MODE_FALLBACK;
+  else return 0;
+  c->index = index;
+  c->engine = engine;
+  c->workspace = ws;
+  /* Only the canonical spelling: a line that formats back differently
+   * (leading zeros, "+", extra spaces) is not one this code wrote. */
+  char back[128];
+  dnn_engine_choice_format(c, back, sizeof back);
+  return strcmp(back, s) == 0;
 }

@@ -405,6 +405,25 @@ hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const
 
 typedef struct dnn_plan dnn_plan;
 
+/* Which engine config a plan runs, in a form that replays it: the config at
+ * `index` of heuristics mode `heur_mode`'s list, which is engine `engine`
+ * with a workspace of `workspace` bytes. A heuristics query is
+ * deterministic for one graph, GPU and library version, so a choice timed
+ * once (exhaustive search) is rebuilt later without timing; the engine and
+ * workspace are checked, so a list that changed is caught, not followed. */
+typedef struct dnn_engine_choice {
+  dnn_name heur_mode; /* DNN_HEUR_MODE_A or DNN_HEUR_MODE_FALLBACK */
+  int index;          /* 0-based, in the list as the vendor returned it */
+  int64_t engine;     /* the engine's global index */
+  int64_t workspace;
+} dnn_engine_choice;
+
+/* The choice as one line of text ("mode A index 3 engine 17 workspace
+ * 1048576"): its length, as snprintf. */
+int dnn_engine_choice_format(const dnn_engine_choice *c, char *buf, size_t cap);
+/* The inverse; 1 when s is exactly such a line, else 0. */
+int dnn_engine_choice_parse(const char *s, dnn_engine_choice *c);
+
 /* Times one execution of a candidate plan (the caller binds buffers and a
  * stream); *ms < 0 or a status when the candidate cannot run. */
 typedef hd_status *(*dnn_time_fn)(void *user, const dnn_plan *candidate, float *ms);
@@ -420,6 +439,11 @@ typedef struct dnn_plan_opts {
   dnn_time_fn time_fn;
   void *time_user;
   int max_candidates;
+  /* A choice made before (an engine cache): when set, the plan is that
+   * config, with no heuristic pick and no timing; NOT_SUPPORTED, saying
+   * why, when it no longer matches (another engine or workspace at its
+   * place, or it does not finalize). */
+  const dnn_engine_choice *replay;
 } dnn_plan_opts;
 
 struct dnn_plan {
@@ -428,12 +452,14 @@ struct dnn_plan {
   int64_t workspace;
   int64_t engine;            /* the engine's global index, for logs */
   int ncandidates;           /* engines timed (exhaustive), else 0 */
+  dnn_engine_choice choice;  /* the config chosen, replayable (dnn_plan_opts.replay) */
   int nuids;
   int64_t uids[8];           /* the non-virtual tensors, in binding order */
 };
 
 /* Heuristics (mode A, then FALLBACK) over opgraph; the first engine config
- * that passes the filters and finalizes becomes the plan. Takes ownership of
+ * that passes the filters and finalizes becomes the plan (the fastest of
+ * the first max_candidates with time_fn; o->replay's config with replay). Takes ownership of
  * *bag (its descriptors move into p->bag) on success and failure alike.
  * NOT_SUPPORTED when no engine fits. */
 hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_plan_opts *o,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backends/gpu/gb_internal.h"
+#include "common/hd_diskcache.h"
 #include "gpu/gpu_kernels.h"
 #include "ops/ops.h"
 
@@ -220,6 +221,8 @@ static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor 
 
 enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
 
+#define GB_CONV_TIMED 8 /* candidates exhaustive search times */
+
 /* Exhaustive engine choice: scratch tensors (zeros), a workspace grown on
  * demand, a private stream and two events; each candidate runs once to warm
  * up, then is timed over a few runs. Called with the context's mutex held. */
@@ -297,11 +300,14 @@ static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
   }
   po->time_fn = tuner_time;
   po->time_user = t;
-  po->max_candidates = 8;
+  po->max_candidates = GB_CONV_TIMED;
   return NULL;
 }
 
-static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_plan *out) {
+/* The library's graph of k (fused with bias, residual and activation, or
+ * the convolution alone) into *bag / *og, and the plan options binding it. */
+static hd_status *conv_graph(be_context *c, const gb_conv_key *k, int fuse, dnn_bag *bag, void **og,
+                             dnn_plan_opts *po) {
   const dnn_vendor *vd = &c->m->vd;
   int r = k->nspatial + 2;
   dnn_conv dc;
@@ -325,36 +331,98 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
   memcpy(dc.stride, k->stride, sizeof dc.stride);
   memcpy(dc.dilation, k->dil, sizeof dc.dilation);
 
-  dnn_bag bag;
-  dnn_bag_init(&bag, vd);
-  void *og = NULL;
-  hd_status *st = dnn_conv_graph(&bag, c->handle, &dc, fuse, &og);
+  dnn_bag_init(bag, vd);
+  *og = NULL;
+  hd_status *st = dnn_conv_graph(bag, c->handle, &dc, fuse, og);
   if (st) {
-    dnn_bag_free(&bag);
+    dnn_bag_free(bag);
     return st;
   }
-  dnn_plan_opts po = {
-      .allow_tensor_core_fp32 = c->opts.use_tf32,
-      .fp32_graph = k->dtype == HD_DT_F32,
-      .workspace_limit = (int64_t)c->opts.workspace_limit,
-  };
-  po.uids[po.nuids++] = UID_X;
-  po.uids[po.nuids++] = UID_W;
-  if (fuse && k->has_bias) po.uids[po.nuids++] = UID_B;
-  if (fuse && k->has_residual) po.uids[po.nuids++] = UID_R;
-  po.uids[po.nuids++] = UID_Y;
+  memset(po, 0, sizeof *po);
+  po->allow_tensor_core_fp32 = c->opts.use_tf32;
+  po->fp32_graph = k->dtype == HD_DT_F32;
+  po->workspace_limit = (int64_t)c->opts.workspace_limit;
+  po->uids[po->nuids++] = UID_X;
+  po->uids[po->nuids++] = UID_W;
+  if (fuse && k->has_bias) po->uids[po->nuids++] = UID_B;
+  if (fuse && k->has_residual) po->uids[po->nuids++] = UID_R;
+  po->uids[po->nuids++] = UID_Y;
+  return NULL;
+}
+
+static void dims_text(char *buf, size_t cap, int n, const int64_t *d) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && o < cap; ++i)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)d[i]);
+}
+
+/* The engine cache's key of k's graph: everything that decides which
+ * candidates are timed (the graph, fused or not, the TF32 filter, the
+ * workspace limit, how many are timed). */
+static int conv_cache_key(const be_context *c, const gb_conv_key *k, int fuse, char *buf, size_t cap) {
+  int r = k->nspatial + 2, ns = k->nspatial;
+  char x[128], w[128], y[128], pre[128], post[128], st[128], dil[128]; /* room for 5 full int64s */
+  dims_text(x, sizeof x, r, k->x);
+  dims_text(w, sizeof w, r, k->w);
+  dims_text(y, sizeof y, r, k->y);
+  dims_text(pre, sizeof pre, ns, k->pre);
+  dims_text(post, sizeof post, ns, k->post);
+  dims_text(st, sizeof st, ns, k->stride);
+  dims_text(dil, sizeof dil, ns, k->dil);
+  int n = snprintf(buf, cap,
+                   "conv%s %s x %s w %s y %s pads %s/%s strides %s dilations %s bias %d residual %d act %s %.9g %.9g "
+                   "%s tf32 %d workspace_limit %zu timed %d",
+                   k->transpose ? " transposed" : "", hd_dtype_name(k->dtype), x, w, y, pre, post, st, dil,
+                   k->has_bias, k->has_residual, op_act_name((op_act_kind)k->act_kind), (double)k->act_alpha,
+                   (double)k->act_beta, fuse ? "fused" : "alone", c->opts.use_tf32, c->opts.workspace_limit,
+                   GB_CONV_TIMED);
+  return n > 0 && (size_t)n < cap; /* a cut key could name two convolutions: not cached */
+}
+
+/* The plan of k's graph. Heuristic choice: the library's first engine.
+ * Exhaustive: the choice in the engine cache when it replays (no timing),
+ * else the fastest of the first candidates, timed here and cached. */
+static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_plan *out) {
+  dnn_bag bag;
+  void *og;
+  dnn_plan_opts po;
+  char ckey[HD_DISKCACHE_MAX_KEY];
+  dnn_engine_choice cached;
+  int use_cache = k->exhaustive && c->engines && conv_cache_key(c, k, fuse, ckey, sizeof ckey);
+  if (use_cache && gb_engine_cache_get(c, ckey, &cached)) {
+    HD_TRY(conv_graph(c, k, fuse, &bag, &og, &po));
+    po.replay = &cached;
+    hd_status *st = dnn_plan_build(&bag, c->handle, og, &po, out);
+    if (!st) {
+      c->engines_replayed++;
+      HD_LOG(HD_LOG_VERBOSE, "%s: engine cache: %s: engine %lld, no timing", gb_backend_name, ckey,
+             (long long)out->engine);
+      return NULL;
+    }
+    if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
+    HD_LOG(HD_LOG_WARNING, "%s: engine cache %s: %s: %s; timing the candidates again", gb_backend_name,
+           c->opts.engine_cache_file, ckey, hd_status_msg(st));
+    hd_status_free(st);
+  }
+  HD_TRY(conv_graph(c, k, fuse, &bag, &og, &po));
   gb_tuner tu;
   memset(&tu, 0, sizeof tu);
   if (k->exhaustive) {
-    st = tuner_init(&tu, c, k, &po);
+    hd_status *st = tuner_init(&tu, c, k, &po);
     if (st) {
       tuner_free(&tu);
       dnn_bag_free(&bag);
       return st;
     }
   }
-  st = dnn_plan_build(&bag, c->handle, og, &po, out);
+  hd_status *st = dnn_plan_build(&bag, c->handle, og, &po, out);
   if (k->exhaustive) tuner_free(&tu);
+  if (!st && k->exhaustive) {
+    c->engines_timed++;
+    c->engines_candidates += out->ncandidates;
+    if (use_cache) gb_engine_cache_put(c, ckey, &out->choice);
+  }
   return st;
 }
 

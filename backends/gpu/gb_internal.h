@@ -113,6 +113,12 @@ struct be_context {
   pthread_mutex_t mu;  /* guards the handles (stream + execute), caches and runs */
   gb_conv_cache *conv; /* conv plans by signature */
   gb_mm_cache *mm;     /* BLAS matmul plans by descriptor (NULL without a BLAS) */
+  /* Exhaustive search's choices on disk (gb_engcache.c), or NULL; the
+   * scope (device, libraries) starts every key. Counters under mu. */
+  struct hd_diskcache *engines;
+  char engine_scope[384];
+  int engines_replayed, engines_timed, engines_candidates;
+  int engines_warned; /* a failed save was logged */
 };
 
 struct be_graph {
@@ -187,6 +193,17 @@ extern const gb_family gb_family_view; /* a view that is a partition output: a c
 #define GB_NOT_ON_GPU(family) {.name = #family " (not on the GPU)"}
 
 void gb_conv_cache_free(be_context *c);
+/* The engine cache (gb_engcache.c). open: with opts.engine_cache_file set
+ * and exhaustive search, reads the file (its trouble is a logged warning,
+ * never an error). get: 1 and the choice cached for op_key on this device.
+ * put: records a timed choice (saved by the next save). save: writes what
+ * was put (after a plan compiles; a failure is logged). close: saves,
+ * logs what the context replayed and timed, frees. */
+hd_status *gb_engine_cache_open(be_context *c);
+int gb_engine_cache_get(be_context *c, const char *op_key, dnn_engine_choice *out);
+void gb_engine_cache_put(be_context *c, const char *op_key, const dnn_engine_choice *choice);
+void gb_engine_cache_save(be_context *c);
+void gb_engine_cache_close(be_context *c);
 /* The BLAS matmul plan for d (gb_mmcache.c): shared, counted; every
  * successful gb_mm_get is paired with one gb_mm_put when its step is
  * released. mm_create's errors pass through (NOT_SUPPORTED: no algorithm). */

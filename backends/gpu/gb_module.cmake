@@ -16,6 +16,8 @@ function(hd_gpu_module target)
     C_VISIBILITY_PRESET hidden
     LINK_DEPENDS ${HD_GB_EXPORTS})
   target_link_options(${target} PRIVATE -Wl,--version-script=${HD_GB_EXPORTS})
+  # The engine cache's keys name the EP version (gb_engcache.c).
+  target_compile_definitions(${target} PRIVATE HIPDNN_EP_VERSION="${PROJECT_VERSION}")
   if(NOT HIPDNN_EP_SANITIZE)
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
   endif()

@@ -164,7 +164,10 @@ hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
     }
     if (c->blas) st = gb_mm_cache_create(&c->mm);
   }
+  if (!st) st = gb_engine_cache_open(c);
   if (st) {
+    gb_engine_cache_close(c);
+    gb_mm_cache_free(c);
     if (c->blas) cm->blas.handle_destroy(c->blas);
     if (c->handle) cm->vd.destroy(c->handle);
     free(c);
@@ -178,6 +181,7 @@ hd_status *gb_context_create(be_module *m, int ordinal, const be_options *opts,
 void gb_context_destroy(be_context *c) {
   if (!c) return;
   (void)gpuSetDevice(c->ordinal);
+  gb_engine_cache_close(c);
   gb_conv_cache_free(c);
   gb_mm_cache_free(c);
   if (c->blas) c->m->blas.handle_destroy(c->blas);
@@ -325,6 +329,7 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   for (int i = 0; i < bp->nsteps && !st; ++i)
     if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
   pthread_mutex_unlock(&c->mu);
+  gb_engine_cache_save(c); /* what this plan timed, for the next session */
   bp->workspace_bytes = ws;
   /* The values computed at plan time that device steps read: one copy. */
   if (!st && p->folded_bytes) {
