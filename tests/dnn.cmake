@@ -1,14 +1,18 @@
 # The vendor tables against the descriptor builder (tests/test_dnn_tables.c):
 # no GPU, no cuDNN or hipDNN library needed, so it runs in CI. Included by
 # tests/CMakeLists.txt (OPTIONAL).
-add_executable(test_dnn_tables test_dnn_tables.c)
-target_link_libraries(test_dnn_tables PRIVATE hd_dnn_table_hip hd_dnn hd_common m)
-if(TARGET hd_dnn_table_cuda)
-  target_link_libraries(test_dnn_tables PRIVATE hd_dnn_table_cuda)
-  target_compile_definitions(test_dnn_tables PRIVATE HD_HAVE_CUDNN_TABLE=1)
-endif()
-add_test(NAME unit_dnn_tables COMMAND test_dnn_tables)
-set_tests_properties(unit_dnn_tables PROPERTIES LABELS "unit" ENVIRONMENT "${HH_SAN_ENV}")
+# A test of the builder over both vendors' tables (and a mock library).
+function(hd_dnn_unit_test name test)
+  add_executable(${name} ${name}.c)
+  target_link_libraries(${name} PRIVATE hd_dnn_table_hip hd_dnn hd_common m)
+  if(TARGET hd_dnn_table_cuda)
+    target_link_libraries(${name} PRIVATE hd_dnn_table_cuda)
+    target_compile_definitions(${name} PRIVATE HD_HAVE_CUDNN_TABLE=1)
+  endif()
+  add_test(NAME ${test} COMMAND ${name})
+  set_tests_properties(${test} PROPERTIES LABELS "unit" ENVIRONMENT "${HH_SAN_ENV}")
+endfunction()
+hd_dnn_unit_test(test_dnn_tables unit_dnn_tables)
 
 # The HIP module's handshake with the core (API version, build layout) and
 # its clean NOT_FOUND where there is no AMD GPU: runs on any machine.
@@ -24,11 +28,4 @@ endif()
 
 # The engine cache's file (common/hd_diskcache) and the builder's recorded,
 # replayed engine choices (tests/test_engine_cache.c): no GPU needed.
-add_executable(test_engine_cache test_engine_cache.c)
-target_link_libraries(test_engine_cache PRIVATE hd_dnn_table_hip hd_dnn hd_common m)
-if(TARGET hd_dnn_table_cuda)
-  target_link_libraries(test_engine_cache PRIVATE hd_dnn_table_cuda)
-  target_compile_definitions(test_engine_cache PRIVATE HD_HAVE_CUDNN_TABLE=1)
-endif()
-add_test(NAME unit_engine_cache COMMAND test_engine_cache)
-set_tests_properties(unit_engine_cache PROPERTIES LABELS "unit" ENVIRONMENT "${HH_SAN_ENV}")
+hd_dnn_unit_test(test_engine_cache unit_engine_cache)

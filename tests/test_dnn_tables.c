@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backends/dnn/dnn.h"
+#include "tests/dnn_mock.h"
 #include "tests/unit_test.h"
 #include "backends/hip/hip_hipdnn.h"
 #include "common/hd_dtype.h"
@@ -156,19 +157,6 @@ static int m_execute(void *handle, void *plan, void *variant_pack) {
   if (!plan || !variant_pack) return bad("execute without plan or pack", 0);
   return MOCK_OK;
 }
-static int m_create(void **handle) {
-  *handle = (void *)&cur;
-  return MOCK_OK;
-}
-static int m_destroy(void *handle) {
-  (void)handle;
-  return MOCK_OK;
-}
-static int m_set_stream(void *handle, void *stream) {
-  (void)handle, (void)stream;
-  return MOCK_OK;
-}
-static const char *m_error_string(int st) { return st == MOCK_OK ? "ok" : "mock error"; }
 
 static void mock_vendor(const dnn_table *t, dnn_vendor *vd) {
   memset(vd, 0, sizeof *vd);
@@ -179,10 +167,7 @@ static void mock_vendor(const dnn_table *t, dnn_vendor *vd) {
   vd->set_attribute = m_set_attribute;
   vd->get_attribute = m_get_attribute;
   vd->execute = m_execute;
-  vd->create = m_create;
-  vd->destroy = m_destroy;
-  vd->set_stream = m_set_stream;
-  vd->get_error_string = m_error_string;
+  dnn_mock_handle_calls(vd);
   memcpy(vd->v, t->values, sizeof vd->v);
   vd->not_supported_span = t->not_supported_span;
 }

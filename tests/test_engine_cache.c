@@ -28,6 +28,7 @@
 #include "backends/hip/hip_hipdnn.h"
 #include "common/hd_diskcache.h"
 #include "common/hd_dtype.h"
+#include "tests/dnn_mock.h"
 #include "tests/unit_test.h"
 #ifdef HD_HAVE_CUDNN_TABLE
 #include "backends/cuda/cu_cudnn.h"
@@ -498,19 +499,6 @@ static int m_execute(void *handle, void *plan, void *vp) {
   (void)handle, (void)plan, (void)vp;
   return MOCK_OK;
 }
-static int m_create(void **h) {
-  *h = (void *)&cur;
-  return MOCK_OK;
-}
-static int m_destroy(void *h) {
-  (void)h;
-  return MOCK_OK;
-}
-static int m_set_stream(void *h, void *s) {
-  (void)h, (void)s;
-  return MOCK_OK;
-}
-static const char *m_error_string(int st) { return st == MOCK_OK ? "ok" : "mock: not supported"; }
 
 static hd_status *time_by_engine(void *user, const dnn_plan *cand, float *ms) {
   (void)user;
@@ -562,10 +550,7 @@ static void check_replay(const dnn_table *t) {
   vd.set_attribute = m_set_attribute;
   vd.get_attribute = m_get_attribute;
   vd.execute = m_execute;
-  vd.create = m_create;
-  vd.destroy = m_destroy;
-  vd.set_stream = m_set_stream;
-  vd.get_error_string = m_error_string;
+  dnn_mock_handle_calls(&vd);
   memcpy(vd.v, t->values, sizeof vd.v);
   vd.not_supported_span = t->not_supported_span;
   int has_a = dnn_has(&vd, DNN_HEUR_MODE_A);
