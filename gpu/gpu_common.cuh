@@ -127,6 +127,16 @@ inline unsigned blocks_for(int64_t n, int threads) {
   return (unsigned)b;
 }
 
+// A float another block of this kernel wrote (after a fence): read from
+// L2, not from a line this SM's L1 may hold from before.
+__device__ __forceinline__ float ld_cg(const float *p) {
+#if defined(GPU_VENDOR_HIP)
+  return __builtin_nontemporal_load(p);
+#else
+  return __ldcg(p);
+#endif
+}
+
 // Butterfly exchange within groups of 32 lanes (a CUDA warp; half an AMD
 // wave64, which __shfl_xor's width argument handles).
 __device__ __forceinline__ float shfl_xor32(float v, int off) {

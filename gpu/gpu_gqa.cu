@@ -15,6 +15,8 @@ __device__ __forceinline__ int64_t past_of(const gpu_gqa_desc &d, int64_t b) {
 template <typename T, int C>
 __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
   const int64_t H = d.heads, KH = d.kv_heads, D = d.head_dim, all = H + 2 * KH, per = D / C;
+  if (d.clear && blockIdx.x == 0)
+    for (int64_t i = threadIdx.x; i < d.clear_n; i += blockDim.x) d.clear[i] = 0u;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i0 = e % per * C, r = e / per;
     const int64_t hh = r % all, bs = r / all, s = bs % d.seq, b = bs / d.seq;

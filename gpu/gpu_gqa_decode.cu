@@ -10,8 +10,10 @@
 // the range in shared memory and sums the V rows: one round trip. The
 // ranges cover the whole present buffer (its length is what the plan
 // knows); a block past its batch's key count exits after reading
-// seqlens_k. When there is more than one range, a second kernel merges the
-// ranges' partial softmax sums, every load of a row issued together.
+// seqlens_k. When there is more than one range, each block writes its
+// partial softmax sums, counts itself in (an atomic a KV head, after a
+// fence), and the block that arrives last merges the ranges: one launch a
+// step, not two (the merge kernel cost ~4 us a layer of a decode step).
 #include <math.h>
 
 #include "gpu/gpu_common.cuh"
@@ -55,21 +57,17 @@ __device__ __forceinline__ float over_keys(float v, bool is_max) {
   return v;
 }
 
-// LPK lanes per key row (D = LPK * vec<T>::n), at most GM query heads per
-// KV head.
+// The softmax sums of one range of keys [k0, k0 + CH) for the query heads
+// of KV head kh: out when it is the only range, else partial / partial_ml.
 template <typename T, int LPK, int GM>
-__global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
-  constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = kThreads / LPK, CH = KPP * kPasses, W = kThreads / 32;
+__device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int64_t split,
+                                           int64_t nsplit, int64_t k0, int64_t kfirst, int64_t klim) {
+  constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = kThreads / LPK, W = kThreads / 32;
   __shared__ float q_sm[GM][D];
   __shared__ float red[W][GM][D];
   __shared__ float wm[W][GM], wl[W][GM];
   const int t = threadIdx.x, kg = t / LPK, c = t % LPK, w = t / 32, lane = t % 32;
   const int G = (int)d.group;
-  const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
-  int64_t kfirst, klim;
-  key_range(d, b, &kfirst, &klim);
-  const int64_t k0 = split * CH;
-  if (nsplit > 1 && (k0 >= klim || k0 + CH <= kfirst)) return;  // the merge skips this range
   const int64_t row0 = (b * d.kv_heads + kh) * d.present_len;
   uint4 kr[kPasses], vr[kPasses];
 #pragma unroll
@@ -178,10 +176,12 @@ __global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
 }
 
 // out = sum_i e^(m_i - M) acc_i / sum_i e^(m_i - M) l_i over the ranges
-// that hold keys of the batch (the others wrote nothing).
+// that hold keys of the batch (the others wrote nothing), for KV head kh of
+// batch b, by the calling block's threads. The partial sums were written by
+// other blocks: read past L1.
 template <typename T>
-__global__ void gqa_decode_merge(gpu_gqa_decode_desc d, int ch, int nsplit) {
-  const int64_t bk = blockIdx.x, b = bk / d.kv_heads, kh = bk % d.kv_heads;
+__device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int ch, int nsplit) {
+  const int64_t bk = b * d.kv_heads + kh;
   const int G = (int)d.group, D = (int)d.head_dim;
   int64_t kfirst, klim;
   key_range(d, b, &kfirst, &klim);
@@ -192,17 +192,39 @@ __global__ void gqa_decode_merge(gpu_gqa_decode_desc d, int ch, int nsplit) {
     const float *ml = d.partial_ml + bkg * nsplit * 2;
     const float *acc = d.partial + bkg * nsplit * D + dd;
     float M = -INFINITY;
-    for (int s = s0; s < s1; ++s) M = fmaxf(M, ml[s * 2]);
+    for (int s = s0; s < s1; ++s) M = fmaxf(M, gpu::ld_cg(ml + s * 2));
     const float mu = M == -INFINITY ? 0.f : M;
     float L = 0.f, a = 0.f;
 #pragma unroll 8
     for (int s = s0; s < s1; ++s) {
-      const float e = __expf(ml[s * 2] - mu);
-      L += ml[s * 2 + 1] * e;
-      a += acc[(int64_t)s * D] * e;
+      const float e = __expf(gpu::ld_cg(ml + s * 2) - mu);
+      L += gpu::ld_cg(ml + s * 2 + 1) * e;
+      a += gpu::ld_cg(acc + (int64_t)s * D) * e;
     }
     gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, L > 0.f ? a / L : 0.f);
   }
+}
+
+// LPK lanes per key row (D = LPK * vec<T>::n), at most GM query heads per
+// KV head.
+template <typename T, int LPK, int GM>
+__global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
+  constexpr int CH = kThreads / LPK * kPasses;
+  const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
+  int64_t kfirst, klim;
+  key_range(d, b, &kfirst, &klim);
+  const int64_t k0 = split * CH;
+  // A range without keys of the batch only counts itself in (the merge skips it).
+  if (nsplit == 1 || (k0 < klim && k0 + CH > kfirst)) range_sums<T, LPK, GM>(d, b, kh, split, nsplit, k0, kfirst, klim);
+  if (nsplit == 1) return;
+  __shared__ bool last;
+  __threadfence();  // this block's partial sums, visible before it counts itself in
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(d.arrivals + b * d.kv_heads + kh, 1u) == (unsigned)nsplit - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  merge_ranges<T>(d, b, kh, CH, (int)nsplit);
 }
 
 template <typename T, int LPK>
@@ -213,10 +235,9 @@ int launch(const gpu_gqa_decode_desc *d, gpuStream_t s) {
   const int ch = chunk<T, LPK>();
   const int64_t nsplit = (d->present_len + ch - 1) / ch;
   if (nsplit > 65535 || d->kv_heads > 65535 || d->batch > 65535) return -1;
-  if (nsplit > 1 && (!d->partial || !d->partial_ml)) return -1;
+  if (nsplit > 1 && (!d->partial || !d->partial_ml || !d->arrivals)) return -1;
   dim3 grid((unsigned)nsplit, (unsigned)d->kv_heads, (unsigned)d->batch);
   gqa_decode<T, LPK, GM><<<grid, kThreads, 0, s>>>(*d);
-  if (nsplit > 1) gqa_decode_merge<T><<<(unsigned)(d->batch * d->kv_heads), 256, 0, s>>>(*d, ch, (int)nsplit);
   return gpu::last_error();
 }
 

@@ -394,6 +394,8 @@ typedef struct gpu_gqa_desc {
   const void *q, *k, *v, *past_k, *past_v, *cos, *sin;
   const int32_t *seqlens;
   void *q_out, *present_k, *present_v;
+  unsigned *clear; /* clear_n counters zeroed on the way (gpu_gqa_decode's arrivals), or NULL */
+  int64_t clear_n;
 } gpu_gqa_desc;
 int gpu_gqa_append(const gpu_gqa_desc *d, int dtype, void *stream);
 /* gpu_gqa_decode.cu: the attention of GroupQueryAttention for one new token
@@ -404,8 +406,10 @@ int gpu_gqa_append(const gpu_gqa_desc *d, int dtype, void *stream);
  * with first_prompt or a window >= 0), scores scaled, softcapped when
  * softcap > 0. The keys are cut into gpu_gqa_decode_splits ranges; past one,
  * partial (B * kv_heads * group * splits * D floats) and partial_ml (twice
- * B * kv_heads * group * splits) hold the ranges' sums. -1 for a shape it
- * does not take (then gpu_attention's fused kernel runs the step). */
+ * B * kv_heads * group * splits) hold the ranges' sums, and arrivals (B *
+ * kv_heads counters, zero at the launch: gpu_gqa_append clears them) count
+ * the ranges done, so the last block of a KV head merges them. -1 for a
+ * shape it does not take (then gpu_attention's fused kernel runs the step). */
 typedef struct gpu_gqa_decode_desc {
   int64_t batch, kv_heads, group, head_dim, present_len, q_batch_stride, out_batch_stride, window;
   float scale, softcap;
@@ -414,6 +418,7 @@ typedef struct gpu_gqa_decode_desc {
   const int32_t *seqlens;
   void *out;
   float *partial, *partial_ml;
+  unsigned *arrivals;
 } gpu_gqa_decode_desc;
 /* The number of key ranges gpu_gqa_decode uses at these sizes, or 0 when
  * it does not take them. */

@@ -4,7 +4,8 @@
  * then the attention reads Q and present, with each batch's key count from
  * seqlens_k on the device, so a run never reads a length on the host: for
  * one new token gpu/gpu_gqa_decode.cu (every load of a block in flight at
- * once, key ranges merged by a second kernel), else, or for shapes that one
+ * once, key ranges merged by the last block of each KV head to finish;
+ * gpu_gqa_append clears its arrival counters on the way), else, or for shapes that one
  * does not take, gpu/gpu_attention.cu's fused kernel. */
 #include <math.h>
 
@@ -49,6 +50,11 @@ static size_t decode_partial_floats(const op_gqa *p, const op_gqa_dims *l, int64
   return splits > 1 ? (size_t)(l->batch * p->heads * splits * (l->head_dim + 2)) : 0;
 }
 
+/* Its arrival counters, one a KV head, after the partial sums. */
+static int64_t decode_counters(const op_gqa *p, const op_gqa_dims *l, int64_t splits) {
+  return splits > 1 ? l->batch * p->kv_heads : 0;
+}
+
 static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   const op_gqa *p = &s->p.gqa;
   op_gqa_dims l;
@@ -60,7 +66,7 @@ static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (l.seq == 1) {
     int64_t len, split = decode_splits(p, &l, &len), own = decode_kernel_splits(p, &l, dt);
     size_t fused = split > 1 ? (size_t)(l.batch * p->heads * split * (l.head_dim + 2)) : 0;
-    size_t mine = decode_partial_floats(p, &l, own);
+    size_t mine = decode_partial_floats(p, &l, own) + (size_t)decode_counters(p, &l, own);
     *ws += sizeof(float) * (fused > mine ? fused : mine);
   }
   return NULL;
@@ -84,6 +90,11 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                     .cos = ir_input_addr(&bp->p, n, p->rotary ? 7 : -1, b), .sin = ir_input_addr(&bp->p, n, p->rotary ? 8 : -1, b),
                     .seqlens = gb_addr(bp, n->in[5], b), .q_out = p->rotary ? lc->workspace : NULL,
                     .present_k = gb_addr(bp, n->out[1], b), .present_v = gb_addr(bp, n->out[2], b)};
+  int64_t own = S == 1 ? decode_kernel_splits(p, &l, dt) : 0;
+  float *partial = (float *)((char *)lc->workspace + qbuf_bytes(p, &l, dt));
+  unsigned *arrivals = (unsigned *)(partial + decode_partial_floats(p, &l, own));
+  g.clear = decode_counters(p, &l, own) ? arrivals : NULL;
+  g.clear_n = decode_counters(p, &l, own);
   GB_KERNEL(gpu_gqa_append(&g, dt, lc->stream));
   /* Q: the rotated copy [B, S, H, D], or the input (packed: Q|K|V per token) */
   int64_t qw = p->rotary ? H * D : p->packed ? (H + 2 * KH) * D : H * D;
@@ -94,14 +105,13 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                      .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
                      .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
                      .window = p->window, .softcap = p->softcap};
-  int64_t own = S == 1 ? decode_kernel_splits(p, &l, dt) : 0;
   if (own > 0) {
-    float *partial = (float *)((char *)lc->workspace + qbuf_bytes(p, &l, dt));
     gpu_gqa_decode_desc dd = {.batch = l.batch, .kv_heads = KH, .group = H / KH, .head_dim = D, .present_len = PL,
                               .q_batch_stride = qw, .out_batch_stride = H * D, .window = p->window, .scale = l.scale,
                               .softcap = p->softcap, .first_prompt = p->first_prompt, .q = d.q, .k = d.k, .v = d.v,
                               .seqlens = g.seqlens, .out = d.out, .partial = own > 1 ? partial : NULL,
-                              .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL};
+                              .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL,
+                              .arrivals = own > 1 ? arrivals : NULL};
     int rc = gpu_gqa_decode(&dd, dt, lc->stream);
     if (rc != -1) /* -1: a pointer it cannot read in 16-byte vectors: the fused kernel below */
       return gb_kernel_status(rc, "gpu_gqa_decode", __FILE__, __LINE__);
