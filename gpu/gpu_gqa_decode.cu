@@ -9,8 +9,8 @@
 // KV head serve all the query heads that share it), takes the softmax of
 // the range in shared memory and sums the V rows: one round trip. The
 // ranges cover the whole present buffer (its length is what the plan
-// knows); a block past its batch's key count exits after reading
-// seqlens_k. When there is more than one range, each block writes its
+// knows); a block past its batch's key count only counts itself in after
+// reading seqlens_k. When there is more than one range, each block writes its
 // partial softmax sums, counts itself in (an atomic a KV head, after a
 // fence), and the block that arrives last merges the ranges: one launch a
 // step, not two (the merge kernel cost ~4 us a layer of a decode step).
