@@ -339,15 +339,7 @@ def bench_model(name, a, ctx, emit):
             log(f"[{name} b{b}] device memory: {memory_str(mem)}")
             try:
                 static_x = tx.clone()
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(3):
-                        tm(static_x)
-                torch.cuda.current_stream().wait_stream(s)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    static_y = tm(static_x)
+                g, static_y = hdep.torch_capture(torch, tm, static_x)
                 g.replay()
                 sync()
                 row["checks"]["torch_graph"] = hdep.compare(static_y.float().cpu().numpy(), ref[0])
@@ -360,15 +352,7 @@ def bench_model(name, a, ctx, emit):
                 try:
                     tm16 = copy.deepcopy(tm).half()
                     static_x = tx.half()
-                    s = torch.cuda.Stream()
-                    s.wait_stream(torch.cuda.current_stream())
-                    with torch.cuda.stream(s):
-                        for _ in range(3):
-                            tm16(static_x)
-                    torch.cuda.current_stream().wait_stream(s)
-                    g = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(g):
-                        static_y = tm16(static_x)
+                    g, static_y = hdep.torch_capture(torch, tm16, static_x)
                     g.replay()
                     sync()
                     row["checks"]["torch_graph_fp16"] = hdep.compare(static_y.float().cpu().numpy(), ref[0])

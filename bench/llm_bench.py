@@ -183,15 +183,7 @@ def torch_decode(torch, cfg, batch, prompt_len, steps, max_len):
 
         how = "CUDA graph"
         try:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    step()
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                out = step()
+            g, out = hdep.torch_capture(torch, step)
             run = g.replay
         except Exception as e:  # noqa: BLE001
             how = f"eager ({type(e).__name__}: {str(e)[:80]})"

@@ -118,21 +118,6 @@ def inputs_for(example, b, np):
     return out
 
 
-def capture(torch, g, xs):
-    """(graph, output) of g(*xs) captured in a CUDA graph after 3 warm-up calls on a side stream."""
-    with torch.no_grad():
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                g(*xs)
-        torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            y = g(*xs)
-    return graph, y
-
-
 def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
     """Median ms of a CUDA graph replay of f on feeds (float inputs cast to dtype)."""
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -144,7 +129,7 @@ def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
         if dtype is not None and t.is_floating_point():
             t = t.to(dtype)
         xs.append(t)
-    graph, y = capture(torch, g, xs)
+    graph, y = hdep.torch_capture(torch, g, *xs)
     ms = median_ms(graph.replay, iters, 5, torch.cuda.synchronize)
     out = y.float().cpu().numpy()
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -187,7 +187,7 @@ def main():
             xs = [torch.from_numpy(v).cuda() for v in feeds.values()]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
-            graph, _ = tx_bench.capture(torch, g, xs)
+            graph, _ = hdep.torch_capture(torch, g, *xs)
             with torch.no_grad():
                 ms = hdep.time_fn(graph.replay, 30, 5, torch.cuda.synchronize)["median_ms"]
                 lines.append(f"torch fp32 graph: {ms:.3f} ms median of 30")
