@@ -71,6 +71,8 @@ __device__ __forceinline__ void dots(const float *q, const float *kr, int D, flo
 // from shared memory serves more of them); NV output columns per lane.
 template <typename T, int R, int NV>
 __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float4 sm4[];
   float *sm = (float *)sm4;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -185,6 +187,8 @@ __global__ void __launch_bounds__(32 * kWarps) attention_rows(gpu_attn_desc d) {
 // scaled), masked, biased and turned into probabilities in place: one
 // 32-lane group per row.
 __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t rows = d.batch * d.heads * d.seq;
   const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -221,6 +225,8 @@ __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
 // ranges' partial rows with independent loads (unrolled), not one chain.
 template <typename T>
 __global__ void combine_splits(gpu_attn_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t rows = d.batch * d.heads * d.seq;
   const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -255,11 +261,11 @@ int launch(const gpu_attn_desc *d, gpuStream_t s) {
   const size_t smem = sizeof(float) * ((size_t)tile + (size_t)rows * d->head_dim);
   if (smem > 48 * 1024) return -1;
   dim3 grid((unsigned)gx, (unsigned)d->heads, (unsigned)d->batch);
-  attention_rows<T, R, NV><<<grid, 32 * kWarps, smem, s>>>(*d);
+  gpu::launch(attention_rows<T, R, NV>, grid, 32 * kWarps, smem, s, *d);
   if (d->split > 1) {
     const int64_t nrows = d->batch * d->heads * d->seq, blocks = (nrows + 7) / 8;
     if (blocks > 0x7fffffff) return -1;
-    combine_splits<T><<<(unsigned)blocks, 256, 0, s>>>(*d);
+    gpu::launch(combine_splits<T>, (unsigned)blocks, 256, 0, s, *d);
   }
   return gpu::last_error();
 }
@@ -292,7 +298,7 @@ extern "C" int gpu_attention_softmax(const gpu_attn_desc *d, float *scores, int6
   if (rows <= 0 || d->kv_len <= 0) return 0;
   const int64_t blocks = (rows + 7) / 8;
   if (blocks > 0x7fffffff) return -1;
-  scores_softmax<<<(unsigned)blocks, 256, 0, (gpuStream_t)stream>>>(*d, scores, head_stride);
+  gpu::launch(scores_softmax, (unsigned)blocks, 256, 0, (gpuStream_t)stream, *d, scores, head_stride);
   return gpu::last_error();
 }
 

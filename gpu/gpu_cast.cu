@@ -65,6 +65,8 @@ template <> __device__ __forceinline__ boolean from_f64<boolean>(double v) { ret
 
 template <typename S, typename D>
 __global__ void cast_kernel(const S *x, D *y, int64_t n) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     if constexpr (is_int<S>::v && is_int<D>::v) y[i] = from_i64<D>(to_i64(x[i]));
@@ -74,7 +76,7 @@ __global__ void cast_kernel(const S *x, D *y, int64_t n) {
 
 template <typename S, typename D>
 int cast2(const void *x, void *y, int64_t n, gpuStream_t s) {
-  cast_kernel<S, D><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const S *)x, (D *)y, n);
+  gpu::launch(cast_kernel<S, D>, gpu::blocks_for(n, 256), 256, 0, s, (const S *)x, (D *)y, n);
   return gpu::last_error();
 }
 

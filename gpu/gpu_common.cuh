@@ -175,6 +175,54 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float *sh) {
 
 inline int last_error() { return (int)gpuGetLastError(); }
 
+// Early launch (CUDA's programmatic dependent launch, sm_90 and later):
+// every kernel in gpu/ is launched by gpu::launch, which lets it start while
+// the kernel before it in the stream still runs, so its launch and its
+// first loads of constants hide behind its predecessor. So every kernel
+// calls wait_prior() in every thread before it reads anything earlier work
+// wrote, and before it writes anything at all: before that it may only read
+// constants (weights). After wait_prior() it calls start_next(), which lets
+// the next kernel start (not sooner: at most two kernels overlap; a long
+// kernel may call it later, when its own loads are done).
+// tests/check_kernels.py checks this in source. On HIP, on older GPUs and
+// under HIPDNN_EP_EARLY_LAUNCH=0 these are plain launches and no-ops.
+__device__ __forceinline__ void wait_prior() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void start_next() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Whether launches on the current device may overlap (gpu_common.cu).
+bool early_launch_on();
+
+// kernel<<<grid, block, shared, s>>>(args), early where early_launch_on();
+// a failed launch is also left for last_error(), as <<< >>> leaves it.
+template <typename... P, typename... A>
+int launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, gpuStream_t s, A... args) {
+#if !defined(GPU_VENDOR_HIP)
+  if (early_launch_on()) {
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = shared;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return (int)cudaLaunchKernelEx(&cfg, kernel, args...);
+  }
+#endif
+  kernel<<<grid, block, shared, s>>>(args...);
+  return last_error();
+}
+
 }  // namespace gpu
 
 // Instantiates F<T>(args) for the element type named by dtype; -1 for others.

@@ -7,6 +7,8 @@ namespace {
 
 template <typename W>
 __global__ void concat_kernel(W *y, int64_t outer, int64_t width_total, gpu_concat_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   int i = blockIdx.y;
   const W *x = (const W *)d.x[i];
   int64_t w = d.width[i], off = d.offset[i], total = outer * w;
@@ -29,7 +31,7 @@ int concat(void *y, int64_t scale, int64_t outer, int64_t width_total, const gpu
   }
   if (maxw <= 0 || outer <= 0) return 0;
   dim3 grid(gpu::blocks_for(outer * maxw, 256), (unsigned)dd.n);
-  concat_kernel<W><<<grid, 256, 0, s>>>((W *)y, outer, width_total * scale, dd);
+  gpu::launch(concat_kernel<W>, grid, 256, 0, s, (W *)y, outer, width_total * scale, dd);
   return gpu::last_error();
 }
 

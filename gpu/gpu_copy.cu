@@ -7,6 +7,8 @@ namespace {
 
 template <typename T>
 __global__ void strided_kernel(const T *x, T *y, gpu_strided m, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
     int64_t rem = i, off = m.offset;
@@ -23,7 +25,7 @@ __global__ void strided_kernel(const T *x, T *y, gpu_strided m, int64_t total) {
 
 template <typename T>
 int strided_as(const void *x, void *y, const gpu_strided *m, int64_t total, gpuStream_t s) {
-  strided_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, *m, total);
+  gpu::launch(strided_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (const T *)x, (T *)y, *m, total);
   return gpu::last_error();
 }
 
@@ -35,6 +37,8 @@ constexpr int kTile = 32;
 template <typename T>
 __global__ void transpose_kernel(const T *x, T *y, int64_t batch, int64_t rows, int64_t cols, int64_t bs, int64_t cs,
                                  int64_t off) {
+  gpu::wait_prior();
+  gpu::start_next();
   __shared__ T tile[kTile][kTile + 1];
   const int64_t tiles_r = (rows + kTile - 1) / kTile, tiles_c = (cols + kTile - 1) / kTile;
   for (int64_t t = blockIdx.x; t < batch * tiles_r * tiles_c; t += gridDim.x) {
@@ -60,7 +64,7 @@ int transpose_as(const void *x, void *y, int64_t batch, int64_t rows, int64_t co
                  gpuStream_t s) {
   const int64_t tiles = batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
   const unsigned blocks = (unsigned)(tiles < 65535 * 8 ? tiles : 65535 * 8);
-  transpose_kernel<T><<<blocks, dim3(kTile, 8), 0, s>>>((const T *)x, (T *)y, batch, rows, cols, bs, cs, off);
+  gpu::launch(transpose_kernel<T>, blocks, dim3(kTile, 8), 0, s, (const T *)x, (T *)y, batch, rows, cols, bs, cs, off);
   return gpu::last_error();
 }
 

@@ -55,6 +55,8 @@ struct dw_pos {
 // KH, KW, S > 0: unrolled filter of KH x KW, stride S both ways, dilation 1.
 template <typename T, int KH, int KW, int S, int V, bool PRE>
 __global__ void dw_fixed_kernel(dw_params p) {
+  gpu::wait_prior();
+  gpu::start_next();
   const T *w = (const T *)p.w;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += step) {
@@ -98,6 +100,8 @@ __global__ void dw_fixed_kernel(dw_params p) {
 // Any filter, strides and dilations: one output per thread.
 template <typename T, bool PRE>
 __global__ void dw_any_kernel(dw_params p) {
+  gpu::wait_prior();
+  gpu::start_next();
   const T *w = (const T *)p.w;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += step) {
@@ -137,7 +141,7 @@ int launch_images(dw_params p, int64_t n, gpuStream_t stream) {
     q.x = (const T *)p.x + i * in_image;
     q.y = (T *)p.y + i * out_image;
     if (p.res) q.res = (const T *)p.res + i * out_image;
-    K<<<gpu::blocks_for(q.total, kThreads), kThreads, 0, stream>>>(q);
+    gpu::launch(K, gpu::blocks_for(q.total, kThreads), kThreads, 0, stream, q);
     if (int e = gpu::last_error()) return e;
   }
   return 0;

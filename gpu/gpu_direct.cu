@@ -35,6 +35,8 @@ struct direct_params : gpu::conv2d_args {
 
 template <typename T, int CT>
 __global__ void direct_kernel(direct_params p) {
+  gpu::wait_prior();
+  gpu::start_next();
   __shared__ float wsh[CT * GPU_DIRECT_MAX_TAPS];
   const int taps = p.c * p.kh * p.kw, co0 = blockIdx.y * CT;
   const int nco = p.co - co0 < CT ? p.co - co0 : CT;
@@ -86,6 +88,8 @@ struct generic_params : gpu::conv2d_args {
 
 template <typename T>
 __global__ void generic_kernel(generic_params p) {
+  gpu::wait_prior();
+  gpu::start_next();
   const T *x = (const T *)p.x, *w = (const T *)p.w;
   const int64_t plane_in = (int64_t)p.ih * p.iw;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -129,6 +133,8 @@ __device__ __forceinline__ int64_t transpose_source(int64_t o, int64_t k, int s,
 // ConvTranspose: x [n, c, ih, iw], w [c, co / group, kh, kw], y [n, co, oh, ow].
 template <typename T>
 __global__ void transpose_kernel(generic_params p) {
+  gpu::wait_prior();
+  gpu::start_next();
   const T *x = (const T *)p.x, *w = (const T *)p.w;
   const int64_t plane_in = (int64_t)p.ih * p.iw, taps = (int64_t)p.kh * p.kw;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -162,9 +168,9 @@ __global__ void transpose_kernel(generic_params p) {
 template <typename T>
 int launch_generic(generic_params p, bool transpose, gpuStream_t stream) {
   if (transpose)
-    transpose_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
+    gpu::launch(transpose_kernel<T>, gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream, p);
   else
-    generic_kernel<T><<<gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream>>>(p);
+    gpu::launch(generic_kernel<T>, gpu::blocks_for(p.n_out, kThreads), kThreads, 0, stream, p);
   return gpu::last_error();
 }
 
@@ -188,10 +194,10 @@ int launch(direct_params p, gpuStream_t stream) {
   const unsigned pix_blocks = gpu::blocks_for(p.npix, kThreads);
   const unsigned wide = (unsigned)((p.co + kCtWide - 1) / kCtWide);
   if ((int64_t)pix_blocks * wide >= kFewBlocks) {
-    direct_kernel<T, kCtWide><<<dim3(pix_blocks, wide), kThreads, 0, stream>>>(p);
+    gpu::launch(direct_kernel<T, kCtWide>, dim3(pix_blocks, wide), kThreads, 0, stream, p);
   } else {
     const unsigned narrow = (unsigned)((p.co + kCtNarrow - 1) / kCtNarrow);
-    direct_kernel<T, kCtNarrow><<<dim3(pix_blocks, narrow), kThreads, 0, stream>>>(p);
+    gpu::launch(direct_kernel<T, kCtNarrow>, dim3(pix_blocks, narrow), kThreads, 0, stream, p);
   }
   return gpu::last_error();
 }

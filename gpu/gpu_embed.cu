@@ -13,6 +13,8 @@ __device__ __forceinline__ int64_t checked(int64_t r, int64_t rows) { return r >
 
 template <typename T>
 __global__ void embed_rows(gpu_embed_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float e[];
   __shared__ float red[8];
   const int64_t tok = blockIdx.x, bi = tok / d.seq, si = tok % d.seq;
@@ -41,6 +43,8 @@ __global__ void embed_rows(gpu_embed_desc d) {
 }
 
 __global__ void mask_counts(const int32_t *mask, int32_t *out, int64_t batch, int64_t seq) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= batch) return;
   int32_t n = 0;
@@ -52,10 +56,9 @@ template <typename T>
 int embed(const gpu_embed_desc *d, gpuStream_t s) {
   const int64_t tokens = d->batch * d->seq;
   if (d->hidden < 1 || d->hidden > GPU_EMBED_MAX_HIDDEN || tokens > 0x7fffffff) return -1;
-  if (tokens > 0)
-    embed_rows<T><<<(unsigned)tokens, 256, sizeof(float) * (size_t)d->hidden, s>>>(*d);
+  if (tokens > 0) gpu::launch(embed_rows<T>, (unsigned)tokens, 256, sizeof(float) * (size_t)d->hidden, s, *d);
   if (d->mask_index && d->batch > 0)
-    mask_counts<<<(unsigned)((d->batch + 255) / 256), 256, 0, s>>>(d->mask, d->mask_index, d->batch, d->seq);
+    gpu::launch(mask_counts, (unsigned)((d->batch + 255) / 256), 256, 0, s, d->mask, d->mask_index, d->batch, d->seq);
   return gpu::last_error();
 }
 

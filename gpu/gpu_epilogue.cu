@@ -14,6 +14,8 @@ namespace {
 template <typename T, int V>
 __global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu::divider inner,
                                 gpu::divider channels, int c0, int act, float a, float b) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nvec; k += step) {
     const int i = (int)k * V;  // 32-bit index math; a 32-bit counter could wrap on k + step
@@ -42,9 +44,9 @@ int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, i
   for (int64_t p0 = 0; p0 < planes; p0 += chunk) {
     const int64_t np = planes - p0 < chunk ? planes - p0 : chunk, off = p0 * inner;
     const int nvec = (int)(np * inner / V);
-    epilogue_kernel<T, V><<<gpu::blocks_for(nvec, threads), threads, 0, s>>>(
-        y + off, bias, res ? res + off : nullptr, nvec, gpu::make_divider((unsigned)inner),
-        gpu::make_divider((unsigned)channels), (int)(p0 % channels), act, a, b);
+    gpu::launch(epilogue_kernel<T, V>, gpu::blocks_for(nvec, threads), threads, 0, s, y + off, bias,
+                res ? res + off : nullptr, nvec, gpu::make_divider((unsigned)inner),
+                gpu::make_divider((unsigned)channels), (int)(p0 % channels), act, a, b);
     if (int e = gpu::last_error()) return e;
   }
   return 0;

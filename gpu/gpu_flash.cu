@@ -216,6 +216,8 @@ __device__ __forceinline__ void wait_loads() {  // all but the newest N groups o
 
 template <typename T, int D, int W>
 __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   typedef frags<T, D> F;
   typedef typename F::E E;
@@ -358,7 +360,7 @@ int launch(const gpu_attn_desc *d, gpuStream_t s) {
   const int64_t rows = 16 * W;
   if ((d->seq + rows - 1) / rows > 0x7fffffff) return -1;
   const dim3 grid((unsigned)((d->seq + rows - 1) / rows), (unsigned)d->heads, (unsigned)d->batch);
-  flash_rows<T, D, W><<<grid, 32 * W, 0, s>>>(*d);
+  gpu::launch(flash_rows<T, D, W>, grid, 32 * W, 0, s, *d);
   return gpu::last_error();
 }
 

@@ -13,6 +13,8 @@ __device__ __forceinline__ int64_t load_index(const void *idx, int idx64, int64_
 template <typename U>
 __global__ void gather_kernel(const U *x, const void *idx, int idx64, U *y, int64_t outer, int64_t d,
                               int64_t nidx, int64_t inner) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t total = outer * nidx * inner, step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
     const int64_t u = i % inner, r = i / inner, j = r % nidx, o = r / nidx;
@@ -29,13 +31,15 @@ template <typename U>
 int gather_as(const void *x, const void *idx, int idx64, void *y, int64_t outer, int64_t d, int64_t nidx,
               int64_t row_bytes, gpuStream_t s) {
   const int64_t inner = row_bytes / (int64_t)sizeof(U), total = outer * nidx * inner;
-  gather_kernel<U><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const U *)x, idx, idx64, (U *)y, outer, d, nidx,
-                                                               inner);
+  gpu::launch(gather_kernel<U>, gpu::blocks_for(total, 256), 256, 0, s, (const U *)x, idx, idx64, (U *)y, outer, d,
+              nidx, inner);
   return gpu::last_error();
 }
 
 template <typename T>
 __global__ void gather_elements_kernel(const T *x, const void *idx, int idx64, T *y, gpu_gather_el g) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
     int64_t k = load_index(idx, idx64, i);
@@ -56,7 +60,8 @@ __global__ void gather_elements_kernel(const T *x, const void *idx, int idx64, T
 
 template <typename T>
 int gather_elements_as(const void *x, const void *idx, int idx64, void *y, const gpu_gather_el *g, gpuStream_t s) {
-  gather_elements_kernel<T><<<gpu::blocks_for(g->total, 256), 256, 0, s>>>((const T *)x, idx, idx64, (T *)y, *g);
+  gpu::launch(gather_elements_kernel<T>, gpu::blocks_for(g->total, 256), 256, 0, s, (const T *)x, idx, idx64, (T *)y,
+              *g);
   return gpu::last_error();
 }
 

@@ -15,6 +15,8 @@ enum { TM = 64, TN = 64, TK = 16 };
 template <typename T>
 __global__ void __launch_bounds__(256) gemm_kernel(const T *A, const T *B, const T *C, T *Y,
                                                    gpu_gemm_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   __shared__ float As[TK][TM + 4];
   __shared__ float Bs[TK][TN + 4];
   int64_t bidx = blockIdx.z;
@@ -83,7 +85,7 @@ int gemm(const void *a, const void *b, const void *c, void *y, const gpu_gemm_de
   int64_t gx = (d->n + TN - 1) / TN, gy = (d->m + TM - 1) / TM;
   if (gx > 0x7fffffff || gy > 65535 || d->batch > 65535) return -1;
   dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)d->batch);
-  gemm_kernel<T><<<grid, 256, 0, s>>>((const T *)a, (const T *)b, (const T *)c, (T *)y, *d);
+  gpu::launch(gemm_kernel<T>, grid, 256, 0, s, (const T *)a, (const T *)b, (const T *)c, (T *)y, *d);
   return gpu::last_error();
 }
 
@@ -91,6 +93,8 @@ template <typename T>
 __global__ void epilogue_kernel(T *y, const T *c, int64_t total, int64_t m, int64_t n,
                                 int64_t c_rs, int64_t c_cs, float beta, int act, float aa,
                                 float ab) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
     float v = ld(y, i);
@@ -108,6 +112,8 @@ __global__ void epilogue_kernel(T *y, const T *c, int64_t total, int64_t m, int6
 template <typename T, int ACT>
 __global__ void epilogue_rows_kernel(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float beta, int act,
                                      float aa, float ab) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= n) return;
   const float bj = c ? beta * ld(c, j * c_cs) : 0.f;
@@ -127,7 +133,7 @@ int epilogue_rows(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float
   int64_t gy = (256 * 1024 + gx - 1) / gx;  // about 256k threads in flight
   if (gy > rows) gy = rows;
   if (gy > 65535) gy = 65535;
-  epilogue_rows_kernel<T, ACT><<<dim3(gx, (unsigned)gy), 256, 0, s>>>(y, c, rows, n, c_cs, beta, act, aa, ab);
+  gpu::launch(epilogue_rows_kernel<T, ACT>, dim3(gx, (unsigned)gy), 256, 0, s, y, c, rows, n, c_cs, beta, act, aa, ab);
   return gpu::last_error();
 }
 
@@ -143,8 +149,8 @@ int epilogue(void *y, const void *c, int64_t rows, int64_t m, int64_t n, int64_t
     if (act == OP_ACT_GELU_TANH) return epilogue_rows<T, OP_ACT_GELU_TANH>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
     return epilogue_rows<T, OP_ACT_NONE>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
   }
-  epilogue_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>(
-      (T *)y, (const T *)c, total, m, n, c_rs, c_cs, beta, act, aa, ab);
+  gpu::launch(epilogue_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (T *)y, (const T *)c, total, m, n, c_rs, c_cs,
+              beta, act, aa, ab);
   return gpu::last_error();
 }
 

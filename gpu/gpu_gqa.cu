@@ -14,6 +14,8 @@ __device__ __forceinline__ int64_t past_of(const gpu_gqa_desc &d, int64_t b) {
 // once per C, and 16-byte stores when C * sizeof(T) is 16.
 template <typename T, int C>
 __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t H = d.heads, KH = d.kv_heads, D = d.head_dim, all = H + 2 * KH, per = D / C;
   if (d.clear && blockIdx.x == 0)
     for (int64_t i = threadIdx.x; i < d.clear_n; i += blockDim.x) d.clear[i] = 0u;
@@ -58,6 +60,8 @@ __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
 // present rows other than the new ones: past's below past_b, else zeros
 template <typename T>
 __global__ void gqa_copy_past(gpu_gqa_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t D = d.head_dim, PL = d.present_len, KH = d.kv_heads;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = e % D, r = (e / D) % PL, bh = e / (D * PL) % (d.batch * KH), k = e / (D * PL * d.batch * KH);
@@ -73,16 +77,18 @@ template <typename T>
 int gqa_append(const gpu_gqa_desc *d, gpuStream_t s) {
   if (d->past_k != d->present_k || d->past_v != d->present_v) {
     const int64_t total = 2 * d->batch * d->kv_heads * d->present_len * d->head_dim;
-    if (total > 0) gqa_copy_past<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
+    if (total > 0) {
+      const int rc = gpu::launch(gqa_copy_past<T>, dim3(gpu::blocks_for(total, 256)), dim3(256), 0, s, *d, total);
+      if (rc) return rc;
+    }
   }
   const int64_t total = d->batch * d->seq * (d->heads + 2 * d->kv_heads) * d->head_dim;
   constexpr int C = 16 / sizeof(T);
   const uintptr_t ptrs = (uintptr_t)d->q_out | (uintptr_t)d->present_k | (uintptr_t)d->present_v;
   if (total > 0 && d->head_dim % C == 0 && ptrs % 16 == 0)
-    gqa_new_rows<T, C><<<gpu::blocks_for(total / C, 256), 256, 0, s>>>(*d, total / C);
-  else if (total > 0)
-    gqa_new_rows<T, 1><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
-  return gpu::last_error();
+    return gpu::launch(gqa_new_rows<T, C>, dim3(gpu::blocks_for(total / C, 256)), dim3(256), 0, s, *d, total / C);
+  if (total > 0) return gpu::launch(gqa_new_rows<T, 1>, dim3(gpu::blocks_for(total, 256)), dim3(256), 0, s, *d, total);
+  return 0;
 }
 
 }  // namespace

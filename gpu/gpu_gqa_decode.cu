@@ -209,6 +209,8 @@ __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh
 // KV head.
 template <typename T, int LPK, int GM>
 __global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   constexpr int CH = kThreads / LPK * kPasses;
   const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
   int64_t kfirst, klim;
@@ -237,8 +239,7 @@ int launch(const gpu_gqa_decode_desc *d, gpuStream_t s) {
   if (nsplit > 65535 || d->kv_heads > 65535 || d->batch > 65535) return -1;
   if (nsplit > 1 && (!d->partial || !d->partial_ml || !d->arrivals)) return -1;
   dim3 grid((unsigned)nsplit, (unsigned)d->kv_heads, (unsigned)d->batch);
-  gqa_decode<T, LPK, GM><<<grid, kThreads, 0, s>>>(*d);
-  return gpu::last_error();
+  return gpu::launch(gqa_decode<T, LPK, GM>, grid, dim3(kThreads), 0, s, *d);
 }
 
 template <typename T, int LPK>

@@ -268,6 +268,7 @@ typedef struct gpu_norm_desc {
   const void *skip, *sbias, *scale, *bias;
   void *sum, *mean, *inv;
   int64_t x_inner, y_inner;
+  int params_const; /* scale and bias are constants (loaded before the kernel before ends) */
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
 

@@ -31,6 +31,8 @@ __device__ __forceinline__ bool apply(int op, V u, V v) {
 
 template <typename T>
 __global__ void logic_kernel(const T *a, const T *b, unsigned char *y, int64_t n, gpu_bcast bc, int op) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t rem = i, oa = 0, ob = 0;
@@ -46,6 +48,8 @@ __global__ void logic_kernel(const T *a, const T *b, unsigned char *y, int64_t n
 
 template <typename T>
 __global__ void logic_unary_kernel(const T *a, unsigned char *y, int64_t n, int op, int neg, int pos) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     const auto v = load(a, i);
@@ -63,9 +67,11 @@ int logic(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, in
   for (int d = 0; d < bc->rank; ++d) n *= bc->dims[d];
   if (n <= 0) return 0;
   if (!b)
-    logic_unary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (unsigned char *)y, n, op, neg, pos);
+    gpu::launch(logic_unary_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (unsigned char *)y, n, op, neg,
+                pos);
   else
-    logic_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (unsigned char *)y, n, *bc, op);
+    gpu::launch(logic_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (const T *)b, (unsigned char *)y, n,
+                *bc, op);
   return gpu::last_error();
 }
 

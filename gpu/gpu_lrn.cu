@@ -7,6 +7,8 @@ namespace {
 
 template <typename T>
 __global__ void lrn_elems(const T *x, T *y, gpu_lrn_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int before = (d.size - 1) / 2, after = d.size / 2;
   const float scale = d.alpha / (float)d.size;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
@@ -27,7 +29,7 @@ int lrn(const void *x, void *y, const gpu_lrn_desc *d, gpuStream_t s) {
   const int64_t total = d->n * d->c * d->inner;
   if (total <= 0) return 0;
   if (d->size < 1) return -1;
-  lrn_elems<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, *d, total);
+  gpu::launch(lrn_elems<T>, gpu::blocks_for(total, 256), 256, 0, s, (const T *)x, (T *)y, *d, total);
   return gpu::last_error();
 }
 

@@ -184,6 +184,9 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
 #pragma unroll
   for (int u = 0; u < NS; ++u)
     if (ncols && u * 32 + lane < chunks) load_step<T, VB, C>(d, col0, ncols, row_bytes, ch0 + u * 32 + lane, bs_log2, r[u]);
+  // B, scales and zero points are constants (ops/nbits.c): the loads above
+  // may run ahead of the kernel before (gpu::launch); A may not.
+  gpu::wait_prior();
 
   // Stage rows of A, codes k0 .. k0 + kn - 1 (zeros past K), as fp32, while
   // the first loads are in flight.
@@ -293,12 +296,18 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
       for (int c = 0; c < C; ++c) acc[m][c] = 0.f;
     if (cb >= col_blocks) break;
   }
+  // The next kernel may start only now: its blocks arriving during the loop
+  // above took the SMs' room from this one's (chain bench, H100: 680 us with
+  // the start right after the wait, 653 here, 678 with no early launch).
+  gpu::start_next();
 }
 
 // The slices' partial sums (slice 0 first) of columns j, j + 1 of rows m
 // (rows x n of them a slice), stored as gemv_rows does.
 template <typename T>
 __global__ void gemv_sum(gpu_nbits_desc d, int64_t rows, int slices) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t half = d.n / 2 + d.n % 2, count = rows * d.n;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows * half; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t m = i / half, j = 2 * (i % half);
@@ -353,8 +362,7 @@ int launch_vb(const gpu_nbits_desc &d, int rows, bool vec, dim3 grid, int64_t ks
     }
   }
 #endif
-  gemv_rows<T, R, VB><<<grid, kThreads, sh, s>>>(d, rows, vec, (int)ks, col_blocks);
-  return 0;
+  return gpu::launch(gemv_rows<T, R, VB>, grid, dim3(kThreads), sh, s, d, rows, vec, (int)ks, col_blocks);
 }
 
 template <typename T, int R>
@@ -370,8 +378,10 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   const int rc = v16 ? launch_vb<T, R, 16>(d, rows, vec, grid, ks, col_blocks, s)
                      : launch_vb<T, R, 8>(d, rows, vec, grid, ks, col_blocks, s);
   if (rc) return rc;
-  if (slices > 1) gemv_sum<T><<<gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256), 256, 0, s>>>(d, rows, (int)slices);
-  return gpu::last_error();
+  if (slices > 1)
+    return gpu::launch(gemv_sum<T>, dim3(gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256)), dim3(256), 0, s, d,
+                       (int64_t)rows, (int)slices);
+  return 0;
 }
 
 template <typename T>
@@ -417,6 +427,8 @@ __device__ __forceinline__ void store16(gpu_half *p, const float *v) {
 // w[jj, :] = row n0 + jj of B dequantised, 16 codes (8 bytes) a thread.
 template <typename T>
 __global__ void dequant_rows(gpu_nbits_desc d, int64_t n0, int64_t nc, T *w, bool vec) {
+  gpu::wait_prior();
+  gpu::start_next();
   const T *scales = (const T *)d.scales;
   const int64_t row_bytes = d.k_blocks * (d.block_size / 2), words = row_bytes / 8;
   const int bs_log2 = __ffsll((long long)d.block_size) - 1;
@@ -452,13 +464,15 @@ int dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, gpuStream_
   int64_t gx = (words + threads - 1) / threads;
   if (gx > 1024) gx = 1024;
   const dim3 grid((unsigned)gx, (unsigned)(nc < 65535 ? nc : 65535));
-  dequant_rows<T><<<grid, threads, 0, s>>>(*d, n0, nc, (T *)w, vec);
+  gpu::launch(dequant_rows<T>, grid, threads, 0, s, *d, n0, nc, (T *)w, vec);
   return gpu::last_error();
 }
 
 // Under glu: y[mm, (n0 + c) / 2] = act(v[mm, c]) * v[mm, c + 1], c even.
 template <typename T>
 __global__ void glu_cols(gpu_nbits_desc d, const T *v, int64_t n0, int64_t nc) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t half = nc / 2;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.m * half; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t mm = i / half, c = 2 * (i % half);
@@ -471,7 +485,7 @@ template <typename T>
 int glu(const gpu_nbits_desc *d, const void *v, int64_t n0, int64_t nc, gpuStream_t s) {
   if (!d->glu_act || n0 % 2 || nc % 2 || n0 < 0 || n0 + nc > d->n) return -1;
   if (nc == 0 || d->m <= 0) return 0;
-  glu_cols<T><<<gpu::blocks_for(d->m * (nc / 2), 256), 256, 0, s>>>(*d, (const T *)v, n0, nc);
+  gpu::launch(glu_cols<T>, gpu::blocks_for(d->m * (nc / 2), 256), 256, 0, s, *d, (const T *)v, n0, nc);
   return gpu::last_error();
 }
 

@@ -26,6 +26,8 @@ __device__ __forceinline__ float row_value(const T *x, const gpu_norm_desc &d, i
 
 template <typename T, bool CACHE>
 __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float row[];
   __shared__ float sh[32];
   const float inv_cols = 1.f / (float)d.cols;
@@ -86,6 +88,8 @@ constexpr int kWarpCols = 1024;
 
 template <typename T>
 __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float rows_sh[];
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
   float *row = rows_sh + w * d.cols;
@@ -153,14 +157,23 @@ __global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y,
   const int64_t r = blockIdx.x, nv = d.cols / E;
   float v[kVecs][E], sc[kVecs][E], bi[kVecs][E];
   uint4 xr[kVecs], kr[kVecs], sr[kVecs], br[kVecs];
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  // constant scale and bias are loaded while the kernel before may still
+  // run (gpu::launch), x and skip after it ends
+  if (!d.params_const) gpu::wait_prior();
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
-    const uint4 z = make_uint4(0, 0, 0, 0);
-    xr[i] = c < nv ? ((const uint4 *)(x + r * d.cols))[c] : z;
-    kr[i] = c < nv && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
     sr[i] = c < nv ? ((const uint4 *)d.scale)[c] : z;
     br[i] = c < nv && d.bias ? ((const uint4 *)d.bias)[c] : z;
+  }
+  gpu::wait_prior();
+  gpu::start_next();
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
+    xr[i] = c < nv ? ((const uint4 *)(x + r * d.cols))[c] : z;
+    kr[i] = c < nv && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
   }
   float sum = 0.f;
 #pragma unroll
@@ -225,6 +238,8 @@ constexpr int kRowVecs = 8;
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y,
                                                              gpu_norm_desc d, int lanes) {
+  gpu::wait_prior();
+  gpu::start_next();
   constexpr int E = vec<T>::n;
   const int64_t nv = d.cols / E;
   const int lane = (int)threadIdx.x & (lanes - 1);
@@ -302,6 +317,8 @@ constexpr int kCmMaxCols = (48 * 1024) / (int)sizeof(float) / (kCmRows + 1);
 template <typename T>
 __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__ x, T *__restrict__ y,
                                                            gpu_norm_desc d, int64_t inner, int64_t tiles) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float tile[];  // [cols][kCmRows + 1]
   __shared__ float s_mean[kCmRows], s_inv[kCmRows];
   const int64_t cols = d.cols;
@@ -372,6 +389,8 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
 // over strided memory. Slow, and only for shapes no fused model has met.
 template <typename T>
 __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
     const int64_t xo = d.x_inner ? r / d.x_inner : r, xi = d.x_inner ? r % d.x_inner : 0;
@@ -404,8 +423,8 @@ __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
 template <typename T, int V>
 int launch_rows(const void *x, void *y, const gpu_norm_desc *d, int lanes, gpuStream_t s) {
   const int64_t threads = d->rows * lanes;
-  norm_rows_kernel<T, V><<<gpu::blocks_for(threads, kThreads), kThreads, 0, s>>>((const T *)x, (T *)y, *d, lanes);
-  return gpu::last_error();
+  return gpu::launch(norm_rows_kernel<T, V>, dim3(gpu::blocks_for(threads, kThreads)), dim3(kThreads), 0, s,
+                     (const T *)x, (T *)y, *d, lanes);
 }
 
 // The register kernel takes the rows: whole aligned 16-byte pieces, at most
@@ -431,13 +450,12 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
     if (d->cols <= kCmMaxCols && (!d->x_inner || (!d->skip && !d->sbias && !d->sum))) {
       const int64_t tiles = (inner + kCmRows - 1) / kCmRows, blocks = d->rows / inner * tiles;
       if (blocks < INT32_MAX) {
-        norm_cm_kernel<T><<<(unsigned)blocks, kThreads, (size_t)d->cols * (kCmRows + 1) * sizeof(float), s>>>(
-            (const T *)x, (T *)y, *d, inner, tiles);
-        return gpu::last_error();
+        return gpu::launch(norm_cm_kernel<T>, dim3((unsigned)blocks), dim3(kThreads),
+                           (size_t)d->cols * (kCmRows + 1) * sizeof(float), s, (const T *)x, (T *)y, *d, inner, tiles);
       }
     }
-    norm_strided_kernel<T><<<gpu::blocks_for(d->rows, kThreads), kThreads, 0, s>>>((const T *)x, (T *)y, *d);
-    return gpu::last_error();
+    return gpu::launch(norm_strided_kernel<T>, dim3(gpu::blocks_for(d->rows, kThreads)), dim3(kThreads), 0, s,
+                       (const T *)x, (T *)y, *d);
   }
   if (d->cols <= kWarpCols) {
     const int lanes = rows_lanes<T>(x, y, d);
@@ -457,13 +475,12 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
     }
     const int64_t groups = (d->rows + 7) / 8;
     const unsigned blocks = (unsigned)(groups < 65535 * 8 ? groups : 65535 * 8);
-    norm_warp_kernel<T><<<blocks, kThreads, (size_t)d->cols * 8 * sizeof(float), s>>>((const T *)x, (T *)y, *d);
-    return gpu::last_error();
+    return gpu::launch(norm_warp_kernel<T>, dim3(blocks), dim3(kThreads), (size_t)d->cols * 8 * sizeof(float), s,
+                       (const T *)x, (T *)y, *d);
   }
   // few rows, or rows with a piece for every thread (an LLM prompt's: 2048+ wide)
   if ((d->rows < 256 || d->cols / vec<T>::n >= kVecThreads) && vec_fits<T>(x, y, d)) {
-    norm_vec_kernel<T><<<(unsigned)d->rows, kVecThreads, 0, s>>>((const T *)x, (T *)y, *d);
-    return gpu::last_error();
+    return gpu::launch(norm_vec_kernel<T>, dim3((unsigned)d->rows), dim3(kVecThreads), 0, s, (const T *)x, (T *)y, *d);
   }
   const unsigned blocks = (unsigned)(d->rows < 65535 * 8 ? d->rows : 65535 * 8);
   // Few wide rows (an LLM decode step: one row of 2048+ per token): a block
@@ -471,10 +488,9 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
   // 256 threads took ~14 us per 2048-wide row on an H100, latency-bound.
   const int threads = d->rows < 256 ? 1024 : kThreads;
   if (d->cols <= GPU_NORM_CACHE_COLS)
-    norm_kernel<T, true><<<blocks, threads, (size_t)d->cols * sizeof(float), s>>>((const T *)x, (T *)y, *d);
-  else
-    norm_kernel<T, false><<<blocks, threads, 0, s>>>((const T *)x, (T *)y, *d);
-  return gpu::last_error();
+    return gpu::launch(norm_kernel<T, true>, dim3(blocks), dim3(threads), (size_t)d->cols * sizeof(float), s,
+                       (const T *)x, (T *)y, *d);
+  return gpu::launch(norm_kernel<T, false>, dim3(blocks), dim3(threads), 0, s, (const T *)x, (T *)y, *d);
 }
 
 }  // namespace

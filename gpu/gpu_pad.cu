@@ -8,6 +8,8 @@ namespace {
 
 template <typename T>
 __global__ void pad_kernel(const T *x, T *y, gpu_pad_desc d, T fill, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
     int64_t rem = i, off = 0;
     bool is_fill = false;
@@ -33,7 +35,7 @@ template <typename T>
 int pad_as(const void *x, void *y, const gpu_pad_desc *d, int64_t total, gpuStream_t s) {
   T fill;
   memcpy(&fill, d->fill, sizeof fill);
-  pad_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, *d, fill, total);
+  gpu::launch(pad_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (const T *)x, (T *)y, *d, fill, total);
   return gpu::last_error();
 }
 

@@ -10,6 +10,8 @@ using gpu::st;
 
 template <typename T>
 __global__ void unary_kernel(const T *x, T *y, int64_t n, int act, float a, float b) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
     st(y, i, gpu::act(act, ld(x, i), a, b));
@@ -17,7 +19,7 @@ __global__ void unary_kernel(const T *x, T *y, int64_t n, int act, float a, floa
 
 template <typename T>
 int unary(const void *x, void *y, int64_t n, int act, float a, float b, gpuStream_t s) {
-  unary_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)x, (T *)y, n, act, a, b);
+  gpu::launch(unary_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)x, (T *)y, n, act, a, b);
   return gpu::last_error();
 }
 
@@ -38,6 +40,8 @@ __device__ __forceinline__ float bin(int op, float a, float b) {
 template <typename T>
 __global__ void binary_flat_kernel(const T *a, const T *b, T *y, int64_t n, int64_t sa, int64_t sb,
                                    int op, gpu_binary_acts f) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const float x = gpu::act(f.in_act, ld(a, i * sa), f.in_alpha, f.in_beta);
@@ -49,6 +53,8 @@ __global__ void binary_flat_kernel(const T *a, const T *b, T *y, int64_t n, int6
 // (an LLM's SwiGLU over every prompt token) are bandwidth-bound.
 template <typename T>
 __global__ void binary_vec_kernel(const uint4 *a, const uint4 *b, uint4 *y, int64_t nv, int op, gpu_binary_acts f) {
+  gpu::wait_prior();
+  gpu::start_next();
   constexpr int V = 16 / sizeof(T);
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += stride) {
@@ -70,6 +76,8 @@ __global__ void binary_vec_kernel(const uint4 *a, const uint4 *b, uint4 *y, int6
 template <typename T, typename I>
 __global__ void binary_kernel(const T *a, const T *b, T *y, I n, gpu_bcast bc, int op,
                               gpu_binary_acts f) {
+  gpu::wait_prior();
+  gpu::start_next();
   const I stride = (I)gridDim.x * blockDim.x;
   for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     I rem = i, oa = 0, ob = 0;
@@ -102,17 +110,17 @@ int binary(const void *a, const void *b, void *y, int op, const gpu_bcast *bc, c
   const int64_t V = 16 / (int64_t)sizeof(T);
   if (bc->rank == 1 && bc->sa[0] == 1 && bc->sb[0] == 1 && n % V == 0 &&
       ((uintptr_t)a | (uintptr_t)b | (uintptr_t)y) % 16 == 0)
-    binary_vec_kernel<T><<<gpu::blocks_for(n / V, 256), 256, 0, s>>>((const uint4 *)a, (const uint4 *)b, (uint4 *)y,
-                                                                     n / V, op, *f);
+    gpu::launch(binary_vec_kernel<T>, gpu::blocks_for(n / V, 256), 256, 0, s, (const uint4 *)a, (const uint4 *)b,
+                (uint4 *)y, n / V, op, *f);
   else if (bc->rank == 1 && bc->sa[0] <= 1 && bc->sb[0] <= 1)
-    binary_flat_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
-        (const T *)a, (const T *)b, (T *)y, n, bc->sa[0], bc->sb[0], op, *f);
+    gpu::launch(binary_flat_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (const T *)b, (T *)y, n,
+                bc->sa[0], bc->sb[0], op, *f);
   else if (offsets_fit_32(bc, n))
-    binary_kernel<T, unsigned><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
-                                                                       (unsigned)n, *bc, op, *f);
+    gpu::launch(binary_kernel<T, unsigned>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (const T *)b, (T *)y,
+                (unsigned)n, *bc, op, *f);
   else
-    binary_kernel<T, int64_t><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y,
-                                                                      n, *bc, op, *f);
+    gpu::launch(binary_kernel<T, int64_t>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (const T *)b, (T *)y, n,
+                *bc, op, *f);
   return gpu::last_error();
 }
 
@@ -132,6 +140,8 @@ __device__ __forceinline__ T bin_int(int op, T a, T b) {
 
 template <typename T>
 __global__ void binary_int_kernel(const T *a, const T *b, T *y, int64_t n, gpu_bcast bc, int op) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t rem = i, oa = 0, ob = 0;
@@ -151,13 +161,15 @@ int binary_int(const void *a, const void *b, void *y, int op, const gpu_bcast *b
   int64_t n = 1;
   for (int d = 0; d < bc->rank; ++d) n *= bc->dims[d];
   if (n <= 0) return 0;
-  binary_int_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)a, (const T *)b, (T *)y, n, *bc, op);
+  gpu::launch(binary_int_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)a, (const T *)b, (T *)y, n, *bc, op);
   return gpu::last_error();
 }
 
 template <typename T>
 __global__ void bn_kernel(const T *x, T *y, const T *scale, const T *bias, const T *mean,
                           const T *var, float eps, int64_t n, int64_t channels, int64_t inner) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t c = (i / inner) % channels;
@@ -170,9 +182,8 @@ template <typename T>
 int batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,
               const void *var, float eps, int64_t n, int64_t channels, int64_t inner,
               gpuStream_t s) {
-  bn_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>(
-      (const T *)x, (T *)y, (const T *)scale, (const T *)bias, (const T *)mean, (const T *)var,
-      eps, n, channels, inner);
+  gpu::launch(bn_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)x, (T *)y, (const T *)scale, (const T *)bias,
+              (const T *)mean, (const T *)var, eps, n, channels, inner);
   return gpu::last_error();
 }
 

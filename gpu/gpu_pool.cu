@@ -42,6 +42,8 @@ __device__ __forceinline__ void locate(int64_t i, const gpu_pool_desc &d, const 
 
 template <typename T, bool WIDE>
 __global__ void pool_kernel(const T *x, T *y, int64_t total, gpu_pool_desc d, pool_index q) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   int64_t in_plane = d.in[0] * d.in[1] * d.in[2];
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -91,9 +93,9 @@ int pool(const void *x, void *y, int64_t nc, const gpu_pool_desc *d, gpuStream_t
   if (total < INT32_MAX && (int64_t)blocks * 256 < INT32_MAX) {
     pool_index q = {gpu::make_divider((unsigned)d->out[2]), gpu::make_divider((unsigned)d->out[1]),
                     gpu::make_divider((unsigned)d->out[0])};
-    pool_kernel<T, false><<<blocks, 256, 0, s>>>((const T *)x, (T *)y, total, *d, q);
+    gpu::launch(pool_kernel<T, false>, blocks, 256, 0, s, (const T *)x, (T *)y, total, *d, q);
   } else {
-    pool_kernel<T, true><<<blocks, 256, 0, s>>>((const T *)x, (T *)y, total, *d, pool_index{});
+    gpu::launch(pool_kernel<T, true>, blocks, 256, 0, s, (const T *)x, (T *)y, total, *d, pool_index{});
   }
   return gpu::last_error();
 }
@@ -101,6 +103,8 @@ int pool(const void *x, void *y, int64_t nc, const gpu_pool_desc *d, gpuStream_t
 // One warp per row.
 template <typename T>
 __global__ void global_pool_kernel(const T *x, T *y, int64_t rows, int64_t len, int is_max) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
   int lane = threadIdx.x % 32;
   for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows;
@@ -127,7 +131,7 @@ int global_pool(const void *x, void *y, int64_t rows, int64_t len, int is_max, g
   if (len <= 0) return -1;
   int64_t blocks = (rows + 7) / 8;
   if (blocks > 65535 * 8) blocks = 65535 * 8;
-  global_pool_kernel<T><<<(unsigned)blocks, 256, 0, s>>>((const T *)x, (T *)y, rows, len, is_max);
+  gpu::launch(global_pool_kernel<T>, (unsigned)blocks, 256, 0, s, (const T *)x, (T *)y, rows, len, is_max);
   return gpu::last_error();
 }
 

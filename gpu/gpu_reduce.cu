@@ -158,6 +158,8 @@ __device__ __forceinline__ A lanes(A v) {
 
 template <typename Op, typename T>
 __global__ void reduce_warp(const T *x, T *y, int64_t nout, int64_t nred, gpu_reduce_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   using A = acc_t<T>;
   int64_t o = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
@@ -185,6 +187,8 @@ __device__ __forceinline__ A block_all(A v, A *sh) {
 
 template <typename Op, typename T>
 __global__ void __launch_bounds__(256) reduce_block(const T *x, T *y, int64_t nred, gpu_reduce_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   using A = acc_t<T>;
   __shared__ A sh[8];
   const int64_t o = blockIdx.x;
@@ -199,6 +203,8 @@ __global__ void __launch_bounds__(256) reduce_block(const T *x, T *y, int64_t nr
 
 template <typename Op, typename T>
 __global__ void reduce_thread(const T *x, T *y, int64_t nout, int64_t nred, gpu_reduce_desc d) {
+  gpu::wait_prior();
+  gpu::start_next();
   using A = acc_t<T>;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < nout; o += stride) {
@@ -218,13 +224,13 @@ int launch(const void *x, void *y, const gpu_reduce_desc *d, gpuStream_t s) {
   if (nred < 0) return -1;
   bool inner_contig = d->nred > 0 && d->red_strides[d->nred - 1] == 1;
   if (inner_contig && nred >= 1024 && nout <= 1024) {
-    reduce_block<Op, T><<<(unsigned)nout, 256, 0, s>>>((const T *)x, (T *)y, nred, *d);
+    gpu::launch(reduce_block<Op, T>, (unsigned)nout, 256, 0, s, (const T *)x, (T *)y, nred, *d);
   } else if (inner_contig && nred >= 32) {
     int64_t blocks = (nout + 7) / 8;
     if (blocks > 0x7fffffff) return -1;
-    reduce_warp<Op, T><<<(unsigned)blocks, 256, 0, s>>>((const T *)x, (T *)y, nout, nred, *d);
+    gpu::launch(reduce_warp<Op, T>, (unsigned)blocks, 256, 0, s, (const T *)x, (T *)y, nout, nred, *d);
   } else {
-    reduce_thread<Op, T><<<gpu::blocks_for(nout, 256), 256, 0, s>>>((const T *)x, (T *)y, nout, nred, *d);
+    gpu::launch(reduce_thread<Op, T>, gpu::blocks_for(nout, 256), 256, 0, s, (const T *)x, (T *)y, nout, nred, *d);
   }
   return gpu::last_error();
 }

@@ -41,6 +41,8 @@ __device__ int64_t nearest_index(int mode, float c, int64_t n) {
 
 template <typename T>
 __global__ void nearest_kernel(const T *x, T *y, gpu_resize_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
     int64_t rem = i, off = 0, st = 1;
     for (int k = d.rank - 1; k >= 0; --k) {
@@ -59,6 +61,8 @@ __global__ void nearest_kernel(const T *x, T *y, gpu_resize_desc d, int64_t tota
 
 template <typename T>
 __global__ void linear_kernel(const T *x, T *y, gpu_resize_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
     int64_t rem = i, base = 0, st = 1, lo[GPU_MAX_DIMS], hi[GPU_MAX_DIMS];
     float wlo[GPU_MAX_DIMS], whi[GPU_MAX_DIMS];
@@ -104,7 +108,7 @@ int64_t total_of(const gpu_resize_desc *d) {
 
 template <typename T>
 int nearest_as(const void *x, void *y, const gpu_resize_desc *d, int64_t total, gpuStream_t s) {
-  nearest_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, *d, total);
+  gpu::launch(nearest_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (const T *)x, (T *)y, *d, total);
   return gpu::last_error();
 }
 
@@ -112,7 +116,7 @@ template <typename T>
 int linear(const void *x, void *y, const gpu_resize_desc *d, gpuStream_t s) {
   const int64_t total = total_of(d);
   if (total <= 0) return 0;
-  linear_kernel<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>((const T *)x, (T *)y, *d, total);
+  gpu::launch(linear_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (const T *)x, (T *)y, *d, total);
   return gpu::last_error();
 }
 

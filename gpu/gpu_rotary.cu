@@ -5,6 +5,8 @@ namespace {
 
 template <typename T>
 __global__ void rotary_elems(gpu_rope_desc d, int64_t total) {
+  gpu::wait_prior();
+  gpu::start_next();
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = e % d.head_dim, r = e / d.head_dim;
     const int64_t s = r % d.seq, bn = r / d.seq, n = bn % d.heads, b = bn / d.heads;
@@ -21,7 +23,7 @@ template <typename T>
 int rotary(const gpu_rope_desc *d, gpuStream_t s) {
   const int64_t total = d->batch * d->heads * d->seq * d->head_dim;
   if (total <= 0) return 0;
-  rotary_elems<T><<<gpu::blocks_for(total, 256), 256, 0, s>>>(*d, total);
+  gpu::launch(rotary_elems<T>, gpu::blocks_for(total, 256), 256, 0, s, *d, total);
   return gpu::last_error();
 }
 

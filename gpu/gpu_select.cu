@@ -5,6 +5,8 @@ namespace {
 
 template <typename T>
 __global__ void where_kernel(const unsigned char *c, const T *x, const T *z, T *y, gpu_where_desc w, int64_t n) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t rem = i, oc = 0, ox = 0, oz = 0;
@@ -21,13 +23,15 @@ __global__ void where_kernel(const unsigned char *c, const T *x, const T *z, T *
 
 template <typename T>
 int where_as(const void *c, const void *x, const void *z, void *y, const gpu_where_desc *w, int64_t n, gpuStream_t s) {
-  where_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const unsigned char *)c, (const T *)x, (const T *)z, (T *)y,
-                                                          *w, n);
+  gpu::launch(where_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const unsigned char *)c, (const T *)x, (const T *)z,
+              (T *)y, *w, n);
   return gpu::last_error();
 }
 
 template <typename T>
 __global__ void trilu_kernel(const T *x, T *y, int64_t n, int64_t rows, int64_t cols, int64_t k, int upper) {
+  gpu::wait_prior();
+  gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     const int64_t c = i % cols, r = (i / cols) % rows;
@@ -39,7 +43,7 @@ __global__ void trilu_kernel(const T *x, T *y, int64_t n, int64_t rows, int64_t 
 
 template <typename T>
 int trilu_as(const void *x, void *y, int64_t n, int64_t rows, int64_t cols, int64_t k, int upper, gpuStream_t s) {
-  trilu_kernel<T><<<gpu::blocks_for(n, 256), 256, 0, s>>>((const T *)x, (T *)y, n, rows, cols, k, upper);
+  gpu::launch(trilu_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)x, (T *)y, n, rows, cols, k, upper);
   return gpu::last_error();
 }
 

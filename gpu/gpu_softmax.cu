@@ -12,6 +12,8 @@ using gpu::st;
 
 template <typename T>
 __global__ void softmax_rows_warp(const T *x, T *y, int64_t rows, int64_t len) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -29,6 +31,8 @@ __global__ void softmax_rows_warp(const T *x, T *y, int64_t rows, int64_t len) {
 
 template <typename T>
 __global__ void softmax_rows_block(const T *x, T *y, int64_t len) {
+  gpu::wait_prior();
+  gpu::start_next();
   __shared__ float sh[8];
   const T *xp = x + (int64_t)blockIdx.x * len;
   T *yp = y + (int64_t)blockIdx.x * len;
@@ -44,6 +48,8 @@ __global__ void softmax_rows_block(const T *x, T *y, int64_t len) {
 
 template <typename T>
 __global__ void softmax_cols(const T *x, T *y, int64_t outer, int64_t len, int64_t inner) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t total = outer * inner, stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
     int64_t o = i / inner, in = i - o * inner;
@@ -65,13 +71,13 @@ int softmax(const void *x, void *y, int64_t outer, int64_t len, int64_t inner, g
   if (inner == 1 && len <= 1024) {
     int64_t blocks = (outer + 7) / 8;
     if (blocks > 0x7fffffff) return -1;
-    softmax_rows_warp<T><<<(unsigned)blocks, 256, 0, s>>>((const T *)x, (T *)y, outer, len);
+    gpu::launch(softmax_rows_warp<T>, (unsigned)blocks, 256, 0, s, (const T *)x, (T *)y, outer, len);
   } else if (inner == 1) {
     if (outer > 0x7fffffff) return -1;
-    softmax_rows_block<T><<<(unsigned)outer, 256, 0, s>>>((const T *)x, (T *)y, len);
+    gpu::launch(softmax_rows_block<T>, (unsigned)outer, 256, 0, s, (const T *)x, (T *)y, len);
   } else {
-    softmax_cols<T><<<gpu::blocks_for(outer * inner, 256), 256, 0, s>>>((const T *)x, (T *)y,
-                                                                        outer, len, inner);
+    gpu::launch(softmax_cols<T>, gpu::blocks_for(outer * inner, 256), 256, 0, s, (const T *)x, (T *)y, outer, len,
+                inner);
   }
   return gpu::last_error();
 }

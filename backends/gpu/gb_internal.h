@@ -249,6 +249,10 @@ hd_status *gb_support_float_input(const ir_graph *g, const ir_node *n, int k);
 /* The plan tensor of value v, and its address under bindings b. */
 const ir_tensor *gb_t(const be_plan *bp, int v);
 void *gb_addr(const be_plan *bp, int v, const ir_bindings *b);
+/* Whether input k of n is absent or a constant initializer: memory no
+ * kernel writes, which an early-launched kernel may read before the kernel
+ * before it ends (gpu_common.cuh, gpu::launch). */
+int gb_input_const(const be_plan *bp, const ir_node *n, int k);
 /* Every present input and output of n is a float type the kernels take and
  * all have the same dtype as input 0 (first `nin` inputs; -1: all). */
 hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin);

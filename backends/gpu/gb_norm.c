@@ -33,7 +33,8 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                      .bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b),
                      .sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b),
                      .mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b),
-                     .inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b)};
+                     .inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b),
+                     .params_const = gb_input_const(bp, n, p->in_scale) && gb_input_const(bp, n, p->in_bias)};
   /* fused transposes: the normalised axis stored in the middle (inner 1 is packed rows) */
   if (p->in_chan >= 0) d.x_inner = ir_numel(xt->rank - p->in_chan - 1, xt->dims + p->in_chan + 1);
   if (p->out_chan >= 0) {

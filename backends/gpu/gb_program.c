@@ -63,6 +63,10 @@ void *gb_addr(const be_plan *bp, int v, const ir_bindings *b) {
   return v == IR_NONE ? NULL : ir_tensor_addr(&bp->p, v, b);
 }
 
+int gb_input_const(const be_plan *bp, const ir_node *n, int k) {
+  return k < 0 || k >= n->nin || n->in[k] == IR_NONE || bp->p.g->values[n->in[k]].is_const;
+}
+
 hd_status *gb_check_float_io(const ir_graph *g, const ir_node *n, int nin) {
   if (n->nin < 1 || n->in[0] == IR_NONE)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: no input", gb_backend_name);

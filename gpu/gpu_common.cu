@@ -1,0 +1,40 @@
+// gpu_common: host helpers behind gpu_common.cuh that need one definition.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu/gpu_common.cuh"
+
+namespace gpu {
+
+bool early_launch_on() {
+#if defined(GPU_VENDOR_HIP)
+  return false;
+#else
+  // HIPDNN_EP_EARLY_LAUNCH=0 turns it off (a switch for A/B runs and for
+  // ruling it out); read once a process.
+  static std::atomic<int> wanted{-1};
+  int w = wanted.load(std::memory_order_relaxed);
+  if (w < 0) {
+    const char *v = getenv("HIPDNN_EP_EARLY_LAUNCH");
+    w = !(v && strcmp(v, "0") == 0);
+    wanted.store(w, std::memory_order_relaxed);
+  }
+  if (!w) return false;
+  // Per device, its compute capability (sm_90 brought the launch attribute):
+  // 0 not asked yet, 1 yes, 2 no.
+  static std::atomic<int> per_device[64];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+  int known = per_device[dev].load(std::memory_order_relaxed);
+  if (!known) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+    known = major >= 9 ? 1 : 2;
+    per_device[dev].store(known, std::memory_order_relaxed);
+  }
+  return known == 1;
+#endif
+}
+
+}  // namespace gpu
