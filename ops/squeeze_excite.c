@@ -35,6 +35,9 @@ static hd_status *squeeze_excite_check(const ir_graph *g, const ir_node *n) {
   if (!proj_shape(w1, x->rank, -1, x->dims[1] >= 0 ? x->dims[1] : -1) ||
       !proj_shape(w2, x->rank, w1->dims[1], w1->dims[0]))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: projections of shapes that do not chain", n->op_type);
+  if (w1->dims[0] > OP_SE_MAX_CHANNELS || w1->dims[1] > OP_SE_MAX_CHANNELS)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s of %lld x %lld channels (at most %d)", n->op_type,
+                    (long long)w1->dims[1], (long long)w1->dims[0], OP_SE_MAX_CHANNELS);
   if ((n->in[SE_IN_B1] != IR_NONE && !vector_of(&g->values[n->in[SE_IN_B1]], w1->dims[0])) ||
       (n->in[SE_IN_B2] != IR_NONE && !vector_of(&g->values[n->in[SE_IN_B2]], w2->dims[0])))
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: biases of the wrong length", n->op_type);

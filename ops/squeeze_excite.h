@@ -20,6 +20,11 @@ typedef struct op_squeeze_excite {
   op_act gate_act;
 } op_squeeze_excite;
 
+/* The most channels (C, and R) the op takes: every backend must run what
+ * the fusion pass makes (the GPU keeps a sample's channel means in shared
+ * memory). EfficientNet-B7's widest block has 3840. */
+#define OP_SE_MAX_CHANNELS 8192
+
 /* Input positions. */
 enum { SE_IN_X, SE_IN_W1, SE_IN_B1, SE_IN_W2, SE_IN_B2, SE_NIN };
 

@@ -138,6 +138,7 @@ static hd_status *fuse_at(ir_graph *g, ir_node *mul, int side, int *changed) {
   const ir_value *w1 = &g->values[squeeze->in[1]], *w2 = &g->values[expand->in[1]];
   int64_t c = w1->dims[1], r = w1->dims[0];
   if (w2->dims[0] != c || w2->dims[1] != r || (xv->dims[1] >= 0 && xv->dims[1] != c)) return NULL;
+  if (c > OP_SE_MAX_CHANNELS || r > OP_SE_MAX_CHANNELS) return NULL; /* the written-out ops run it */
   int in[SE_NIN] = {x, squeeze->in[1], OP_P(squeeze)->conv.has_bias ? squeeze->in[2] : IR_NONE, expand->in[1],
                     OP_P(expand)->conv.has_bias ? expand->in[2] : IR_NONE};
   for (int k = 0; k < SE_NIN; k++)

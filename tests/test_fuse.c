@@ -767,11 +767,13 @@ static void ir_attention(const ir_graph *g) {
  * over axes 2, 3, Relu, HardSigmoid, Mul(x, gate)); 2: ReduceMean-18 with
  * axes -2, -1 as an input, no bias on the second Conv, SiLU the other way
  * round. Not fused: 3, the gate multiplies Relu(x), not the pooled x; 4,
- * the hidden layer is also a graph output. */
+ * the hidden layer is also a graph output; 5, more channels than the op
+ * takes (x [N, OP_SE_MAX_CHANNELS + 1, 1, 2]). */
 static int se_form;
 static void build_se(ir_graph *g) {
-  int64_t xd[4] = {IR_DIM_DYNAMIC, 16, 5, 6}, w1d[4] = {4, 16, 1, 1}, w2d[4] = {16, 4, 1, 1}, b1d[1] = {4};
-  int64_t b2d[1] = {16}, ad[1] = {2};
+  int64_t c = se_form == 5 ? OP_SE_MAX_CHANNELS + 1 : 16;
+  int64_t xd[4] = {IR_DIM_DYNAMIC, c, se_form == 5 ? 1 : 5, se_form == 5 ? 2 : 6}, w1d[4] = {4, c, 1, 1};
+  int64_t w2d[4] = {c, 4, 1, 1}, b1d[1] = {4}, b2d[1] = {c}, ad[1] = {2};
   int x = value(g, "x", 4, xd), w1 = const_value(g, "w1", 4, w1d, 0.0f), b1 = const_value(g, "b1", 1, b1d, 0.2f);
   int w2 = const_value(g, "w2", 4, w2d, 0.1f), b2 = const_value(g, "b2", 1, b2d, -0.3f);
   int m = value(g, "m", -1, NULL), h = value(g, "h", -1, NULL), a = value(g, "a", -1, NULL);
@@ -953,10 +955,13 @@ int main(void) {
                                          "squeeze-excite (MobileNetV3: ReduceMean, Relu, HardSigmoid)",
                                          "squeeze-excite (ReduceMean-18, one bias)",
                                          "squeeze-excite scaling another tensor: not fused",
-                                         "squeeze-excite with the hidden layer an output: not fused"};
-  /* not fused, both leave GlobalAveragePool, Conv, Mul (the SiLU, Sigmoid
+                                         "squeeze-excite with the hidden layer an output: not fused",
+                                         "squeeze-excite of too many channels: not fused"};
+  /* not fused, each leaves GlobalAveragePool, Conv, Mul (the SiLU, Sigmoid
    * its in_act), Conv + Sigmoid and Mul (3: Relu its in_act) */
-  static const int se_live[] = {1, 1, 1, 5, 5};
-  for (se_form = 0; se_form < 5; se_form++) check_pass(se_names[se_form], build_se, se_live[se_form], &in_se, ir_se);
+  static const int se_live[] = {1, 1, 1, 5, 5, 5};
+  ir_shape in_se_wide = {4, {2, OP_SE_MAX_CHANNELS + 1, 1, 2}};
+  for (se_form = 0; se_form < 6; se_form++)
+    check_pass(se_names[se_form], build_se, se_live[se_form], se_form == 5 ? &in_se_wide : &in_se, ir_se);
   return ut_finish("test_fuse");
 }

@@ -4,6 +4,9 @@
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 
+/* The fusion pass makes no block the kernels refuse. */
+_Static_assert(GPU_SE_MAX_CHANNELS >= OP_SE_MAX_CHANNELS, "the GPU step takes fewer channels than the op");
+
 static hd_status *se_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
   HD_TRY(gb_check_float_io(g, n, -1));
