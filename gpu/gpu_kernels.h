@@ -101,6 +101,24 @@ typedef struct gpu_lrn_desc {
 } gpu_lrn_desc;
 int gpu_lrn(const void *x, void *y, int dtype, const gpu_lrn_desc *d, void *stream);
 
+/* gpu_squeeze_excite.cu: squeeze-and-excitation (ops/squeeze_excite.h) of
+ * x [n, c, hw] into y, in three kernels: the sums of parts of each channel
+ * plane, the hidden layer per sample, then y = x * gate with each plane's
+ * gate computed by the group of lanes scaling it. w1 [r, c], w2 [c, r] and
+ * the biases (NULL: none) of x's dtype; fp32 arithmetic. ws: scratch of
+ * gpu_squeeze_excite_ws bytes. -1 when it does not take the sizes
+ * (gpu_squeeze_excite_fits). */
+typedef struct gpu_se_desc {
+  int64_t n, c, hw, r;
+  const void *w1, *b1, *w2, *b2;
+  int act, gate_act;
+  float act_alpha, act_beta, gate_alpha, gate_beta;
+} gpu_se_desc;
+#define GPU_SE_MAX_CHANNELS 8192
+int gpu_squeeze_excite_fits(int64_t c, int64_t r);
+size_t gpu_squeeze_excite_ws(const gpu_se_desc *d);
+int gpu_squeeze_excite(const void *x, void *y, int dtype, const gpu_se_desc *d, void *ws, void *stream);
+
 /* ---- shapes passed by value (host C fills them) ---- */
 
 #define GPU_MAX_DIMS 8

@@ -14,8 +14,9 @@
  *      one feeding a Mul, the Mul's in_act (4b); a SwiGLU over two
  *      MatMulNBits of one input, one MatMulNBits under glu (4c).
  * Before them, contrib ops that are several ops in one are lowered into
- * them (op_def.lower) and a GELU written out in elementary ops becomes one
- * Gelu (0); after the scale pass, attention written out becomes one
+ * them (op_def.lower), squeeze-and-excitation blocks become one
+ * SqueezeExcite (plan_fuse_se.c) and a GELU written out in elementary ops
+ * becomes one Gelu (0); after the scale pass, attention written out becomes one
  * Attention (plan_fuse_attention.c); then an Add before a layer norm
  * becomes the norm's skip input (5); last, Transposes move into the layer
  * norms (6) and elementwise binary ops (7) that read or write them. */
@@ -807,7 +808,8 @@ static hd_status *lower_all(ir_graph *g) {
 }
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {fuse_gelu,           fuse_gelu_tanh,        fuse_silu,
+  static const fuse_pass passes[] = {pf_fuse_squeeze_excite,
+                                     fuse_gelu,           fuse_gelu_tanh,        fuse_silu,
                                      fold_batchnorm,      fuse_residual,         fuse_matmul_scale,
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
                                      fuse_input_activation, fuse_nbits_glu,      fuse_activation,

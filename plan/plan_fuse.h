@@ -19,4 +19,8 @@ int pf_same_shape(const ir_value *a, const ir_value *b);
  * (plan_fuse_attention.c), rooted at the second MatMul, node ri. */
 hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed);
 
+/* GlobalAveragePool -> 1x1 Conv -> act -> 1x1 Conv -> act -> Mul as one
+ * SqueezeExcite node (plan_fuse_se.c), rooted at the Mul, node mi. */
+hd_status *pf_fuse_squeeze_excite(ir_graph *g, int mi, int *changed);
+
 #endif

@@ -1085,6 +1085,92 @@ static const op_case block_cases[] = {
     {"inverted_residual_tapped", b_inverted_residual_tap, 1, 1e-2, 2e-2},
 };
 
+/* ==== squeeze-and-excitation: the fused step against ref ==== */
+
+/* GlobalAveragePool (or ReduceMean over H, W) -> 1x1 Conv -> SiLU (or
+ * Relu) -> 1x1 Conv -> Sigmoid (or HardSigmoid) -> Mul with x, which
+ * plan_fuse makes one SqueezeExcite step. */
+static void squeeze_excite(tg *t, const int64_t *xd, int64_t r, int mobilenet) {
+  int64_t c = xd[1];
+  int x = tg_input(t, 4, xd);
+  t->orank = 4;
+  int m;
+  if (mobilenet) {
+    attr ax[] = {{.name = "axes", .n = 2, .i = {2, 3}}};
+    m = tg_node(t, "ReduceMean", 13, &x, 1, ax, 1);
+  } else {
+    m = tg_node(t, "GlobalAveragePool", 1, &x, 1, NULL, 0);
+  }
+  float s1 = 1.f / sqrtf((float)c), s2 = 1.f / sqrtf((float)r);
+  int c1[3] = {m, tg_const(t, 4, (const int64_t[]){r, c, 1, 1}, -s1, s1), tg_const(t, 1, &r, -0.2f, 0.2f)};
+  int h = tg_node(t, "Conv", 11, c1, 3, NULL, 0), a;
+  if (mobilenet) {
+    a = tg_node(t, "Relu", 14, &h, 1, NULL, 0);
+  } else {
+    int silu[2] = {h, tg_node(t, "Sigmoid", 13, &h, 1, NULL, 0)};
+    a = tg_node(t, "Mul", 14, silu, 2, NULL, 0);
+  }
+  int c2[3] = {a, tg_const(t, 4, (const int64_t[]){c, r, 1, 1}, -s2, s2), tg_const(t, 1, &c, -0.2f, 0.6f)};
+  int e = tg_node(t, "Conv", 11, c2, 3, NULL, 0), gate;
+  if (mobilenet) {
+    attr hs[] = {A_FLOAT("alpha", 1.f / 6), A_FLOAT("beta", 0.5f)};
+    gate = tg_node(t, "HardSigmoid", 6, &e, 1, hs, NA(hs));
+  } else {
+    gate = tg_node(t, "Sigmoid", 13, &e, 1, NULL, 0);
+  }
+  int mul[2] = {gate, x};
+  tg_output(t, tg_node(t, "Mul", 14, mul, 2, NULL, 0));
+}
+/* EfficientNet-B0's widest (49-element planes: scalar loads) and its first
+ * block at batch 1 (planes cut into pieces, float4), planes of 196 */
+static void b_se_1152(tg *t) { squeeze_excite(t, D(4, 1152, 7, 7), 48, 0); }
+static void b_se_b1_112(tg *t) { squeeze_excite(t, D(1, 32, 112, 112), 8, 0); }
+static void b_se_240(tg *t) { squeeze_excite(t, D(3, 240, 14, 14), 10, 0); }
+static void b_se_mobilenet(tg *t) { squeeze_excite(t, D(2, 72, 28, 28), 24, 1); }
+static void b_se_odd(tg *t) { squeeze_excite(t, D(3, 5, 3, 7), 33, 0); }
+
+static const op_case se_cases[] = {
+    {"squeeze_excite_1152x7x7", b_se_1152, 1, 1e-5, 2e-3},
+    {"squeeze_excite_b1_32x112x112", b_se_b1_112, 1, 1e-5, 2e-3},
+    {"squeeze_excite_240x14x14", b_se_240, 1, 1e-5, 2e-3},
+    {"squeeze_excite_mobilenetv3", b_se_mobilenet, 1, 1e-5, 2e-3},
+    {"squeeze_excite_odd_sizes", b_se_odd, 1, 1e-5, 2e-3},
+};
+
+/* Each case fused into one SqueezeExcite step, then against ref: fp32,
+ * fp16, bf16, and fp32 replayed as a graph. */
+static void test_squeeze_excite(gpu_env *e, const char *filter) {
+  static const struct {
+    int dtype, capture;
+    const char *tag;
+  } runs[] = {{HD_DT_F32, 0, ""}, {HD_DT_F16, 0, ""}, {HD_DT_BF16, 0, ""}, {HD_DT_F32, 1, " [graph]"}};
+  for (size_t i = 0; i < sizeof se_cases / sizeof se_cases[0]; ++i) {
+    const op_case *sc = &se_cases[i];
+    if (filter && !strstr(sc->name, filter)) continue;
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; ++k) {
+      tg t;
+      ir_graph *g = NULL;
+      char name[96];
+      snprintf(name, sizeof name, "%s%s", sc->name, runs[k].tag);
+      tg_begin(&t, runs[k].dtype);
+      sc->build(&t);
+      hd_status *st = tg_end(&t, 1, &g);
+      CHECK(!st, "%s: build: %s", name, st ? hd_status_msg(st) : "");
+      hd_status_free(st);
+      if (!g) continue;
+      int live = 0, se = 0;
+      for (int n = 0; n < g->nnodes; ++n) {
+        live += !g->nodes[n].dead;
+        se += !g->nodes[n].dead && g->nodes[n].kind == OP_SQUEEZE_EXCITE;
+      }
+      CHECK(live == 1 && se == 1, "%s: %d nodes, %d SqueezeExcite after fusion", name, live, se);
+      double tol = runs[k].dtype == HD_DT_F32 ? sc->tol32 : runs[k].dtype == HD_DT_F16 ? sc->tol16 : 4 * sc->tol16;
+      compare_graph(e, runs[k].capture ? e->ctx_cap : e->ctx, g, name, runs[k].dtype, tol);
+      ir_graph_free(g);
+    }
+  }
+}
+
 /* The fused ResNet-ish graph and its plan at the graph's own input shape. */
 static hd_status *resnetish_plan(int dtype, int64_t batch, int64_t hw, int nblocks, ir_graph **g,
                                  ir_plan **p) {
@@ -2201,6 +2287,7 @@ int main(int argc, char **argv) {
     run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
   }
   test_attention(&e, filter);
+  test_squeeze_excite(&e, filter);
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);

@@ -760,6 +760,85 @@ static void ir_attention(const ir_graph *g) {
   UT_CHECK(att == 1 && copies == 0);
 }
 
+/* A squeeze-and-excitation block on x [N, 16, 5, 6]: channel means ->
+ * 1x1 Conv (16 -> 4, bias) -> act -> 1x1 Conv (4 -> 16, bias) -> gate
+ * act -> Mul with x. se_form 0: torchvision's EfficientNet (GlobalAveragePool,
+ * SiLU written out, Sigmoid, Mul(gate, x)); 1: MobileNetV3's (ReduceMean-13
+ * over axes 2, 3, Relu, HardSigmoid, Mul(x, gate)); 2: ReduceMean-18 with
+ * axes -2, -1 as an input, no bias on the second Conv, SiLU the other way
+ * round. Not fused: 3, the gate multiplies Relu(x), not the pooled x; 4,
+ * the hidden layer is also a graph output; 5, more channels than the op
+ * takes (x [N, OP_SE_MAX_CHANNELS + 1, 1, 2]). */
+static int se_form;
+static void build_se(ir_graph *g) {
+  int64_t c = se_form == 5 ? OP_SE_MAX_CHANNELS + 1 : 16;
+  int64_t xd[4] = {IR_DIM_DYNAMIC, c, se_form == 5 ? 1 : 5, se_form == 5 ? 2 : 6}, w1d[4] = {4, c, 1, 1};
+  int64_t w2d[4] = {c, 4, 1, 1}, b1d[1] = {4}, b2d[1] = {c}, ad[1] = {2};
+  int x = value(g, "x", 4, xd), w1 = const_value(g, "w1", 4, w1d, 0.0f), b1 = const_value(g, "b1", 1, b1d, 0.2f);
+  int w2 = const_value(g, "w2", 4, w2d, 0.1f), b2 = const_value(g, "b2", 1, b2d, -0.3f);
+  int m = value(g, "m", -1, NULL), h = value(g, "h", -1, NULL), a = value(g, "a", -1, NULL);
+  int e = value(g, "e", -1, NULL), gate = value(g, "gate", -1, NULL), y = value(g, "y", -1, NULL);
+  if (se_form == 1) {
+    attr axes[] = {{.name = "axes", .n = 2, .i = {2, 3}}};
+    node(g, "ReduceMean", 13, &x, 1, m, axes, 1);
+  } else if (se_form == 2) {
+    int av = IR_NONE;
+    int64_t axes[2] = {-2, -1};
+    UT_OK(ir_graph_add_value(g, "axes", HD_DT_I64, 1, ad, &av));
+    UT_OK(ir_value_set_data(g, av, axes, sizeof axes));
+    int in[2] = {x, av};
+    node(g, "ReduceMean", 18, in, 2, m, NULL, 0);
+  } else {
+    node(g, "GlobalAveragePool", 1, &x, 1, m, NULL, 0);
+  }
+  int c1[3] = {m, w1, b1};
+  node(g, "Conv", 11, c1, 3, h, NULL, 0);
+  if (se_form == 1) {
+    node(g, "Relu", 14, &h, 1, a, NULL, 0);
+  } else {
+    int s = value(g, "s", -1, NULL);
+    node(g, "Sigmoid", 13, &h, 1, s, NULL, 0);
+    int silu[2] = {se_form == 2 ? s : h, se_form == 2 ? h : s};
+    node(g, "Mul", 14, silu, 2, a, NULL, 0);
+  }
+  int c2[3] = {a, w2, b2};
+  node(g, "Conv", 11, c2, se_form == 2 ? 2 : 3, e, NULL, 0);
+  if (se_form == 1) {
+    attr hs[] = {{.name = "alpha", .n = -2, .f = 1.0f / 6}, {.name = "beta", .n = -2, .f = 0.5f}};
+    node(g, "HardSigmoid", 6, &e, 1, gate, hs, 2);
+  } else {
+    node(g, "Sigmoid", 13, &e, 1, gate, NULL, 0);
+  }
+  int scaled = x;
+  if (se_form == 3) {
+    scaled = value(g, "rx", -1, NULL);
+    node(g, "Relu", 14, &x, 1, scaled, NULL, 0);
+  }
+  int mul[2] = {se_form == 1 ? scaled : gate, se_form == 1 ? gate : scaled};
+  node(g, "Mul", 14, mul, 2, y, NULL, 0);
+  int outs[2] = {y, h};
+  UT_OK(ir_graph_set_io(g, &x, 1, outs, se_form == 4 ? 2 : 1));
+}
+
+static void ir_se(const ir_graph *g) {
+  int se = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_SQUEEZE_EXCITE) continue;
+    se++;
+    const op_squeeze_excite *q = &OP_P(n)->squeeze_excite;
+    UT_CHECK(n->in[SE_IN_X] == ir_graph_find_value(g, "x") && n->in[SE_IN_W1] == ir_graph_find_value(g, "w1") &&
+             n->in[SE_IN_W2] == ir_graph_find_value(g, "w2") && n->out[0] == ir_graph_find_value(g, "y"));
+    UT_CHECK(n->in[SE_IN_B2] == (se_form == 2 ? IR_NONE : ir_graph_find_value(g, "b2")));
+    if (se_form == 1) {
+      UT_CHECK(q->act.kind == OP_ACT_RELU && q->gate_act.kind == OP_ACT_HARD_SIGMOID && q->gate_act.alpha == 1.0f / 6);
+    } else {
+      UT_CHECK(q->act.kind == OP_ACT_QUICK_GELU && q->act.alpha == 1.0f && q->gate_act.kind == OP_ACT_SIGMOID);
+    }
+  }
+  UT_CHECK(se == (se_form <= 2));
+}
+
 static int f32_output(const ir_graph *g, const ir_node *n, void *user) {
   (void)user;
   return g->values[n->out[0]].dtype == HD_DT_F32;
@@ -871,5 +950,18 @@ int main(void) {
              ir_norm_transposes);
   ir_shape in_bt = {4, {2, 3, 4, 5}};
   check_pass("transposes into binary ops", build_binary_transpose, 2, &in_bt, ir_binary_transpose);
+  ir_shape in_se = {4, {2, 16, 5, 6}};
+  static const char *const se_names[] = {"squeeze-excite (torchvision's EfficientNet)",
+                                         "squeeze-excite (MobileNetV3: ReduceMean, Relu, HardSigmoid)",
+                                         "squeeze-excite (ReduceMean-18, one bias)",
+                                         "squeeze-excite scaling another tensor: not fused",
+                                         "squeeze-excite with the hidden layer an output: not fused",
+                                         "squeeze-excite of too many channels: not fused"};
+  /* not fused, each leaves GlobalAveragePool, Conv, Mul (the SiLU, Sigmoid
+   * its in_act), Conv + Sigmoid and Mul (3: Relu its in_act) */
+  static const int se_live[] = {1, 1, 1, 5, 5, 5};
+  ir_shape in_se_wide = {4, {2, OP_SE_MAX_CHANNELS + 1, 1, 2}};
+  for (se_form = 0; se_form < 6; se_form++)
+    check_pass(se_names[se_form], build_se, se_live[se_form], se_form == 5 ? &in_se_wide : &in_se, ir_se);
   return ut_finish("test_fuse");
 }

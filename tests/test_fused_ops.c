@@ -209,6 +209,25 @@ static void b_transpose_sub_bcast(bctx *b) {
   node(b, "Sub", w(b, "g", 3, gd, 0.5, 0.0), "t", "y", NULL, 0);
 }
 
+/* A squeeze-and-excitation block as torchvision's EfficientNet exports
+ * it: GlobalAveragePool -> Conv 1x1 -> SiLU (Sigmoid, Mul) -> Conv 1x1 ->
+ * Sigmoid -> Mul(gate, x): one SqueezeExcite step. */
+static void squeeze_excite(bctx *b, int64_t c, int64_t r) {
+  int64_t w1d[4] = {r, c, 1, 1}, w2d[4] = {c, r, 1, 1};
+  node(b, "GlobalAveragePool", "x0", NULL, "se_m", NULL, 0);
+  const char *c1[3] = {"se_m", w(b, "se_w1", 4, w1d, 0.3, 0.0), w(b, "se_b1", 1, &r, 0.2, 0.0)};
+  const char *c2[3] = {"se_a", w(b, "se_w2", 4, w2d, 0.3, 0.0), w(b, "se_b2", 1, &c, 0.2, 0.5)};
+  const char *o1[1] = {"se_h"}, *o2[1] = {"se_e"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, "se_reduce", c1, 3, o1, 1, NULL, 0);
+  node(b, "Sigmoid", "se_h", NULL, "se_s", NULL, 0);
+  node(b, "Mul", "se_h", "se_s", "se_a", NULL, 0);
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, "se_expand", c2, 3, o2, 1, NULL, 0);
+  node(b, "Sigmoid", "se_e", NULL, "se_g", NULL, 0);
+  node(b, "Mul", "se_g", "x0", "y", NULL, 0);
+}
+static void b_se_small(bctx *b) { squeeze_excite(b, 24, 6); }
+static void b_se_wide(bctx *b) { squeeze_excite(b, 1152, 48); }
+
 static const fcase k_cases[] = {
     {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
     {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
@@ -225,6 +244,10 @@ static const fcase k_cases[] = {
     {"f16_transpose_add", F16, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
     {"transpose_mul_both", 0, 2, {4, 4}, {{2, 4, 3, 5}, {5, 3, 4, 2}}, 0, b_transpose_mul_both},
     {"transpose_sub_bcast", 0, 1, {4}, {{2, 5, 6, 48}}, 0, b_transpose_sub_bcast},
+    {"squeeze_excite", 0, 1, {4}, {{2, 24, 9, 11}}, 0, b_se_small},
+    {"squeeze_excite_large_planes", 0, 1, {4}, {{1, 24, 112, 112}}, 0, b_se_small},
+    {"squeeze_excite_1152", 0, 1, {4}, {{3, 1152, 7, 7}}, 0, b_se_wide},
+    {"f16_squeeze_excite", F16, 1, {4}, {{2, 24, 9, 11}}, 0, b_se_small},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
