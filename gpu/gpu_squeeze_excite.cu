@@ -38,6 +38,8 @@ se_split split_of(int64_t planes, int64_t hw) {
 
 template <int V, typename T>
 __global__ void se_sums(const T *x, float *sums, int64_t planes, int64_t hw, se_split sp) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t g = (int64_t)blockIdx.x * kGroups + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
   if (g >= planes * sp.parts) return;
@@ -70,6 +72,8 @@ __global__ void se_sums(const T *x, float *sums, int64_t planes, int64_t hw, se_
 template <typename T>
 __global__ void se_hidden(const float *sums, const T *w1, const T *b1, float *hidden, gpu_se_desc d,
                           int64_t parts) {
+  gpu::wait_prior();
+  gpu::start_next();
   extern __shared__ float mean[];
   int64_t n = blockIdx.x;
   float inv = 1.f / (float)d.hw;
@@ -96,6 +100,8 @@ __global__ void se_hidden(const float *sums, const T *w1, const T *b1, float *hi
 template <int V, typename T>
 __global__ void se_scale(const T *x, T *y, const float *hidden, const T *w2, const T *b2, gpu_se_desc d,
                          se_split sp) {
+  gpu::wait_prior();
+  gpu::start_next();
   int64_t g = (int64_t)blockIdx.x * kGroups + threadIdx.x / 32;
   int lane = threadIdx.x % 32;
   if (g >= d.n * d.c * sp.parts) return;
@@ -141,18 +147,18 @@ int squeeze_excite(const void *x, void *y, const gpu_se_desc *d, void *ws, gpuSt
   // float4 when every piece of every plane starts 16-byte aligned
   bool vec = sizeof(T) == 4 && d->hw % 4 == 0 && ((uintptr_t)x | (uintptr_t)y) % 16 == 0;
   if (vec)
-    se_sums<4, T><<<(unsigned)blocks, kThreads, 0, s>>>((const T *)x, sums, planes, d->hw, sp);
+    gpu::launch(se_sums<4, T>, (unsigned)blocks, kThreads, 0, s, (const T *)x, sums, planes, d->hw, sp);
   else
-    se_sums<1, T><<<(unsigned)blocks, kThreads, 0, s>>>((const T *)x, sums, planes, d->hw, sp);
+    gpu::launch(se_sums<1, T>, (unsigned)blocks, kThreads, 0, s, (const T *)x, sums, planes, d->hw, sp);
   dim3 hg((unsigned)d->n, (unsigned)((d->r + kGroups - 1) / kGroups));
-  se_hidden<T><<<hg, kThreads, sizeof(float) * (size_t)d->c, s>>>(sums, (const T *)d->w1, (const T *)d->b1,
-                                                                  hidden, *d, sp.parts);
+  gpu::launch(se_hidden<T>, hg, kThreads, sizeof(float) * (size_t)d->c, s, sums, (const T *)d->w1, (const T *)d->b1,
+              hidden, *d, sp.parts);
   if (vec)
-    se_scale<4, T><<<(unsigned)blocks, kThreads, 0, s>>>((const T *)x, (T *)y, hidden, (const T *)d->w2,
-                                                         (const T *)d->b2, *d, sp);
+    gpu::launch(se_scale<4, T>, (unsigned)blocks, kThreads, 0, s, (const T *)x, (T *)y, hidden, (const T *)d->w2,
+                (const T *)d->b2, *d, sp);
   else
-    se_scale<1, T><<<(unsigned)blocks, kThreads, 0, s>>>((const T *)x, (T *)y, hidden, (const T *)d->w2,
-                                                         (const T *)d->b2, *d, sp);
+    gpu::launch(se_scale<1, T>, (unsigned)blocks, kThreads, 0, s, (const T *)x, (T *)y, hidden, (const T *)d->w2,
+                (const T *)d->b2, *d, sp);
   return gpu::last_error();
 }
 
