@@ -498,21 +498,33 @@ static hd_status *fuse_gelu_tanh(ir_graph *g, int ti, int *changed) {
   return NULL;
 }
 
-/* 0b. A SwiGLU's gate as LLM exporters write it: Mul(x, Sigmoid(x)) (either
- *     order) read only by another Mul -> QuickGelu(x) with alpha 1
- *     (x * sigmoid(x)), which 4b then folds into that Mul. (Elsewhere, e.g.
- *     a CNN's SiLU after a convolution, the two nodes stay as they are.) */
+/* x is a convolution's output read only by the two nodes of a SiLU, and
+ * that convolution applies no activation yet. */
+static int conv_silu_input(const ir_graph *g, int x) {
+  const ir_value *v = &g->values[x];
+  if (v->producer == IR_NONE || v->nuses != 2 || v->graph_output != IR_NONE) return 0;
+  ir_node *p = &g->nodes[v->producer];
+  return !p->dead && in_family(p, "conv") && act_slot(p)->kind == OP_ACT_NONE;
+}
+
+/* 0b. SiLU as exporters write it, Mul(x, Sigmoid(x)) (either order) ->
+ *     QuickGelu(x) with alpha 1 (x * sigmoid(x)) where something then takes
+ *     it whole: a SwiGLU's gate, read only by another Mul (4b folds it into
+ *     that Mul), or a CNN's SiLU after a convolution (EfficientNet's 49: 4
+ *     makes it the convolution's activation, applied in its epilogue).
+ *     Elsewhere the two nodes stay as they are (4b makes them one Mul). */
 static hd_status *fuse_silu(ir_graph *g, int mi, int *changed) {
   ir_node *mul = &g->nodes[mi];
   if (!pf_is_kind(mul, OP_MUL) || mul->nin != 2 || OP_P(mul)->binary.act.kind != OP_ACT_NONE ||
       OP_P(mul)->binary.in_act.kind != OP_ACT_NONE)
     return NULL;
   int next = pf_sole_consumer(g, mul->out[0]);
-  if (next == IR_NONE || !pf_is_kind(&g->nodes[next], OP_MUL)) return NULL;
+  int gate = next != IR_NONE && pf_is_kind(&g->nodes[next], OP_MUL);
   for (int k = 0; k < 2; k++) {
     ir_node *sig = pf_sole_producer(g, mul->in[k]);
     if (!sig || !pf_is_kind(sig, OP_SIGMOID) || sig->nin != 1 || sig->in[0] != mul->in[1 - k]) continue;
     int x = sig->in[0];
+    if (!gate && !conv_silu_input(g, x)) return NULL;
     if (g->values[x].dtype != g->values[mul->out[0]].dtype) return NULL;
     ir_node_absorb(mul, sig);
     sig->dead = 1;
@@ -809,8 +821,8 @@ static hd_status *lower_all(ir_graph *g) {
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
   static const fuse_pass passes[] = {pf_fuse_squeeze_excite,
-                                     fuse_gelu,           fuse_gelu_tanh,        fuse_silu,
-                                     fold_batchnorm,      fuse_residual,         fuse_matmul_scale,
+                                     fuse_gelu,           fuse_gelu_tanh,        fold_batchnorm,
+                                     fuse_silu,           fuse_residual,         fuse_matmul_scale,
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
                                      fuse_input_activation, fuse_nbits_glu,      fuse_activation,
                                      fuse_add_norm,

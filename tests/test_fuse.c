@@ -316,6 +316,50 @@ static void ir_swiglu(const ir_graph *g) {
   UT_CHECK(muls == 1);
 }
 
+/* A CNN's SiLU: c = Conv(x, w, b) (after a BatchNormalization in form 3),
+ * y = Mul(c, Sigmoid(c)) (form 0; form 1 the other way round; form 3 as 0).
+ * It becomes the convolution's activation (x * sigmoid(x), QuickGelu alpha
+ * 1), one node. Form 2: c is also read by a third node (an Add), so the
+ * convolution keeps no activation and the Sigmoid goes into the Mul. */
+static int conv_silu_form;
+static void build_conv_silu(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 6, 6}, wd[4] = {4, 3, 3, 3}, cd[1] = {4};
+  int x = value(g, "x", 4, xd), w = const_value(g, "w", 4, wd, -0.1f), b = const_value(g, "b", 1, cd, 0.3f);
+  int c = value(g, "c", -1, NULL), sg = value(g, "s", -1, NULL), m = value(g, "m", -1, NULL);
+  int y = value(g, "y", -1, NULL);
+  int in_c[3] = {x, w, b};
+  if (conv_silu_form == 3) {
+    int pre = value(g, "pre", -1, NULL);
+    node(g, "Conv", 11, in_c, 3, pre, conv_attrs, 1);
+    int in_bn[5] = {pre, const_value(g, "scale", 1, cd, 1.1f), const_value(g, "bias", 1, cd, -0.2f),
+                    const_value(g, "mean", 1, cd, 0.1f), const_value(g, "var", 1, cd, 1.5f)};
+    node(g, "BatchNormalization", 15, in_bn, 5, c, NULL, 0);
+  } else {
+    node(g, "Conv", 11, in_c, 3, c, conv_attrs, 1);
+  }
+  node(g, "Sigmoid", 13, &c, 1, sg, NULL, 0);
+  int in_m[2] = {conv_silu_form == 1 ? sg : c, conv_silu_form == 1 ? c : sg};
+  node(g, "Mul", 14, in_m, 2, conv_silu_form == 2 ? m : y, NULL, 0);
+  if (conv_silu_form == 2) {
+    int in_a[2] = {m, c};
+    node(g, "Add", 14, in_a, 2, y, NULL, 0);
+  }
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_conv_silu(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_CONV) continue;
+    const op_act *a = &OP_P(n)->conv.act;
+    if (conv_silu_form == 2) {
+      UT_CHECK(a->kind == OP_ACT_NONE);
+    } else {
+      UT_CHECK(a->kind == OP_ACT_QUICK_GELU && a->alpha == 1.0f && n->out[0] == ir_graph_find_value(g, "y"));
+    }
+  }
+}
+
 /* The same MLP over 4-bit weights as GenAI writes it: g = MatMulNBits(x,
  * Bg), u = MatMulNBits(x, Bu) (K 40: three blocks of 16, the last part
  * padding), h = Mul(Mul(g, Sigmoid(g)), u): one MatMulNBits over the two
@@ -915,6 +959,10 @@ int main(void) {
   check_pass("matmul/4*0.5", build_matmul_scale, 1, &in26, ir_matmul_scale);
   for (swiglu_form = 0; swiglu_form < 3; swiglu_form++)
     check_pass("swiglu: silu into the gate's Mul", build_swiglu, 4, &in26, ir_swiglu);
+  ir_shape in366 = {4, {2, 3, 6, 6}};
+  for (conv_silu_form = 0; conv_silu_form < 4; conv_silu_form++)
+    check_pass(conv_silu_form == 2 ? "conv+silu, conv output read again: silu stays a Mul" : "conv+silu",
+               build_conv_silu, conv_silu_form == 2 ? 3 : 1, &in366, ir_conv_silu);
   ir_shape in40 = {2, {3, 40}};
   for (nbits_form = 0; nbits_form < 3; nbits_form++)
     check_pass(nbits_form == 2 ? "swiglu over MatMulNBits, block sizes differ: not fused" : "swiglu over MatMulNBits",
@@ -957,9 +1005,10 @@ int main(void) {
                                          "squeeze-excite scaling another tensor: not fused",
                                          "squeeze-excite with the hidden layer an output: not fused",
                                          "squeeze-excite of too many channels: not fused"};
-  /* not fused, each leaves GlobalAveragePool, Conv, Mul (the SiLU, Sigmoid
-   * its in_act), Conv + Sigmoid and Mul (3: Relu its in_act) */
-  static const int se_live[] = {1, 1, 1, 5, 5, 5};
+  /* not fused, each leaves GlobalAveragePool, Conv + SiLU, Conv + Sigmoid
+   * and Mul; with the hidden layer an output the SiLU stays a Mul (Sigmoid
+   * its in_act) beside the first Conv */
+  static const int se_live[] = {1, 1, 1, 4, 5, 4};
   ir_shape in_se_wide = {4, {2, OP_SE_MAX_CHANNELS + 1, 1, 2}};
   for (se_form = 0; se_form < 6; se_form++)
     check_pass(se_names[se_form], build_se, se_live[se_form], se_form == 5 ? &in_se_wide : &in_se, ir_se);

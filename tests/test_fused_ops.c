@@ -228,6 +228,24 @@ static void squeeze_excite(bctx *b, int64_t c, int64_t r) {
 static void b_se_small(bctx *b) { squeeze_excite(b, 24, 6); }
 static void b_se_wide(bctx *b) { squeeze_excite(b, 1152, 48); }
 
+/* A convolution then SiLU (Sigmoid, Mul), EfficientNet's body: the SiLU
+ * becomes the convolution's activation on whichever path its shape takes
+ * (gb_conv.c: a 1x1 as a BLAS matmul + epilogue, a depthwise kernel, the
+ * direct kernel for a 3-channel stem, the DNN library + epilogue). */
+static void conv_silu(bctx *b, int64_t ci, int64_t co, int64_t kk, int64_t stride, int64_t group) {
+  int64_t wd[4] = {co, ci / group, kk, kk};
+  const int64_t pads[4] = {kk / 2, kk / 2, kk / 2, kk / 2}, strides[2] = {stride, stride};
+  hh_attr at[3] = {hh_attr_ints("pads", pads, 4), hh_attr_ints("strides", strides, 2), hh_attr_int("group", group)};
+  const char *ins[3] = {"x0", w(b, "cw", 4, wd, 0.4, 0.0), w(b, "cb", 1, &co, 0.2, 0.1)}, *outs[1] = {"c"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, "conv", ins, 3, outs, 1, at, 3);
+  node(b, "Sigmoid", "c", NULL, "cs", NULL, 0);
+  node(b, "Mul", "c", "cs", "y", NULL, 0);
+}
+static void b_conv_silu_1x1(bctx *b) { conv_silu(b, 32, 48, 1, 1, 1); }
+static void b_conv_silu_dw(bctx *b) { conv_silu(b, 48, 48, 3, 2, 48); }
+static void b_conv_silu_stem(bctx *b) { conv_silu(b, 3, 32, 3, 2, 1); }
+static void b_conv_silu_3x3(bctx *b) { conv_silu(b, 32, 40, 3, 1, 1); }
+
 static const fcase k_cases[] = {
     {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
     {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
@@ -248,6 +266,12 @@ static const fcase k_cases[] = {
     {"squeeze_excite_large_planes", 0, 1, {4}, {{1, 24, 112, 112}}, 0, b_se_small},
     {"squeeze_excite_1152", 0, 1, {4}, {{3, 1152, 7, 7}}, 0, b_se_wide},
     {"f16_squeeze_excite", F16, 1, {4}, {{2, 24, 9, 11}}, 0, b_se_small},
+    {"conv_silu_1x1", 0, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_1x1},
+    {"conv_silu_depthwise", 0, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
+    {"conv_silu_stem", 0, 1, {4}, {{2, 3, 32, 32}}, 0, b_conv_silu_stem},
+    {"conv_silu_3x3", 0, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_3x3},
+    {"f16_conv_silu_1x1", F16, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_1x1},
+    {"f16_conv_silu_depthwise", F16, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
