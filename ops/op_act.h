@@ -77,8 +77,8 @@ OP_ACT_FN float op_act_gelu_tanh(float x) {
   return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 
-/* The unary math kinds (after TANH): out of line, so that kernels which
- * unroll the activations fusion gives them (the first seven) stay small. */
+/* The unary math kinds (after TANH but QuickGelu): out of line, so that
+ * kernels which unroll the activations fusion gives them stay small. */
 OP_ACT_FN_OUTLINED float op_act_math(int kind, float x, float a) {
   switch (kind) {
     case OP_ACT_ERF: return erff(x);
@@ -99,7 +99,6 @@ OP_ACT_FN_OUTLINED float op_act_math(int kind, float x, float a) {
     /* log(1 + exp(x)) without overflow */
     case OP_ACT_SOFTPLUS: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
     case OP_ACT_ELU: return x < 0.f ? a * (expf(x) - 1.f) : x;
-    case OP_ACT_QUICK_GELU: return x / (1.f + expf(-a * x)); /* x * sigmoid(a x) */
     default: return x;
   }
 }
@@ -115,6 +114,8 @@ OP_ACT_FN float op_act_apply(int kind, float x, float a, float b) {
     case OP_ACT_HARD_SIGMOID: return op_act_clamp(a * x + b, 0.f, 1.f);
     case OP_ACT_HARD_SWISH: return x * op_act_clamp(x / 6.f + 0.5f, 0.f, 1.f);
     case OP_ACT_TANH: return tanhf(x);
+    /* SiLU (a = 1): a convolution's or a gate's activation, on hot paths */
+    case OP_ACT_QUICK_GELU: return x / (1.f + expf(-a * x)); /* x * sigmoid(a x) */
     default: return op_act_math(kind, x, a);
   }
 }

@@ -242,6 +242,22 @@ static void conv_silu(bctx *b, int64_t ci, int64_t co, int64_t kk, int64_t strid
   node(b, "Mul", "c", "cs", "y", NULL, 0);
 }
 static void b_conv_silu_1x1(bctx *b) { conv_silu(b, 32, 48, 1, 1, 1); }
+/* EfficientNet's expand then depthwise, each with its SiLU: the 1x1's
+ * epilogue stays its own (gb_conv.c: conv_link moves only cheap
+ * activations into the depthwise prologue) */
+static void b_conv_silu_expand_dw(bctx *b) {
+  int64_t w1[4] = {48, 16, 1, 1}, w2[4] = {48, 1, 3, 3}, co = 48;
+  const int64_t pads[4] = {1, 1, 1, 1};
+  hh_attr at[2] = {hh_attr_ints("pads", pads, 4), hh_attr_int("group", 48)};
+  const char *in1[3] = {"x0", w(b, "ew", 4, w1, 0.4, 0.0), w(b, "eb", 1, &co, 0.2, 0.1)}, *o1[1] = {"e"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, "expand", in1, 3, o1, 1, NULL, 0);
+  node(b, "Sigmoid", "e", NULL, "es", NULL, 0);
+  node(b, "Mul", "e", "es", "ea", NULL, 0);
+  const char *in2[3] = {"ea", w(b, "dw", 4, w2, 0.4, 0.0), w(b, "db", 1, &co, 0.2, -0.1)}, *o2[1] = {"d"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, "depthwise", in2, 3, o2, 1, at, 2);
+  node(b, "Sigmoid", "d", NULL, "ds", NULL, 0);
+  node(b, "Mul", "ds", "d", "y", NULL, 0);
+}
 static void b_conv_silu_dw(bctx *b) { conv_silu(b, 48, 48, 3, 2, 48); }
 static void b_conv_silu_stem(bctx *b) { conv_silu(b, 3, 32, 3, 2, 1); }
 static void b_conv_silu_3x3(bctx *b) { conv_silu(b, 32, 40, 3, 1, 1); }
@@ -272,6 +288,8 @@ static const fcase k_cases[] = {
     {"conv_silu_3x3", 0, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_3x3},
     {"f16_conv_silu_1x1", F16, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_1x1},
     {"f16_conv_silu_depthwise", F16, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
+    {"conv_silu_expand_depthwise", 0, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
+    {"f16_conv_silu_expand_depthwise", F16, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
