@@ -146,11 +146,12 @@ typedef struct gpu_binary_acts {
 } gpu_binary_acts;
 int gpu_binary(const void *a, const void *b, void *y, int dtype, int op, const gpu_bcast *bc,
                const gpu_binary_acts *acts, void *stream);
-/* Inference batch norm over [N, C, inner]: y = (x - mean[c]) / sqrt(var[c] + eps)
- * * scale[c] + bias[c]; all of dtype, arithmetic in fp32. */
+/* Inference batch norm over [N, C, inner]: y = act((x - mean[c]) /
+ * sqrt(var[c] + eps) * scale[c] + bias[c]); all of dtype, arithmetic in
+ * fp32; act an op_act_kind with its alpha, beta. */
 int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,
                   const void *var, int dtype, float eps, int64_t n, int64_t channels,
-                  int64_t inner, void *stream);
+                  int64_t inner, int act, float alpha, float beta, void *stream);
 
 /* gpu_pool.cu: max / average pooling over 1-3 spatial dims of [nc, spatial]. */
 typedef struct gpu_pool_desc {

@@ -165,25 +165,34 @@ int binary_int(const void *a, const void *b, void *y, int op, const gpu_bcast *b
   return gpu::last_error();
 }
 
+// One (n, c) plane a block row (blockIdx.y, striding): the channel's
+// factor and shift once a plane, not a 64-bit division and four parameter
+// loads an element (DenseNet's BN -> ReLU runs over every concatenation).
 template <typename T>
-__global__ void bn_kernel(const T *x, T *y, const T *scale, const T *bias, const T *mean,
-                          const T *var, float eps, int64_t n, int64_t channels, int64_t inner) {
+__global__ void bn_planes(const T *x, T *y, const T *scale, const T *bias, const T *mean, const T *var, float eps,
+                          int64_t planes, int64_t channels, int64_t inner, int act, float a, float b) {
   gpu::wait_prior();
   gpu::start_next();
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    int64_t c = (i / inner) % channels;
-    float s = ld(scale, c) * rsqrtf(ld(var, c) + eps);
-    st(y, i, (ld(x, i) - ld(mean, c)) * s + ld(bias, c));
+  for (int64_t p = blockIdx.y; p < planes; p += gridDim.y) {
+    const int64_t c = p % channels;
+    const float s = ld(scale, c) * rsqrtf(ld(var, c) + eps), m = ld(mean, c), t = ld(bias, c);
+    const T *xp = x + p * inner;
+    T *yp = y + p * inner;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += (int64_t)gridDim.x * blockDim.x)
+      st(yp, i, gpu::act(act, (ld(xp, i) - m) * s + t, a, b));
   }
 }
 
 template <typename T>
-int batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean,
-              const void *var, float eps, int64_t n, int64_t channels, int64_t inner,
-              gpuStream_t s) {
-  gpu::launch(bn_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, (const T *)x, (T *)y, (const T *)scale, (const T *)bias,
-              (const T *)mean, (const T *)var, eps, n, channels, inner);
+int batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean, const void *var,
+              float eps, int64_t n, int64_t channels, int64_t inner, int act, float a, float b, gpuStream_t s) {
+  const int64_t planes = n / inner;
+  // a warp-multiple block no wider than a plane (7x7 planes: 64 threads)
+  const int threads = inner >= 256 ? 256 : (int)((inner + 31) / 32 * 32);
+  int64_t bx = (inner + threads - 1) / threads, by = planes < 65535 ? planes : 65535;
+  if (bx > 64) bx = 64;
+  gpu::launch(bn_planes<T>, dim3((unsigned)bx, (unsigned)by), threads, 0, s, (const T *)x, (T *)y, (const T *)scale,
+              (const T *)bias, (const T *)mean, (const T *)var, eps, planes, channels, inner, act, a, b);
   return gpu::last_error();
 }
 
@@ -210,9 +219,9 @@ extern "C" int gpu_binary(const void *a, const void *b, void *y, int dtype, int 
 
 extern "C" int gpu_batchnorm(const void *x, void *y, const void *scale, const void *bias,
                              const void *mean, const void *var, int dtype, float eps, int64_t n,
-                             int64_t channels, int64_t inner, void *stream) {
+                             int64_t channels, int64_t inner, int act, float alpha, float beta, void *stream) {
   if (n <= 0) return 0;
-  if (channels <= 0 || inner <= 0) return -1;
-  GPU_DISPATCH(dtype, batchnorm, x, y, scale, bias, mean, var, eps, n, channels, inner,
+  if (channels <= 0 || inner <= 0 || n % inner) return -1;
+  GPU_DISPATCH(dtype, batchnorm, x, y, scale, bias, mean, var, eps, n, channels, inner, act, alpha, beta,
                (gpuStream_t)stream)
 }

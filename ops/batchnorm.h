@@ -6,9 +6,11 @@
 
 OP_FAMILY(batchnorm, op_batchnorm, BATCHNORM)
 
-/* y = (x - mean) / sqrt(var + eps) * scale + B */
+/* y = act((x - mean) / sqrt(var + eps) * scale + B); act: an activation
+ * after it (plan_fuse.c, 4: DenseNet's BN -> ReLU before each conv) */
 typedef struct op_batchnorm {
   float epsilon;
+  op_act act;
 } op_batchnorm;
 
 #endif

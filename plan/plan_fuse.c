@@ -10,7 +10,8 @@
  *   3. Add of a constant [N] bias after MatMul (any rank): Gemm's C; a
  *      scalar Mul or Div after MatMul: its alpha; a constant per-column
  *      Mul after MatMul of a constant weight: the weight and bias, scaled.
- *   4. An activation after Conv, Gemm/MatMul or Add: the producer's act;
+ *   4. An activation after Conv, Gemm/MatMul, Add or BatchNormalization:
+ *      the producer's act;
  *      one feeding a Mul, the Mul's in_act (4b); a SwiGLU over two
  *      MatMulNBits of one input, one MatMulNBits under glu (4c).
  * Before them, contrib ops that are several ops in one are lowered into
@@ -86,7 +87,8 @@ static void store_f(int dtype, void *p, size_t i, double v) {
  *    s = scale / sqrt(var + eps), per output channel, computed in double. */
 static hd_status *fold_batchnorm(ir_graph *g, int bi, int *changed) {
   ir_node *bn = &g->nodes[bi];
-  if (!pf_is_kind(bn, OP_BATCHNORM) || bn->nin < 5 || bn->nout != 1) return NULL;
+  if (!pf_is_kind(bn, OP_BATCHNORM) || bn->nin < 5 || bn->nout != 1 || OP_P(bn)->batchnorm.act.kind != OP_ACT_NONE)
+    return NULL;
   ir_node *conv = pf_sole_producer(g, bn->in[0]);
   if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
     return NULL;
@@ -306,6 +308,7 @@ static op_act *act_slot(ir_node *p) {
   if (in_family(p, "conv")) return &OP_P(p)->conv.act;
   if (in_family(p, "gemm")) return &OP_P(p)->gemm.act;
   if (in_family(p, "binary")) return &OP_P(p)->binary.act;
+  if (in_family(p, "batchnorm")) return &OP_P(p)->batchnorm.act;
   return NULL;
 }
 

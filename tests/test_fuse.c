@@ -316,6 +316,28 @@ static void ir_swiglu(const ir_graph *g) {
   UT_CHECK(muls == 1);
 }
 
+/* DenseNet's pre-activation: x -> BatchNormalization -> Relu -> y (no
+ * convolution before it to fold into): one BatchNormalization applying the
+ * ReLU. */
+static void build_bn_relu(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 4, 3, 5}, cd[1] = {4};
+  int x = value(g, "x", 4, xd), b = value(g, "b", -1, NULL), y = value(g, "y", -1, NULL);
+  int in_bn[5] = {x, const_value(g, "scale", 1, cd, 1.1f), const_value(g, "bias", 1, cd, -0.2f),
+                  const_value(g, "mean", 1, cd, 0.1f), const_value(g, "var", 1, cd, 1.5f)};
+  node(g, "BatchNormalization", 15, in_bn, 5, b, NULL, 0);
+  node(g, "Relu", 14, &b, 1, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_bn_relu(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind == OP_BATCHNORM && OP_P(n)->batchnorm.act.kind == OP_ACT_RELU &&
+             n->out[0] == ir_graph_find_value(g, "y"));
+  }
+}
+
 /* A CNN's SiLU: c = Conv(x, w, b) (after a BatchNormalization in form 3),
  * y = Mul(c, Sigmoid(c)) (form 0; form 1 the other way round; form 3 as 0).
  * It becomes the convolution's activation (x * sigmoid(x), QuickGelu alpha
@@ -959,6 +981,8 @@ int main(void) {
   check_pass("matmul/4*0.5", build_matmul_scale, 1, &in26, ir_matmul_scale);
   for (swiglu_form = 0; swiglu_form < 3; swiglu_form++)
     check_pass("swiglu: silu into the gate's Mul", build_swiglu, 4, &in26, ir_swiglu);
+  ir_shape in435 = {4, {2, 4, 3, 5}};
+  check_pass("batchnorm+relu (no conv before)", build_bn_relu, 1, &in435, ir_bn_relu);
   ir_shape in366 = {4, {2, 3, 6, 6}};
   for (conv_silu_form = 0; conv_silu_form < 4; conv_silu_form++)
     check_pass(conv_silu_form == 2 ? "conv+silu, conv output read again: silu stays a Mul" : "conv+silu",

@@ -228,6 +228,20 @@ static void squeeze_excite(bctx *b, int64_t c, int64_t r) {
 static void b_se_small(bctx *b) { squeeze_excite(b, 24, 6); }
 static void b_se_wide(bctx *b) { squeeze_excite(b, 1152, 48); }
 
+/* DenseNet's pre-activation, Concat -> BatchNormalization -> Relu: one
+ * BatchNormalization applying the ReLU (planes of 7x7, 56x56 and 5x3) */
+static void b_concat_bn_relu(bctx *b) {
+  int64_t c = 48;
+  const char *ins[2] = {"x0", "x1"}, *outs[1] = {"cat"};
+  hh_attr ax = hh_attr_int("axis", 1);
+  if (!b->rc) b->rc = hh_model_node(b->m, "Concat", NULL, "cat", ins, 2, outs, 1, &ax, 1);
+  const char *bn[5] = {"cat", w(b, "bs", 1, &c, 0.5, 1.0), w(b, "bb", 1, &c, 0.3, 0.0), w(b, "bm", 1, &c, 0.2, 0.0),
+                       w(b, "bv", 1, &c, 0.3, 1.0)},
+             *bo[1] = {"bn"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "BatchNormalization", NULL, "bn", bn, 5, bo, 1, NULL, 0);
+  node(b, "Relu", "bn", NULL, "y", NULL, 0);
+}
+
 /* A convolution then SiLU (Sigmoid, Mul), EfficientNet's body: the SiLU
  * becomes the convolution's activation on whichever path its shape takes
  * (gb_conv.c: a 1x1 as a BLAS matmul + epilogue, a depthwise kernel, the
@@ -282,6 +296,10 @@ static const fcase k_cases[] = {
     {"squeeze_excite_large_planes", 0, 1, {4}, {{1, 24, 112, 112}}, 0, b_se_small},
     {"squeeze_excite_1152", 0, 1, {4}, {{3, 1152, 7, 7}}, 0, b_se_wide},
     {"f16_squeeze_excite", F16, 1, {4}, {{2, 24, 9, 11}}, 0, b_se_small},
+    {"concat_bn_relu_7x7", 0, 2, {4, 4}, {{2, 32, 7, 7}, {2, 16, 7, 7}}, 0, b_concat_bn_relu},
+    {"concat_bn_relu_56x56", 0, 2, {4, 4}, {{2, 16, 56, 56}, {2, 32, 56, 56}}, 0, b_concat_bn_relu},
+    {"concat_bn_relu_5x3", 0, 2, {4, 4}, {{3, 24, 5, 3}, {3, 24, 5, 3}}, 0, b_concat_bn_relu},
+    {"f16_concat_bn_relu_7x7", F16, 2, {4, 4}, {{2, 32, 7, 7}, {2, 16, 7, 7}}, 0, b_concat_bn_relu},
     {"conv_silu_1x1", 0, 1, {4}, {{2, 32, 14, 14}}, 0, b_conv_silu_1x1},
     {"conv_silu_depthwise", 0, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
     {"conv_silu_stem", 0, 1, {4}, {{2, 3, 32, 32}}, 0, b_conv_silu_stem},

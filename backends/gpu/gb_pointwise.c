@@ -217,7 +217,8 @@ static hd_status *bn_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   GB_KERNEL(gpu_batchnorm(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b),
                           gb_addr(bp, n->in[1], b), gb_addr(bp, n->in[2], b),
                           gb_addr(bp, n->in[3], b), gb_addr(bp, n->in[4], b), x->dtype,
-                          OP_P(s)->batchnorm.epsilon, total, ch, inner, stream));
+                          OP_P(s)->batchnorm.epsilon, total, ch, inner, OP_P(s)->batchnorm.act.kind,
+                          OP_P(s)->batchnorm.act.alpha, OP_P(s)->batchnorm.act.beta, stream));
   return NULL;
 }
 

@@ -16,6 +16,7 @@ static hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bin
     pdt[k] = p->t[n->in[1 + k]].dtype;
   }
   int64_t N = xt->dims[0], C = xt->dims[1], inner = ir_numel(xt->rank - 2, xt->dims + 2);
+  const op_act *act = &OP_P(s)->batchnorm.act;
   for (int64_t c = 0; c < C; c++) {
     double scale = ref_load(pdt[0], prm[0], (size_t)c), bias = ref_load(pdt[1], prm[1], (size_t)c);
     double mean = ref_load(pdt[2], prm[2], (size_t)c), var = ref_load(pdt[3], prm[3], (size_t)c);
@@ -24,7 +25,7 @@ static hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bin
       size_t base = (size_t)((nb * C + c) * inner);
       for (int64_t i = 0; i < inner; i++) {
         double v = ref_load(xt->dtype, x, base + (size_t)i);
-        ref_store(xt->dtype, y, base + (size_t)i, (float)((v - mean) * mul + bias));
+        ref_store(xt->dtype, y, base + (size_t)i, op_act_apply(act->kind, (float)((v - mean) * mul + bias), act->alpha, act->beta));
       }
     }
   }
