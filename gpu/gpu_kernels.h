@@ -194,8 +194,8 @@ typedef struct gpu_reduce_desc {
 int gpu_reduce(const void *x, void *y, int dtype, int op, const gpu_reduce_desc *d, void *stream);
 
 /* gpu_concat.cu: y[outer, width_total] (element size es bytes) gets each
- * input x[i][outer, width[i]] at column offset[i]. Up to 8 inputs a call. */
-#define GPU_CONCAT_MAX 8
+ * input x[i][outer, width[i]] at column offset[i]. Up to 32 inputs a call. */
+#define GPU_CONCAT_MAX 32
 typedef struct gpu_concat_desc {
   int n;
   const void *x[GPU_CONCAT_MAX];

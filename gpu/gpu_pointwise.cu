@@ -165,9 +165,26 @@ int binary_int(const void *a, const void *b, void *y, int op, const gpu_bcast *b
   return gpu::last_error();
 }
 
-// One (n, c) plane a block row (blockIdx.y, striding): the channel's
-// factor and shift once a plane, not a 64-bit division and four parameter
-// loads an element (DenseNet's BN -> ReLU runs over every concatenation).
+// V elements a thread (V divides the plane, so they share a channel), the
+// channel from the flat index by two multiply-high divisions: one pass at
+// memory speed over DenseNet's every concatenation. Indices below 2^31.
+template <typename T, int V>
+__global__ void bn_flat(const T *x, T *y, const T *scale, const T *bias, const T *mean, const T *var, float eps,
+                        int nvec, gpu::divider per_plane, gpu::divider channels, int act, float a, float b) {
+  gpu::wait_prior();
+  gpu::start_next();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nvec; i += gridDim.x * blockDim.x) {
+    const int p = gpu::div(i, per_plane), c = p - gpu::div(p, channels) * (int)channels.d;
+    const float s = ld(scale, c) * rsqrtf(ld(var, c) + eps), m = ld(mean, c), t = ld(bias, c);
+    float v[V];
+    gpu::ldv<V>(x, (int64_t)i * V, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = gpu::act(act, (v[k] - m) * s + t, a, b);
+    gpu::stv<V>(y, (int64_t)i * V, v);
+  }
+}
+
+// Past 2^31 elements: one (n, c) plane a block row.
 template <typename T>
 __global__ void bn_planes(const T *x, T *y, const T *scale, const T *bias, const T *mean, const T *var, float eps,
                           int64_t planes, int64_t channels, int64_t inner, int act, float a, float b) {
@@ -186,8 +203,20 @@ __global__ void bn_planes(const T *x, T *y, const T *scale, const T *bias, const
 template <typename T>
 int batchnorm(const void *x, void *y, const void *scale, const void *bias, const void *mean, const void *var,
               float eps, int64_t n, int64_t channels, int64_t inner, int act, float a, float b, gpuStream_t s) {
+  if (n < INT32_MAX) {
+    const bool v4 = sizeof(T) == 4 && inner % 4 == 0 && ((uintptr_t)x | (uintptr_t)y) % 16 == 0;
+    const int V = v4 ? 4 : 1;
+    const int nvec = (int)(n / V);
+    const gpu::divider per_plane = gpu::make_divider((unsigned)(inner / V)), ch = gpu::make_divider((unsigned)channels);
+    if (v4)
+      gpu::launch(bn_flat<T, 4>, gpu::blocks_for(nvec, 256), 256, 0, s, (const T *)x, (T *)y, (const T *)scale,
+                  (const T *)bias, (const T *)mean, (const T *)var, eps, nvec, per_plane, ch, act, a, b);
+    else
+      gpu::launch(bn_flat<T, 1>, gpu::blocks_for(nvec, 256), 256, 0, s, (const T *)x, (T *)y, (const T *)scale,
+                  (const T *)bias, (const T *)mean, (const T *)var, eps, nvec, per_plane, ch, act, a, b);
+    return gpu::last_error();
+  }
   const int64_t planes = n / inner;
-  // a warp-multiple block no wider than a plane (7x7 planes: 64 threads)
   const int threads = inner >= 256 ? 256 : (int)((inner + 31) / 32 * 32);
   int64_t bx = (inner + threads - 1) / threads, by = planes < 65535 ? planes : 65535;
   if (bx > 64) bx = 64;
