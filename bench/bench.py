@@ -210,9 +210,9 @@ def bench_model(name, a, ctx, emit):
     import numpy as np
     import onnxruntime as ort
     import torch
-    path = os.path.join(a.work, f"{name}.onnx")
-    info = {"model": name}
-    tmodel = hdep.build_torchvision(name, seed=0)
+    path = os.path.join(a.work, f"{name}{'-bncal' if a.calibrate_bn else ''}.onnx")
+    info = {"model": name, "calibrate_bn": a.calibrate_bn}
+    tmodel = hdep.build_torchvision(name, seed=0, calibrate_bn=a.calibrate_bn)
     if not os.path.exists(path) or a.force_export:
         log(f"[{name}] exporting (opset {a.opset}, dynamic batch) ...")
         info["export"] = hdep.export_model(tmodel, path, opset=a.opset, name=name)
@@ -526,6 +526,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=420, help="no new (model, batch) starts after this")
     ap.add_argument("--cpu-max-s", type=float, default=12, help="most seconds spent timing the CPU EP per row")
     ap.add_argument("--force-export", action="store_true")
+    ap.add_argument("--calibrate-bn", action="store_true",
+                    help="batch-norm statistics from random batches, so every layer carries signal (hdep.build_torchvision)")
     ap.add_argument("--io", choices=IO_STRATEGIES + ["auto", "none"], default="auto",
                     help="how device I/O binds (auto: probe each in a child process)")
     ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)

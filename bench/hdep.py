@@ -266,9 +266,17 @@ def compare_str(c):
 
 # ---- export -------------------------------------------------------------------
 
-def build_torchvision(name, seed=0):
+def build_torchvision(name, seed=0, calibrate_bn=False):
     """torchvision.models.<name>(weights=None) in eval mode, seeded: the same
-    seed gives the same weights, so torch and the exported file agree."""
+    seed gives the same weights, so torch and the exported file agree.
+
+    calibrate_bn: batch norms get running statistics from a few random
+    batches (train-mode passes, cumulative averages). With torchvision's
+    fresh ones (mean 0, variance 1) the activations of MobileNetV2 and
+    EfficientNet-B0 shrink layer by layer to logits of ~1e-9 and ~1e-14,
+    which are 0 in fp16, so their half-precision results cannot be checked
+    against fp32; calibrated, every layer carries signal (and TF32's and
+    fp16's rounding shows: docs/benchmarks.md)."""
     import torch
     import torchvision
     ctor = getattr(torchvision.models, name, None)
@@ -279,6 +287,17 @@ def build_torchvision(name, seed=0):
         model = ctor(weights=None)
     else:
         model = ctor(pretrained=False)
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if bns and calibrate_bn:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None  # a cumulative average over the passes below
+        model.train()
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn(8, 3, 224, 224))
+        for m in bns:
+            m.momentum = 0.1
     return model.eval()
 
 
