@@ -57,22 +57,40 @@ __device__ __forceinline__ attn_span attn_keys(const gpu_attn_desc &d, int64_t b
   return a;
 }
 
-// The score of row (at position pos) and key from their dot product:
-// scaled, softcapped, masked (fill, or + fill for an additive mask), biased.
-// Keys past kv_len or rows past seq are the caller's to drop.
+// Whether the explicit boolean mask drops (row, key) of batch b, head h.
+__device__ __forceinline__ bool attn_mask_drops(const gpu_attn_desc &d, int64_t b, int64_t h, int64_t row, int64_t key) {
+  return d.mask && !d.mask_lens &&
+         attn_mask_keeps(d.mask, d.mask_dtype,
+                         b * d.mask_st[0] + h * d.mask_st[1] + row * d.mask_st[2] + key * d.mask_st[3]) ==
+             (bool)d.mask_invert;
+}
+
+// The additive bias of (row, key), 0 without one.
+template <typename T>
+__device__ __forceinline__ float attn_bias(const gpu_attn_desc &d, int64_t b, int64_t h, int64_t row, int64_t key) {
+  return d.bias ? ld((const T *)d.bias, b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] + key * d.bias_st[3])
+                : 0.f;
+}
+
+// The score of a row at position pos and key from their dot product, the
+// explicit mask's verdict and the bias (read by the caller, which may read
+// a tile's of them at once): scaled, softcapped, masked (fill, or + fill
+// for an additive mask), biased. Keys past kv_len or rows past seq are the
+// caller's to drop.
+__device__ __forceinline__ float attn_score_with(const gpu_attn_desc &d, const attn_span &a, float dot, int64_t pos,
+                                                 int64_t key, bool mask_drops, float bias) {
+  float s = d.scale * dot;
+  if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
+  const bool masked = (d.causal && key > pos) || (a.use_lens && key >= a.lens) ||
+                      (a.windowed && key <= pos - d.window) || mask_drops;
+  if (masked) s = d.mask_add ? s + d.fill : d.fill;
+  return s + bias;
+}
+
 template <typename T>
 __device__ __forceinline__ float attn_score(const gpu_attn_desc &d, const attn_span &a, float dot, int64_t b,
                                             int64_t h, int64_t row, int64_t pos, int64_t key) {
-  float s = d.scale * dot;
-  if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
-  bool masked = (d.causal && key > pos) || (a.use_lens && key >= a.lens) || (a.windowed && key <= pos - d.window);
-  if (d.mask && !d.mask_lens)
-    masked = masked || attn_mask_keeps(d.mask, d.mask_dtype,
-                                       b * d.mask_st[0] + h * d.mask_st[1] + row * d.mask_st[2] + key * d.mask_st[3]) ==
-                           (bool)d.mask_invert;
-  if (masked) s = d.mask_add ? s + d.fill : d.fill;
-  if (d.bias) s += ld((const T *)d.bias, b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] + key * d.bias_st[3]);
-  return s;
+  return attn_score_with(d, a, dot, pos, key, attn_mask_drops(d, b, h, row, key), attn_bias<T>(d, b, h, row, key));
 }
 
 // gpu_flash.cu: the attention on tensor cores, for the shapes it takes

@@ -266,12 +266,33 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     }
     __syncthreads();  // this stage's tile is in
     const E *ks = sm + stage * STAGE, *vs = ks + BN * F::LDK;
+    // a tile some row sees part of: this lane's mask verdicts (bits 4 j + e)
+    // and biases (in the element type: fewer registers) are read first,
+    // every load in flight at once and under the products (waited on one
+    // score at a time, BERT's masked attention took 4x as long)
+    const bool whole = plain && k0 >= whole_lo && k0 + BN <= whole_hi;
+    uint32_t drops = 0;
+    T bias[BN / 8][4];
+    if (!whole) {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t row = rows[e / 2], key = k0 + j * 8 + 2 * t4 + (e & 1);
+          const bool valid = row < d.seq && key < d.kv_len;
+          drops |= (uint32_t)(valid && gpu::attn_mask_drops(d, b, h, row, key)) << (4 * j + e);
+          bias[j][e] = valid && d.bias ? ((const T *)d.bias)[b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] +
+                                                               key * d.bias_st[3]]
+                                       : T();
+        }
+      }
+    }
     float s[BN / 8][4];  // scores: rows g, g + 8; keys 8j + 2 t4 (+1)
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
     F::scores(s, qf, ks, lane);
     float tmax[2] = {-INFINITY, -INFINITY};
-    if (plain && k0 >= whole_lo && k0 + BN <= whole_hi) {
+    if (whole) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
@@ -290,7 +311,9 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
           const int r = e / 2;
           const int64_t row = rows[r], key = k0 + j * 8 + 2 * t4 + (e & 1);
           const bool valid = row < d.seq && key < d.kv_len;
-          s[j][e] = valid ? gpu::attn_score<T>(d, a, s[j][e], b, h, row, row + a.past, key) : -INFINITY;
+          s[j][e] = valid ? gpu::attn_score_with(d, a, s[j][e], row + a.past, key, (drops >> (4 * j + e)) & 1u,
+                                                 gpu::ld(&bias[j][e], 0))
+                          : -INFINITY;
           tmax[r] = fmaxf(tmax[r], s[j][e]);
         }
       }

@@ -2156,12 +2156,13 @@ done:
  * replay; the rate counts 4 S L D multiply-adds per head (half under a
  * causal mask). */
 static void bench_attention(gpu_env *e) {
-  static const struct { const char *name; int64_t b, h, kh, s, d; int causal; } as[] = {
-      {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0},
-      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1},
-      {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1},
-      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1}};
-  printf("\nAttention (graph replay; us per run, TFLOPS)\n%-22s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
+  static const struct { const char *name; int64_t b, h, kh, s, d; int causal, mask; } as[] = {
+      {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0, 0},
+      {"BERT + mask [1,1,S,S] b1", 1, 12, 12, 128, 64, 0, 1}, {"BERT + mask [8,1,S,S] b8", 8, 12, 12, 128, 64, 0, 1},
+      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1, 0},
+      {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1, 0}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1, 0},
+      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1, 0}};
+  printf("\nAttention (graph replay; us per run, TFLOPS)\n%-26s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
          "fp32 us", "TFLOPS");
   for (size_t i = 0; i < sizeof as / sizeof as[0]; ++i) {
     double us[2], flops = 4.0 * (double)(as[i].b * as[i].h) * (double)(as[i].s * as[i].s) * (double)as[i].d;
@@ -2171,10 +2172,11 @@ static void bench_attention(gpu_env *e) {
       ir_graph *g = NULL;
       tg_begin(&t, k ? HD_DT_F32 : HD_DT_F16);
       attr a[] = {A_INT("is_causal", as[i].causal)};
-      int in[3] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
+      int in[4] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
                    tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
-                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f)};
-      tg_output(&t, tg_node(&t, "Attention", 23, in, 3, a, NA(a)));
+                   tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
+                   as[i].mask ? tg_const(&t, 4, D(as[i].b, 1, as[i].s, as[i].s), -1.f, 1.f) : -1};
+      tg_output(&t, tg_node(&t, "Attention", 23, in, as[i].mask ? 4 : 3, a, NA(a)));
       hd_status *st = tg_end(&t, 0, &g);
       us[k] = -1;
       if (st) {
@@ -2185,7 +2187,7 @@ static void bench_attention(gpu_env *e) {
       us[k] = time_graph(e, e->ctx_cap, g);
       ir_graph_free(g);
     }
-    printf("%-22s %10.1f %8.1f %10.1f %8.1f\n", as[i].name, us[0], flops / us[0] / 1e6, us[1], flops / us[1] / 1e6);
+    printf("%-26s %10.1f %8.1f %10.1f %8.1f\n", as[i].name, us[0], flops / us[0] / 1e6, us[1], flops / us[1] / 1e6);
   }
 }
 
