@@ -16,6 +16,8 @@ reused, else made). For each row, in one process:
   - the model's graph without its weights (OUT/NAME.skel.onnx: initializers
     over 1 KiB are external data in a file that is not written), to study
     the graph elsewhere.
+--precision fp16: our session with provider option precision=fp16 against
+torch's fp16 CUDA graph (issue 12's comparison) instead of fp32 against fp32.
 Writes OUT/NAME-bB.profile.txt (the tables) and prints them.
 """
 import argparse
@@ -135,6 +137,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-tx")
     ap.add_argument("--no-skeleton", action="store_true")
+    ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32",
+                    help="ours with precision=fp16 against torch's fp16 graph")
     a = ap.parse_args()
     import numpy as np
     import onnxruntime as ort
@@ -146,7 +150,9 @@ def main():
     for row in a.rows:
         name, b = row.split(":") if ":" in row else (row, "1")
         b = int(b)
-        lines = [f"# {name} batch {b} on {torch.cuda.get_device_name(0)}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
+        half = a.precision == "fp16"
+        opts = {"precision": "fp16"} if half else {}
+        lines = [f"# {name} batch {b}, {a.precision}, on {torch.cuda.get_device_name(0)}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
         m, example, exporter = tx_bench.build(name, torch)
         path = os.path.join(a.work, f"{name}.onnx")
         if not os.path.exists(path):
@@ -161,7 +167,7 @@ def main():
         ref = cpu.run(None, feeds)
         del cpu
         try:
-            ep = hdep.ep_session(ort, path, dev)
+            ep = hdep.ep_session(ort, path, dev, opts)
             got = ep.run(None, feeds)
             lines.append(f"ours vs CPU EP: {hdep.compare_str(hdep.compare(got[0], ref[0]))}")
             io, keep = tx_bench.device_io(ort, np, ep, feeds, [r.shape for r in ref])
@@ -173,8 +179,8 @@ def main():
         except Exception as e:
             lines.append(f"ours failed: {type(e).__name__}: {e}")
         try:
-            sp = os.path.join(a.work, f"steps-{name}-b{b}.json")
-            ep = hdep.ep_session(ort, path, dev, {"profile_file": sp})
+            sp = os.path.join(a.work, f"steps-{name}-b{b}-{a.precision}.json")
+            ep = hdep.ep_session(ort, path, dev, dict(opts, profile_file=sp))
             for _ in range(3):
                 ep.run(None, feeds)
             del ep  # the trace is written when the session goes
@@ -185,21 +191,24 @@ def main():
             fc = tx_bench.build(name, torch)[0]
             g = tx_bench.positional(torch, fc, list(example)).cuda()
             xs = [torch.from_numpy(v).cuda() for v in feeds.values()]
+            if half:
+                g = g.half()
+                xs = [x.half() if x.is_floating_point() else x for x in xs]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             graph, _ = hdep.torch_capture(torch, g, *xs)
             with torch.no_grad():
                 ms = hdep.time_fn(graph.replay, 30, 5, torch.cuda.synchronize)["median_ms"]
-                lines.append(f"torch fp32 graph: {ms:.3f} ms median of 30")
+                lines.append(f"torch {a.precision} graph: {ms:.3f} ms median of 30")
                 ks = profile_fn(torch, graph.replay, a.runs, "torch", a.work)
-                lines += table(f"torch fp32 CUDA graph ({name} b{b})", ks, a.runs)
+                lines += table(f"torch {a.precision} CUDA graph ({name} b{b})", ks, a.runs)
             torch.backends.cudnn.allow_tf32 = True
             del graph, g
             torch.cuda.empty_cache()
         except Exception as e:
             lines.append(f"torch failed: {type(e).__name__}: {e}")
         txt = "\n".join(lines) + "\n"
-        with open(os.path.join(a.out, f"{name}-b{b}.profile.txt"), "w") as fh:
+        with open(os.path.join(a.out, f"{name}-b{b}-{a.precision}.profile.txt"), "w") as fh:
             fh.write(txt)
         print(txt[:6000], flush=True)
     return 0

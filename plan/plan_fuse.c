@@ -219,12 +219,130 @@ static hd_status *fuse_matmul_bias(ir_graph *g, int ai, int *changed) {
 
 /* 3b. MatMul(A, B) -> Mul or Div by a scalar constant (attention's 1 /
  *     sqrt(d)): the MatMul's alpha. */
+static int is_float(int dtype) { return dtype == HD_DT_F32 || dtype == HD_DT_F16 || dtype == HD_DT_BF16; }
+
+static int one_element(const ir_value *v) {
+  for (int d = 0; d < v->rank; d++)
+    if (v->dims[d] != 1) return 0;
+  return v->rank >= 0;
+}
+
+/* Element i of a constant, as a double (NAN where it is none). */
+static double const_elem(const ir_value *c, int64_t i) {
+  if (!c->is_const || !c->data || i < 0 || (size_t)(i + 1) * hd_dtype_size(c->dtype) > c->nbytes) return NAN;
+  if (is_float(c->dtype)) return load_f(c->dtype, c->data, (size_t)i);
+  if (c->dtype == HD_DT_I64) return (double)((const int64_t *)c->data)[i];
+  if (c->dtype == HD_DT_I32) return (double)((const int32_t *)c->data)[i];
+  return NAN;
+}
+
+/* Producers static_scalar may visit for one value (torch's ViT scale: 20
+ * along a path of 14): a bound on the walk however the nodes share inputs. */
+#define PF_STATIC_BUDGET 256
+
+static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget);
+static double static_scalar(const ir_graph *g, int v, int *budget);
+
+/* Dim d of value v when the model compiles: static in its type, or set by
+ * the Reshape or Transpose that made v (exporters reshape with computed
+ * shapes, whose types then say nothing: Reshape(x, Concat(batch, 12, 197,
+ * 64)) has a static last dim all the same). NAN where unknown. */
+static double static_dim(const ir_graph *g, int v, int d, int *budget) {
+  const ir_value *val = &g->values[v];
+  if (--*budget < 0 || d < 0 || d >= val->rank) return NAN;
+  if (val->dims[d] >= 0) return (double)val->dims[d];
+  const ir_node *n = val->producer == IR_NONE ? NULL : &g->nodes[val->producer];
+  if (!n || n->dead || n->out[0] != v) return NAN;
+  if (n->kind == OP_TRANSPOSE) {
+    const op_copy *c = &OP_P(n)->copy;
+    return static_dim(g, n->in[0], c->has_axes ? c->axes[d] : val->rank - 1 - d, budget);
+  }
+  if (n->kind == OP_RESHAPE && n->nin >= 2) {
+    double e = static_vec_elem(g, n->in[1], d, budget);
+    return e > 0 ? e : NAN; /* 0 (copy) and -1 (inferred) are left unknown */
+  }
+  return NAN;
+}
+
+/* Element i of a 1-D int value known when the model compiles: a constant,
+ * Shape(x) where that dim of x is known, a Concat of such pieces, or one
+ * element static_scalar knows (Unsqueeze(Div(Gather(Shape(x), 2), 12))). */
+static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget) {
+  const ir_value *val = &g->values[v];
+  if (--*budget < 0 || val->rank != 1 || val->dims[0] < 0 || i < 0 || i >= val->dims[0]) return NAN;
+  if (val->is_const) return const_elem(val, i);
+  const ir_node *n = val->producer == IR_NONE ? NULL : &g->nodes[val->producer];
+  if (!n || n->dead || n->out[0] != v) return NAN;
+  if (n->kind == OP_SHAPE) {
+    const ir_value *x = &g->values[n->in[0]];
+    int64_t start = OP_P(n)->shape.start;
+    if (start < 0) start += x->rank;
+    return static_dim(g, n->in[0], (int)((start < 0 ? 0 : start) + i), budget);
+  }
+  if (n->kind != OP_SHAPE && n->kind != OP_CONCAT && val->dims[0] == 1) return static_scalar(g, v, budget);
+  if (n->kind == OP_CONCAT) {
+    for (int k = 0; k < n->nin; k++) {
+      const ir_value *piece = &g->values[n->in[k]];
+      if (piece->rank != 1 || piece->dims[0] < 0) return NAN;
+      if (i < piece->dims[0]) return static_vec_elem(g, n->in[k], i, budget);
+      i -= piece->dims[0];
+    }
+  }
+  return NAN;
+}
+
+/* A one-element value computed from constants and static dims, as
+ * exporters write attention's scale (torch: Sqrt(1 / Sqrt(Cast(Slice(
+ * Shape(q), -1))))), evaluated now; NAN where it is not such a value. The
+ * nodes stay: a plan computes them on the host, and they may have readers. */
+static double static_scalar(const ir_graph *g, int v, int *budget) {
+  const ir_value *val = &g->values[v];
+  if (--*budget < 0 || !one_element(val)) return NAN;
+  if (val->is_const) return const_elem(val, 0);
+  const ir_node *n = val->producer == IR_NONE ? NULL : &g->nodes[val->producer];
+  if (!n || n->dead || n->nin < 1 || n->out[0] != v) return NAN;
+  double a = NAN, b = NAN;
+  if (n->nin >= 1 && n->in[0] != IR_NONE) a = static_scalar(g, n->in[0], budget);
+  switch (n->kind) {
+    case OP_CAST: /* to an integer type, a fraction would truncate */
+      return is_float(val->dtype) || a == floor(a) ? a : NAN;
+    case OP_IDENTITY: case OP_RESHAPE: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_FLATTEN: return a;
+    case OP_SQRT: return a >= 0 ? sqrt(a) : NAN;
+    case OP_RECIPROCAL: return a != 0 ? 1.0 / a : NAN;
+    case OP_NEG: return -a;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+      if (n->nin != 2 || OP_P(n)->binary.act.kind != OP_ACT_NONE) return NAN;
+      b = static_scalar(g, n->in[1], budget);
+      if (n->kind == OP_ADD) return a + b;
+      if (n->kind == OP_SUB) return a - b;
+      if (n->kind == OP_MUL) return a * b;
+      if (b == 0) return NAN;
+      return is_float(val->dtype) ? a / b : trunc(a / b);
+    case OP_SHAPE: return static_vec_elem(g, v, 0, budget);
+    case OP_GATHER: { /* one element of a shape */
+      if (n->nin != 2 || OP_P(n)->gather.axis != 0) return NAN;
+      const ir_value *data = &g->values[n->in[0]];
+      double i = const_elem(&g->values[n->in[1]], 0);
+      if (data->rank != 1 || data->dims[0] < 0 || !isfinite(i)) return NAN;
+      return static_vec_elem(g, n->in[0], (int64_t)(i < 0 ? i + (double)data->dims[0] : i), budget);
+    }
+    case OP_SLICE: { /* Slice(shape, start, end) with one element out, step 1 */
+      const ir_value *data = &g->values[n->in[0]];
+      if (n->opset < 10 || n->nin < 3 || data->rank != 1 || data->dims[0] < 0) return NAN;
+      if (n->nin > 4 && n->in[4] != IR_NONE && const_elem(&g->values[n->in[4]], 0) != 1.0) return NAN;
+      double st = const_elem(&g->values[n->in[1]], 0);
+      if (!isfinite(st)) return NAN;
+      int64_t len = data->dims[0], i = st < 0 ? (int64_t)st + len : (int64_t)st;
+      return static_vec_elem(g, n->in[0], i < 0 ? 0 : i, budget);
+    }
+    default: return NAN;
+  }
+}
+
 double pf_scalar_of(const ir_graph *g, int v) {
-  const ir_value *c = &g->values[v];
-  if (!c->is_const || !c->data || (c->dtype != HD_DT_F32 && c->dtype != HD_DT_F16 && c->dtype != HD_DT_BF16) ||
-      ir_numel(c->rank, c->dims) != 1)
-    return NAN;
-  return load_f(c->dtype, c->data, 0);
+  if (v == IR_NONE || !is_float(g->values[v].dtype)) return NAN;
+  int budget = PF_STATIC_BUDGET;
+  return static_scalar(g, v, &budget);
 }
 
 static hd_status *fuse_matmul_scale(ir_graph *g, int si, int *changed) {
@@ -822,6 +940,25 @@ static hd_status *lower_all(ir_graph *g) {
   return lowered ? ir_graph_finalize(g) : NULL;
 }
 
+/* Nodes whose outputs nothing reads any more (the shape arithmetic of a
+ * scale a fusion took as a constant) go; backwards, so a chain goes whole. */
+static hd_status *drop_unread(ir_graph *g) {
+  int dropped = 0;
+  for (int i = g->nnodes - 1; i >= 0; i--) {
+    ir_node *n = &g->nodes[i];
+    int read = n->dead || n->nout == 0;
+    for (int k = 0; k < n->nout && !read; k++)
+      read = n->out[k] != IR_NONE && (g->values[n->out[k]].nuses > 0 || g->values[n->out[k]].graph_output != IR_NONE);
+    if (read) continue;
+    for (int k = 0; k < n->nin; k++)
+      if (n->in[k] != IR_NONE) g->values[n->in[k]].nuses--;
+    n->dead = 1;
+    n->kind = OP_UNKNOWN;
+    dropped = 1;
+  }
+  return dropped ? ir_graph_finalize(g) : NULL;
+}
+
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
   static const fuse_pass passes[] = {pf_fuse_squeeze_excite,
                                      fuse_gelu,           fuse_gelu_tanh,        fold_batchnorm,
@@ -843,5 +980,5 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
       }
     }
   }
-  return NULL;
+  return *nfused ? drop_unread(g) : NULL;
 }

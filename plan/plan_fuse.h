@@ -10,7 +10,9 @@ int pf_is_kind(const ir_node *n, op_kind k);
 ir_node *pf_sole_producer(ir_graph *g, int v);
 /* The node reading v if it is v's only reader and v leaves no partition, or IR_NONE. */
 int pf_sole_consumer(const ir_graph *g, int v);
-/* v's value when it is a one-element fp32/fp16 constant, else NaN. */
+/* v's value when it is a one-element float known as the model compiles: a
+ * constant, or computed from constants and static dims (an exporter's
+ * 1 / sqrt(head size) from Shape, Slice, Cast, Sqrt, Div); else NaN. */
 double pf_scalar_of(const ir_graph *g, int v);
 /* The shapes are equal at every run (static and equal, or the same symbols). */
 int pf_same_shape(const ir_value *a, const ir_value *b);

@@ -69,7 +69,12 @@ static float *run_ref(const ir_graph *g, const ir_shape *in, const float *x, siz
   float *y = NULL;
   UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
   UT_OK(be_graph_compile(m, ctx, g, &bg));
-  UT_OK(plan_create(g, in, NULL, &p));
+  /* shape arithmetic is computed on the host when the plan is built, as ep/ does */
+  uint8_t *fold = calloc((size_t)g->nnodes + 1, 1);
+  op_fold_closure(g, NULL, fold);
+  const plan_eval eval = {NULL, ref_step_run, fold};
+  UT_OK(plan_create(g, in, &eval, &p));
+  free(fold);
   if (bg && p) {
     UT_OK(be_plan_compile(m, bg, p, &bp));
     /* every output gets a buffer; output 0 is returned */
@@ -760,6 +765,47 @@ static int head_value(ir_graph *g, const char *name, int64_t last) {
   return value(g, name, 4, d);
 }
 
+/* sqrt(D) as torch's exporter computes it: Sqrt(Cast(Slice(Shape(r), -1))),
+ * r = Reshape(x, Concat(Slice(Shape(x), 0, 1), [3, 2, 8])), whose type has no
+ * dims (the shape is computed): the fusion reads D = 8 from the Concat. */
+static int sqrt_of_head_dim(ir_graph *g, int x) {
+  int64_t one[1] = {1}, three[1] = {3}, four[1] = {4};
+  int xs, first, shape, r, rs, last, lastf, root;
+  UT_OK(ir_graph_add_value(g, "x_shape", HD_DT_I64, 1, four, &xs));
+  UT_OK(ir_graph_add_value(g, "x_batch", HD_DT_I64, 1, one, &first));
+  UT_OK(ir_graph_add_value(g, "r_shape", HD_DT_I64, 1, four, &shape));
+  UT_OK(ir_graph_add_value(g, "r", HD_DT_F32, 4, (int64_t[4]){-1, -1, -1, -1}, &r));
+  UT_OK(ir_graph_add_value(g, "rs", HD_DT_I64, 1, four, &rs));
+  UT_OK(ir_graph_add_value(g, "d", HD_DT_I64, 1, one, &last));
+  lastf = value(g, "d_f", 1, one);
+  root = value(g, "sqrt_d", 1, one);
+  const int64_t zero_v = 0, one_v = 1, minus1 = -1, big = INT64_MAX, rest[3] = {3, 2, 8};
+  int c0, c1, cm1, cbig, crest;
+  UT_OK(ir_graph_add_value(g, "c0", HD_DT_I64, 1, one, &c0));
+  UT_OK(ir_value_set_data(g, c0, &zero_v, 8));
+  UT_OK(ir_graph_add_value(g, "c1", HD_DT_I64, 1, one, &c1));
+  UT_OK(ir_value_set_data(g, c1, &one_v, 8));
+  UT_OK(ir_graph_add_value(g, "cm1", HD_DT_I64, 1, one, &cm1));
+  UT_OK(ir_value_set_data(g, cm1, &minus1, 8));
+  UT_OK(ir_graph_add_value(g, "cbig", HD_DT_I64, 1, one, &cbig));
+  UT_OK(ir_value_set_data(g, cbig, &big, 8));
+  UT_OK(ir_graph_add_value(g, "crest", HD_DT_I64, 1, three, &crest));
+  UT_OK(ir_value_set_data(g, crest, rest, sizeof rest));
+  node(g, "Shape", 15, &x, 1, xs, NULL, 0);
+  int in_first[3] = {xs, c0, c1}, in_cat[2] = {first, crest}, in_r[2] = {x, shape}, in_last[3] = {rs, cm1, cbig};
+  node(g, "Slice", 13, in_first, 3, first, NULL, 0);
+  attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+  node(g, "Concat", 13, in_cat, 2, shape, axis0, 1);
+  node(g, "Reshape", 14, in_r, 2, r, NULL, 0);
+  node(g, "Shape", 15, &r, 1, rs, NULL, 0);
+  node(g, "Slice", 13, in_last, 3, last, NULL, 0);
+  attr to_f[] = {{.name = "to", .n = -1, .i = {HD_DT_F32}}};
+  node(g, "Cast", 19, &last, 1, lastf, to_f, 1);
+  node(g, "Sqrt", 13, &lastf, 1, root, NULL, 0);
+  return root;
+}
+
+static int attention_shape_scale; /* sqrt(D) from shapes (sqrt_of_head_dim), not a constant */
 static int attention_inverted;  /* Where(drop, fill, scores), GPT-2's form */
 static int attention_nan_guard; /* -inf fill, a row with every key masked, Where(IsNaN(p), 0, p) after the softmax */
 
@@ -777,7 +823,7 @@ static void build_attention(ir_graph *g) {
   node(g, "Mul", 14, in_q, 2, q, NULL, 0);
   int in_s[2] = {q, kt};
   node(g, "MatMul", 13, in_s, 2, s, NULL, 0);
-  int in_sd[2] = {s, const_value(g, "sqrt_d", 0, NULL, 3.2284f)};
+  int in_sd[2] = {s, attention_shape_scale ? sqrt_of_head_dim(g, x) : const_value(g, "sqrt_d", 0, NULL, 3.2284f)};
   node(g, "Div", 14, in_sd, 2, sd, NULL, 0);
   int keep;
   UT_OK(ir_graph_add_value(g, "causal", HD_DT_BOOL, 2, cd, &keep));
@@ -1003,6 +1049,9 @@ int main(void) {
   attention_nan_guard = 1;
   check_pass("attention (a row of -inf, where(isnan(p), 0, p))", build_attention, 3, &in_att, ir_attention);
   attention_nan_guard = 0;
+  attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
+  check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
+  attention_shape_scale = 0;
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
   ir_shape in_gt = {2, {4, 6}};
