@@ -95,10 +95,28 @@ static void move_axis(int rank, const int64_t *in, int from, int to, int64_t *ou
   for (int i = 0, k = 0; i < rank; i++) out[i] = i == to ? d : rest[k++];
 }
 
+/* skip broadcasts to x: its leading 1s broadcast, the rest is x's trailing dims */
+static int skip_fits(const ir_tensor *s, const ir_tensor *x) {
+  int lead = 0;
+  while (lead < s->rank - 1 && s->dims[lead] == 1) lead++;
+  int r = s->rank - lead;
+  if (r > x->rank) return 0;
+  for (int i = 0; i < r; i++)
+    if (s->dims[lead + i] != x->dims[x->rank - r + i]) return 0;
+  return 1;
+}
+
 static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   (void)g;
   op_norm *p = &pp->norm;
-  const ir_tensor *xs = &t[n->in[0]];
+  p->in_x = 0;
+  if (p->in_skip >= 0 && p->in_chan < 0 && t[n->in[p->in_skip]].rank == t[n->in[0]].rank &&
+      !skip_fits(&t[n->in[p->in_skip]], &t[n->in[0]]) &&
+      skip_fits(&t[n->in[0]], &t[n->in[p->in_skip]])) { /* x broadcasts to the skip: they trade places */
+    p->in_x = p->in_skip;
+    p->in_skip = 0;
+  }
+  const ir_tensor *xs = &t[n->in[p->in_x]];
   ir_tensor xl = *xs; /* the rows as the norm sees them: x, or x with in_chan moved last */
   const ir_tensor *x = &xl;
   int chans = p->in_chan >= 0 || p->out_chan >= 0;
@@ -119,16 +137,9 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s: input %d of %lld elements for rows of %lld", n->op_type, vecs[i],
                       (long long)ir_numel(v->rank, v->dims), (long long)cols);
   }
-  if (p->in_skip >= 0) { /* skip: x's trailing dims, broadcast over leading ones */
-    const ir_tensor *s = &t[n->in[p->in_skip]];
-    int lead = 0; /* skip's leading 1s broadcast; the rest is x's trailing dims */
-    while (lead < s->rank - 1 && s->dims[lead] == 1) lead++;
-    int r = s->rank - lead;
-    if (r > x->rank) return hd_error(HD_ERR_INVALID_ARG, "%s: skip of higher rank", n->op_type);
-    for (int i = 0; i < r; i++)
-      if (s->dims[lead + i] != x->dims[x->rank - r + i])
-        return hd_error(HD_ERR_INVALID_ARG, "%s: skip dims do not match the input's", n->op_type);
-  }
+  if (p->in_skip >= 0 && !skip_fits(&t[n->in[p->in_skip]], x))
+    return hd_error(HD_ERR_INVALID_ARG, "%s: skip dims do not match the input's (nor the input the skip's)",
+                    n->op_type);
   ir_tensor *y = &t[n->out[0]];
   y->rank = x->rank;
   memcpy(y->dims, x->dims, sizeof x->dims);

@@ -17,6 +17,10 @@ typedef struct op_norm {
   float epsilon;
   int rms;
   int in_skip, in_scale, in_bias, in_skip_bias;
+  /* The input holding x: 0, or the skip's position when a plan finds the
+   * skip the full-size addend (an Add fused with dims unknown until then:
+   * the two addends trade places, x + skip being the same sum). */
+  int in_x;
   int out_mean, out_inv, out_sum;
   /* Transposes fused into the norm (plan_fuse.c), -1 when none. in_chan:
    * the axis of input 0 that holds the normalised values: the norm reads

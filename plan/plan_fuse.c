@@ -698,6 +698,26 @@ static hd_status *fuse_input_activation(ir_graph *g, int mi, int *changed) {
   return NULL;
 }
 
+/* Dims that may be equal: the same static size or symbol, or both unknown. */
+static int may_equal(const ir_value *a, int i, const ir_value *b, int j) {
+  return ir_dims_equal(a, i, b, j) || (a->dims[i] < 0 && b->dims[j] < 0);
+}
+
+/* x + skip = s as the norm adds them: x has s's shape and skip broadcasts
+ * over leading dims, provably; or, where exporters' dims are unknown
+ * (BERT's residual adds), x and skip may each be s's shape: the plan
+ * then checks the dims it sees, and x and skip trade places where skip is
+ * the full-size one (ops/norm.c). */
+static int skip_addends(const ir_value *x, const ir_value *skip, const ir_value *s) {
+  if (skip->rank < 1 || skip->rank > s->rank || x->rank != s->rank) return 0;
+  int proven = pf_same_shape(x, s), maybe = skip->rank == s->rank;
+  for (int i = 1; i <= skip->rank; i++) {
+    proven = proven && ir_dims_equal(skip, skip->rank - i, s, s->rank - i);
+    maybe = maybe && may_equal(skip, skip->rank - i, s, s->rank - i) && may_equal(x, x->rank - i, s, s->rank - i);
+  }
+  return proven || maybe;
+}
+
 /* 5. Add(a, b) -> LayerNormalization: the norm adds them itself (a skip
  *    input); when the sum has other readers the norm writes it too. */
 static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
@@ -710,9 +730,9 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   ir_node *add = &g->nodes[ap];
   if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
   const ir_value *a = &g->values[add->in[0]], *b = &g->values[add->in[1]], *s = &g->values[sum];
-  if (!pf_same_shape(a, s) || a->dtype != b->dtype || b->rank < 1 || b->rank > s->rank) return NULL;
-  for (int i = 1; i <= b->rank; i++) /* b: x's trailing dims (the skip may broadcast over leading ones) */
-    if (!ir_dims_equal(b, b->rank - i, s, s->rank - i)) return NULL;
+  if (a->dtype != b->dtype) return NULL;
+  int x_side = skip_addends(a, b, s) ? 0 : skip_addends(b, a, s) ? 1 : -1;
+  if (x_side < 0) return NULL;
   int keep_sum = g->values[sum].nuses > 1 || g->values[sum].graph_output != IR_NONE;
   /* the norm now makes the sum: its other readers must come after it */
   for (int i = ap + 1; i < ni && keep_sum; i++)
@@ -723,8 +743,8 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_add_norm: out of host memory");
   ln->in = in;
   for (int k = ln->nin; k < nin; k++) ln->in[k] = IR_NONE;
-  ln->in[0] = add->in[0];
-  ln->in[nin] = add->in[1];
+  ln->in[0] = add->in[x_side];
+  ln->in[nin] = add->in[1 - x_side];
   ln->nin = nin + 1;
   q->in_skip = nin;
   if (keep_sum) {

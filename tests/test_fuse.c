@@ -488,6 +488,39 @@ static void ir_add_norm(const ir_graph *g) {
   UT_CHECK(norms == 1);
 }
 
+/* LayerNormalization(Add(a, r)) with the dims unknown as exporters leave
+ * them (no symbols): a = ReduceMean(x, axis 0) is [1, 3, 8] at run time, r =
+ * Relu(x) [N, 3, 8]. Fused all the same; the plan finds which addend is
+ * the full-size one: with a first, a and r trade places there. */
+static int add_norm_small_first;
+
+static void build_add_norm_unknown(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 8}, ud[3] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC}, bd[1] = {8};
+  int x = value(g, "x", 3, xd), a = value(g, "a", 3, ud), r = value(g, "r", 3, ud), s = value(g, "s", 3, ud);
+  int l = value(g, "l", 3, ud);
+  attr mean_attrs[] = {{.name = "axes", .n = 1, .i = {0}}, {.name = "keepdims", .n = -1, .i = {1}}};
+  node(g, "ReduceMean", 13, &x, 1, a, mean_attrs, 2);
+  node(g, "Relu", 14, &x, 1, r, NULL, 0);
+  int in_s[2] = {add_norm_small_first ? a : r, add_norm_small_first ? r : a};
+  node(g, "Add", 14, in_s, 2, s, NULL, 0);
+  int in_l[3] = {s, const_value(g, "scale", 1, bd, 1.0f), const_value(g, "beta", 1, bd, 0.1f)};
+  node(g, "LayerNormalization", 17, in_l, 3, l, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &l, 1));
+}
+
+static void ir_add_norm_unknown(const ir_graph *g) {
+  int norms = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    const op_norm *q = &OP_P(n)->norm;
+    UT_CHECK(q->in_skip >= 0 && q->in_x == 0 && n->nin > q->in_skip);
+    UT_CHECK(n->in[0] == ir_graph_find_value(g, add_norm_small_first ? "a" : "r"));
+  }
+  UT_CHECK(norms == 1);
+}
+
 /* x[N,6] -> MatMul(w) -> Div(4) -> Mul(0.5 on the left) -> y: alpha 1/8. */
 static void build_matmul_scale(ir_graph *g) {
   int64_t xd[2] = {IR_DIM_DYNAMIC, 6}, wd[2] = {6, 8}, yd[2] = {IR_DIM_DYNAMIC, 8};
@@ -1041,6 +1074,11 @@ int main(void) {
   check_pass("matmul+bias*gamma", build_layer_scale, 1, &in36, ir_layer_scale);
   ir_shape in38 = {3, {2, 3, 8}};
   check_pass("matmul+bias, add+layernorm", build_add_norm, 3, &in38, ir_add_norm);
+  check_pass("add+layernorm, dims unknown", build_add_norm_unknown, 3, &in38, ir_add_norm_unknown);
+  add_norm_small_first = 1; /* the plan swaps the addends */
+  check_pass("add+layernorm, dims unknown, the broadcast addend first", build_add_norm_unknown, 3, &in38,
+             ir_add_norm_unknown);
+  add_norm_small_first = 0;
   ir_shape in_att = {4, {2, 3, 2, 8}};
   check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);
   attention_inverted = 1;

@@ -19,7 +19,7 @@ static hd_status *norm_support(be_context *c, const ir_graph *g, const ir_node *
 static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
-  const ir_tensor *xt = gb_t(bp, n->in[0]);
+  const ir_tensor *xt = gb_t(bp, n->in[p->in_x]);
   int64_t cols = p->in_chan >= 0 ? xt->dims[p->in_chan] : ir_numel(xt->rank - p->axis, xt->dims + p->axis);
   gpu_norm_desc d = {.rows = p->in_chan >= 0 ? (cols ? ir_numel(xt->rank, xt->dims) / cols : 0)
                                              : ir_numel(p->axis, xt->dims),
@@ -44,7 +44,7 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   if (d.x_inner == 1) d.x_inner = 0;
   if (d.y_inner == 1) d.y_inner = 0;
   if (p->in_skip >= 0) d.skip_n = ir_numel(gb_t(bp, n->in[p->in_skip])->rank, gb_t(bp, n->in[p->in_skip])->dims);
-  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
+  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[p->in_x], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
   return NULL;
 }
 

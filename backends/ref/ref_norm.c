@@ -31,9 +31,9 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const op_norm *q = &OP_P(s)->norm;
-  const ir_tensor *xt = &p->t[n->in[0]];
+  const ir_tensor *xt = &p->t[n->in[q->in_x]];
   norm_row w = {.dt = xt->dtype,
-                .x = ir_tensor_addr(p, n->in[0], b),
+                .x = ir_tensor_addr(p, n->in[q->in_x], b),
                 .skip = ir_input_addr(p, n, q->in_skip, b),
                 .sbias = ir_input_addr(p, n, q->in_skip_bias, b),
                 .cols = ir_numel(xt->rank - q->axis, xt->dims + q->axis),
