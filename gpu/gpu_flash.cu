@@ -111,7 +111,7 @@ template <typename T, int D>
 struct frags {
   typedef uint16_t E;
   static constexpr int BN = D <= 64 ? 64 : 32;  // keys a tile (two stages of K and V fit in 48 KB)
-  static constexpr int LDK = D + 8, LDV = D + 8, KQ = D / 16;
+  static constexpr int LDK = D + 8, LDV = D + 8, KQ = D / 16, LDKT = BN + 8;
 
   __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
 #pragma unroll
@@ -124,6 +124,19 @@ struct frags {
       for (int j = 0; j < BN / 16; ++j) {  // keys 16j .. 16j + 15: two 8-key tiles from one ldmatrix
         uint32_t kf[4];
         ldmatrix_x4(kf, ks + (j * 16 + (lane / 16) * 8 + lane % 8) * LDK + kk * 16 + ((lane / 8) % 2) * 8);
+        mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
+        mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
+      }
+    }
+  }
+  // the same from K stored transposed (kts: D rows of BN keys), read as V is
+  __device__ static void scores_t(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *kts, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < KQ; ++kk) {
+#pragma unroll
+      for (int j = 0; j < BN / 16; ++j) {
+        uint32_t kf[4];
+        ldmatrix_x4_trans(kf, kts + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDKT + j * 16 + (lane / 16) * 8);
         mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
         mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
       }
@@ -154,7 +167,7 @@ struct frags {
 template <int D>
 struct frags<float, D> {
   typedef float E;
-  static constexpr int BN = 32, LDK = D + 4, LDV = D + 8, KQ = D / 8;
+  static constexpr int BN = 32, LDK = D + 4, LDV = D + 8, KQ = D / 8, LDKT = BN + 8;
 
   __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
     const E *r = qs + (w * 16 + lane / 4) * LDK + lane % 4;
@@ -170,6 +183,16 @@ struct frags<float, D> {
       const E *r = ks + (j * 8 + lane / 4) * LDK + lane % 4;
 #pragma unroll
       for (int kk = 0; kk < KQ; ++kk) mma_tf32(s[j], qf[kk], tf32(r[kk * 8]), tf32(r[kk * 8 + 4]));
+    }
+  }
+  // K stored transposed (kts: D rows of BN keys, pitched 8 words past 32
+  // banks: a warp's 8 keys by 4 dims hit 32 banks)
+  __device__ static void scores_t(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *kts, int lane) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const E *r = kts + (lane % 4) * LDKT + j * 8 + lane / 4;
+#pragma unroll
+      for (int kk = 0; kk < KQ; ++kk) mma_tf32(s[j], qf[kk], tf32(r[kk * 8 * LDKT]), tf32(r[(kk * 8 + 4) * LDKT]));
     }
   }
   __device__ static void accumulate(float o[D / 8][4], const float s[BN / 8][4], const E *vs, int lane) {
@@ -207,6 +230,23 @@ __device__ __forceinline__ void load_rows(E *sm, int ld, const E *src, int64_t b
   }
 }
 
+// K stored transposed: its D rows (pitch apart) of keys [k0, k0 + BN) into
+// sm (pitch ld), keys at or past lim zero-filled, 16 bytes a thread at a
+// time without waiting
+template <typename E, int D, int BN, int W>
+__device__ __forceinline__ void load_cols(E *sm, int ld, const E *src, int64_t base, int64_t pitch, int64_t k0,
+                                          int64_t lim) {
+  constexpr int per = 16 / sizeof(E), chunks = BN / per;
+  for (int c = threadIdx.x; c < D * chunks; c += 32 * W) {
+    const int r = c / chunks, col = (c % chunks) * per;
+    const int64_t left = lim - (k0 + col);
+    const int bytes = left >= per ? 16 : left > 0 ? (int)left * (int)sizeof(E) : 0;
+    const E *from = src + (bytes ? base + r * pitch + k0 + col : 0);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(sm + r * ld + col)), "l"(from),
+                 "r"(bytes));
+  }
+}
+
 __device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int N>
@@ -221,7 +261,9 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   typedef frags<T, D> F;
   typedef typename F::E E;
-  constexpr int kRows = 16 * W, BN = F::BN, STAGE = BN * (F::LDK + F::LDV);
+  // a stage: the K tile (keys by D, or D by keys when K is stored transposed), then V's
+  constexpr int kRows = 16 * W, BN = F::BN, KELEMS = BN * F::LDK > D * F::LDKT ? BN * F::LDK : D * F::LDKT,
+                STAGE = KELEMS + BN * F::LDV;
   static_assert(kRows * F::LDK <= STAGE, "the Q tile is staged in a K/V stage");
   // two stages of K and V tiles: the next tile loads while this one is used (Q is staged in the second)
   __shared__ __align__(16) E sm[2 * STAGE];
@@ -234,9 +276,13 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   const E *Q = (const E *)d.q, *K = (const E *)d.k, *V = (const E *)d.v;
   const int64_t kbase = d.k_off + b * d.k_st[0] + kh * d.k_st[1], vbase = d.v_off + b * d.v_st[0] + kh * d.v_st[1];
   // keys from klim on load as zeros: a cache's unwritten rows may hold inf or NaN bits, and 0 * inf is NaN
+  const bool kt = d.k_st[3] != 1;  // K stored transposed: keys contiguous (flash_takes saw k_st[2] == 1)
   const auto load_kv = [&](int64_t k0, E *stage) {
-    load_rows<E, D, W>(stage, F::LDK, K, kbase, d.k_st[2], k0, BN, a.klim);
-    load_rows<E, D, W>(stage + BN * F::LDK, F::LDV, V, vbase, d.v_st[2], k0, BN, a.klim);
+    if (kt)
+      load_cols<E, D, BN, W>(stage, F::LDKT, K, kbase, d.k_st[3], k0, a.klim);
+    else
+      load_rows<E, D, W>(stage, F::LDK, K, kbase, d.k_st[2], k0, BN, a.klim);
+    load_rows<E, D, W>(stage + KELEMS, F::LDV, V, vbase, d.v_st[2], k0, BN, a.klim);
     commit_loads();
   };
   load_rows<E, D, W>(sm + STAGE, F::LDK, Q, d.q_off + b * d.q_st[0] + h * d.q_st[1], d.q_st[2], row0, kRows, d.seq);
@@ -265,7 +311,7 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
       wait_loads<0>();
     }
     __syncthreads();  // this stage's tile is in
-    const E *ks = sm + stage * STAGE, *vs = ks + BN * F::LDK;
+    const E *ks = sm + stage * STAGE, *vs = ks + KELEMS;
     // a tile some row sees part of: this lane's mask verdicts (bits 4 j + e)
     // and biases (in the element type: fewer registers) are read first,
     // every load in flight at once and under the products (waited on one
@@ -290,7 +336,10 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     float s[BN / 8][4];  // scores: rows g, g + 8; keys 8j + 2 t4 (+1)
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-    F::scores(s, qf, ks, lane);
+    if (kt)
+      F::scores_t(s, qf, ks, lane);
+    else
+      F::scores(s, qf, ks, lane);
     float tmax[2] = {-INFINITY, -INFINITY};
     if (whole) {
 #pragma unroll
@@ -373,9 +422,12 @@ bool flash_built() {
   return ok;
 }
 
-// rows of unit-stride elements starting on 16 bytes (n elements)
-bool aligned16(const void *p, int64_t off, const int64_t st[4], int64_t n) {
-  return ((uintptr_t)p % 16) == 0 && off % n == 0 && st[0] % n == 0 && st[1] % n == 0 && st[2] % n == 0 && st[3] == 1;
+// rows of unit-stride elements starting on 16 bytes (n elements); with
+// inner 2, unit-stride keys (K stored transposed)
+bool aligned16(const void *p, int64_t off, const int64_t st[4], int64_t n, int inner = 3) {
+  for (int i = 0; i < 4; ++i)
+    if (i != inner && st[i] % n != 0) return false;
+  return ((uintptr_t)p % 16) == 0 && off % n == 0 && st[inner] == 1;
 }
 
 template <typename T, int D, int W>
@@ -406,7 +458,8 @@ bool flash_takes(const gpu_attn_desc *d) {
   return flash_built<T>() && d->batch > 0 && d->heads > 0 && d->seq >= 16 && d->kv_len > 0 && !d->fold &&
          d->split <= 1 && d->v_dim == d->head_dim && d->kv_heads >= 1 && d->heads % d->kv_heads == 0 &&
          d->heads <= 65535 && d->batch <= 65535 && aligned16(d->q, d->q_off, d->q_st, n) &&
-         aligned16(d->k, d->k_off, d->k_st, n) && aligned16(d->v, d->v_off, d->v_st, n);
+         (aligned16(d->k, d->k_off, d->k_st, n) || aligned16(d->k, d->k_off, d->k_st, n, 2)) &&
+         aligned16(d->v, d->v_off, d->v_st, n);
 }
 
 template <typename T>

@@ -94,12 +94,14 @@ static int scores_side(ir_graph *g, const ir_node *n) {
   return -1;
 }
 
-/* Dims that may be equal: the same static size or symbol, or both unknown
- * (exporters' Q, K and V dims come from one input, but ORT may name them
- * apart). The Attention's infer checks them at every plan's shapes and
- * fails with a clear error where a MatMul would have broadcast. */
+/* Dims that may be equal: the same static size or symbol, or either one
+ * unknown (exporters' Q, K and V dims come from one input, but ORT may
+ * name them apart, or know them on one side only: GPT-2's K^T through a
+ * Reshape of computed shape). The Attention's infer checks them at every
+ * plan's shapes and fails with a clear error where a MatMul would have
+ * broadcast. */
 static int same_dim(const ir_value *a, int i, const ir_value *b, int j) {
-  return ir_dims_equal(a, i, b, j) || (a->dims[i] < 0 && b->dims[j] < 0);
+  return ir_dims_equal(a, i, b, j) || a->dims[i] < 0 || b->dims[j] < 0;
 }
 
 /* A mask or bias that broadcasts to the scores s without growing them. */

@@ -887,6 +887,18 @@ static void b_attn_d128_cross(tg *t) {
   tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
 }
 
+/* attention written out with K^T stored (GPT-2's export: keys contiguous) and an additive mask, fused
+ * into one Attention whose K the flash kernel reads transposed; keys past whole tiles */
+static void b_attn_kt_bias(tg *t) {
+  attr ax[] = {A_INT("axis", -1)};
+  int q = tg_input(t, 4, D(2, 4, 130, 64)), kt = tg_input(t, 4, D(2, 4, 64, 136)), v = tg_input(t, 4, D(2, 4, 136, 64));
+  int in_s[2] = {q, kt};
+  int in_b[2] = {tg_node(t, "MatMul", 13, in_s, 2, NULL, 0), tg_const(t, 4, D(1, 1, 130, 136), -2.f, 1.f)};
+  int p = tg_node(t, "Softmax", 13, (int[1]){tg_node(t, "Add", 14, in_b, 2, NULL, 0)}, 1, ax, NA(ax));
+  int in_o[2] = {p, v};
+  tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -974,6 +986,7 @@ static const op_case attn_cases[] = {
     {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
     {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
+    {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
 };
 
 static void test_attention(gpu_env *e, const char *filter) {
