@@ -51,7 +51,7 @@ function(hh_model_test m v fixture timeout labels)
     COMMAND ${CMAKE_COMMAND}
             -DRUN=$<TARGET_FILE:hipdnn-ep-run>
             -DMODEL=${HH_MODELS_DIR}/${m}.onnx
-            -DJSON=${HH_MODELS_DIR}/${m}-ort${v}.run.json
+            -DJSON=${HH_MODELS_DIR}/${m}${hh_model_suffix}-ort${v}.run.json
             -DBACKEND=ref ${ARGN}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/models/check_model.cmake)
   set_tests_properties(${name} PROPERTIES
