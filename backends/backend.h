@@ -78,7 +78,6 @@ typedef enum be_algo_search {
 
 typedef struct be_options {
   int use_tf32;               /* fp32 convolutions and matmuls may use TF32 */
-  int prefer_nhwc;
   be_algo_search algo_search;
   size_t workspace_limit;     /* bytes a plan may ask for; 0 = no limit */
   /* GPU graph capture: a plan's launches are captured into one graph on its

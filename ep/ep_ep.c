@@ -169,7 +169,8 @@ static hd_status *io_names(const OrtNode *node, int outputs, const char ***names
   return st;
 }
 
-/* plan_precision's question to the backend, for a node in half precision. */
+/* plan_precision's and plan_layout's question to the backend: node as it
+ * would be changed. */
 static hd_status *precision_supports(void *ctx, const ir_graph *g, int node) {
   ep_ep *ep = ctx;
   return be_supports_node(ep->dev->be, ep->ctx, g, node);
@@ -199,6 +200,14 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
     if (!st)
       HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) in %s, %d kept in fp32, %d cast(s) added, %d constant(s) converted",
              name, rep.half_nodes, hd_dtype_name(ep->opts.precision), rep.f32_nodes, rep.casts, rep.consts);
+  }
+  if (!st && ep->opts.layout != PLAN_LAYOUT_NEVER) {
+    plan_support sup = {ep, precision_supports};
+    plan_layout_report rep;
+    st = plan_layout(eg.g, ep->opts.layout, &sup, &rep);
+    if (!st && rep.convs)
+      HD_LOG(HD_LOG_VERBOSE, "'%s': channels last %s: %d conv(s) can, %d Transpose(s) needed; %d node(s), %d constant(s) permuted",
+             name, rep.applied ? "applied" : "not applied", rep.convs, rep.transposes, rep.nodes, rep.consts);
   }
   if (!st) st = ep_kernel_create(ep, name, &eg, out);
   ep_graph_free(&eg);

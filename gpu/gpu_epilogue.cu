@@ -10,8 +10,10 @@
 
 namespace {
 
-// V divides inner, so the V elements of one thread share a plane (channel).
-template <typename T, int V>
+// V divides inner, so the V elements of one thread share a plane (channel);
+// or, channels last (LAST: planes of one element), V divides the channels
+// and the V elements are V consecutive channels.
+template <typename T, int V, bool LAST>
 __global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu::divider inner,
                                 gpu::divider channels, int c0, int act, float a, float b) {
   gpu::wait_prior();
@@ -19,22 +21,26 @@ __global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nvec; k += step) {
     const int i = (int)k * V;  // 32-bit index math; a 32-bit counter could wrap on k + step
-    float b0 = 0.f;
+    float bv[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) bv[k] = 0.f;
     if (bias) {
-      const int plane = c0 + gpu::div(i, inner);
-      b0 = gpu::ld(bias, plane - gpu::div(plane, channels) * (int)channels.d);
+      const int plane = c0 + (LAST ? i : gpu::div(i, inner));
+      const int c = plane - gpu::div(plane, channels) * (int)channels.d;
+#pragma unroll
+      for (int k = 0; k < V; ++k) bv[k] = gpu::ld(bias, LAST ? c + k : c);
     }
     float v[V], r[V];
     gpu::ldv<V>(y, i, v);
     if (res) gpu::ldv<V>(res, i, r);
 #pragma unroll
-    for (int k = 0; k < V; ++k) v[k] = gpu::act(act, v[k] + b0 + (res ? r[k] : 0.f), a, b);
+    for (int k = 0; k < V; ++k) v[k] = gpu::act(act, v[k] + bv[k] + (res ? r[k] : 0.f), a, b);
     gpu::stv<V>(y, i, v);
   }
 }
 
 // Launches over whole planes, as many per launch as keep indices 32-bit.
-template <typename T, int V>
+template <typename T, int V, bool LAST>
 int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, int64_t inner,
                int act, float a, float b, gpuStream_t s) {
   const int threads = 256;
@@ -44,7 +50,7 @@ int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, i
   for (int64_t p0 = 0; p0 < planes; p0 += chunk) {
     const int64_t np = planes - p0 < chunk ? planes - p0 : chunk, off = p0 * inner;
     const int nvec = (int)(np * inner / V);
-    gpu::launch(epilogue_kernel<T, V>, gpu::blocks_for(nvec, threads), threads, 0, s, y + off, bias,
+    gpu::launch(epilogue_kernel<T, V, LAST>, gpu::blocks_for(nvec, threads), threads, 0, s, y + off, bias,
                 res ? res + off : nullptr, nvec, gpu::make_divider((unsigned)inner),
                 gpu::make_divider((unsigned)channels), (int)(p0 % channels), act, a, b);
     if (int e = gpu::last_error()) return e;
@@ -55,12 +61,15 @@ int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, i
 template <typename T>
 int launch(void *y, const void *bias, const void *res, int64_t n, int64_t channels, int64_t inner,
            int act, float a, float b, gpuStream_t s) {
-  const bool vec = inner % 4 == 0 && (uintptr_t)y % 16 == 0 && (uintptr_t)res % 16 == 0;
-  if (vec)
-    return launch_vec<T, 4>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
-                            b, s);
-  return launch_vec<T, 1>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a, b,
-                          s);
+  const bool aligned = (uintptr_t)y % 16 == 0 && (uintptr_t)res % 16 == 0;
+  if (aligned && inner % 4 == 0)
+    return launch_vec<T, 4, false>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
+                                   b, s);
+  if (aligned && inner == 1 && channels % 4 == 0)
+    return launch_vec<T, 4, true>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
+                                  b, s);
+  return launch_vec<T, 1, false>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a, b,
+                                 s);
 }
 
 }  // namespace

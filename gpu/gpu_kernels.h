@@ -161,6 +161,10 @@ typedef struct gpu_pool_desc {
   int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
 } gpu_pool_desc;
 int gpu_pool(const void *x, void *y, int dtype, int64_t nc, const gpu_pool_desc *d, void *stream);
+/* The same windows over n images stored channels last, [n, spatial..., c]
+ * (a global pool: the whole input as the window). */
+int gpu_pool_channels_last(const void *x, void *y, int dtype, int64_t n, int64_t c, const gpu_pool_desc *d,
+                           void *stream);
 /* Global pooling: rows of len elements each reduced to one (max or mean). */
 int gpu_global_pool(const void *x, void *y, int dtype, int64_t rows, int64_t len, int is_max,
                     void *stream);

@@ -102,6 +102,11 @@ hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name,
  * failed allocation leaves the record short). Call before gone's name is
  * freed or overwritten. */
 void ir_node_absorb(ir_node *into, const ir_node *gone);
+/* Moves the nodes appended since node `first` into place: appended node k
+ * right after node after[k] (< first), or before every node when after[k]
+ * is IR_NONE; nodes placed after the same node keep their order. For
+ * passes that add nodes behind their inputs' producers. */
+hd_status *ir_graph_place_appended(ir_graph *g, int first, const int *after);
 hd_status *ir_graph_set_io(ir_graph *g, const int *inputs, int ninputs, const int *outputs,
                            int noutputs);
 /* Recomputes producers, use counts and graph io indices; checks topological order. */

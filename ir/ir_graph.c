@@ -189,6 +189,30 @@ hd_status *ir_graph_insert_node(ir_graph *g, int at, int kind, const char *name,
   return NULL;
 }
 
+hd_status *ir_graph_place_appended(ir_graph *g, int first, const int *after) {
+  int n = g->nnodes - first;
+  if (first < 0 || n < 0) return hd_error(HD_ERR_INTERNAL, "ir: nodes from %d of %d placed", first, g->nnodes);
+  if (!n) return NULL;
+  ir_node *order = malloc(sizeof *order * (size_t)g->nnodes);
+  if (!order) return hd_error(HD_ERR_OUT_OF_MEMORY, "ir: out of host memory");
+  int w = 0;
+  for (int k = 0; k < n; k++)
+    if (after[k] == IR_NONE) order[w++] = g->nodes[first + k];
+  for (int i = 0; i < first; i++) {
+    order[w++] = g->nodes[i];
+    for (int k = 0; k < n; k++)
+      if (after[k] == i) order[w++] = g->nodes[first + k];
+  }
+  if (w != g->nnodes) {
+    free(order);
+    return hd_error(HD_ERR_INTERNAL, "ir: a placed node follows no node");
+  }
+  free(g->nodes);
+  g->nodes = order;
+  g->cap_nodes = g->nnodes;
+  return NULL;
+}
+
 static hd_status *copy_ints(int **dst, int *ndst, const int *src, int n) {
   free(*dst);
   *dst = malloc(sizeof(int) * (size_t)(n ? n : 1));

@@ -36,22 +36,23 @@ static hd_status *bn_check(const ir_graph *g, const ir_node *n) {
     if (!op_is_float(v->dtype))
       return hd_error(HD_ERR_NOT_SUPPORTED, "BatchNormalization parameter of type %s", hd_dtype_name(v->dtype));
     if (v->rank != 1) return hd_error(HD_ERR_NOT_SUPPORTED, "BatchNormalization parameter of rank %d", v->rank);
-    if (v->dims[0] >= 0 && x->dims[1] >= 0 && v->dims[0] != x->dims[1])
+    int64_t ch = x->dims[OP_P(n)->batchnorm.channels_last ? x->rank - 1 : 1];
+    if (v->dims[0] >= 0 && ch >= 0 && v->dims[0] != ch)
       return hd_error(HD_ERR_INVALID_ARG, "BatchNormalization parameter %d has %lld values for %lld channels", k,
-                      (long long)v->dims[0], (long long)x->dims[1]);
+                      (long long)v->dims[0], (long long)ch);
   }
   return NULL;
 }
 
 static hd_status *bn_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *p) {
   (void)g;
-  (void)p;
   const ir_tensor *x = &t[n->in[0]];
+  int64_t ch = x->dims[p->batchnorm.channels_last ? x->rank - 1 : 1];
   for (int k = 1; k < 5; k++) {
     const ir_tensor *v = &t[n->in[k]];
-    if (v->rank != 1 || v->dims[0] != x->dims[1])
+    if (v->rank != 1 || v->dims[0] != ch)
       return hd_error(HD_ERR_INVALID_ARG, "BatchNormalization parameter %d must have shape [%lld]", k,
-                      (long long)x->dims[1]);
+                      (long long)ch);
   }
   ir_tensor *y = &t[n->out[0]];
   y->rank = x->rank;

@@ -11,6 +11,7 @@ OP_FAMILY(batchnorm, op_batchnorm, BATCHNORM)
 typedef struct op_batchnorm {
   float epsilon;
   op_act act;
+  int channels_last; /* set by plan_layout: the channel is X's last dim */
 } op_batchnorm;
 
 #endif

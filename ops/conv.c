@@ -102,12 +102,14 @@ static hd_status *conv_check(const ir_graph *g, const ir_node *n) {
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s with B of another type", op);
   if (x->rank != c->nspatial + 2 || w->rank != c->nspatial + 2)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s with unknown or mismatched ranks", op);
-  if (c->transpose) return convt_check(x, w, c);
-  if (w->dims[1] == 0) /* no input channels: the output is the bias alone */
+  if (c->transpose) return c->channels_last ? hd_error(HD_ERR_NOT_SUPPORTED, "ConvTranspose channels last")
+                                            : convt_check(x, w, c);
+  int ca = c->channels_last ? x->rank - 1 : 1; /* the channel axis of X and W */
+  if (w->dims[ca] == 0) /* no input channels: the output is the bias alone */
     return hd_error(HD_ERR_NOT_SUPPORTED, "Conv with W of 0 input channels");
-  if (x->dims[1] >= 0 && w->dims[1] >= 0 && w->dims[1] * c->group != x->dims[1])
+  if (x->dims[ca] >= 0 && w->dims[ca] >= 0 && w->dims[ca] * c->group != x->dims[ca])
     return hd_error(HD_ERR_INVALID_ARG, "Conv: W has %lld input channels x %lld groups, X has %lld",
-                    (long long)w->dims[1], (long long)c->group, (long long)x->dims[1]);
+                    (long long)w->dims[ca], (long long)c->group, (long long)x->dims[ca]);
   if (w->dims[0] >= 0 && w->dims[0] % c->group != 0)
     return hd_error(HD_ERR_INVALID_ARG, "Conv: %lld output channels not divisible by group %lld",
                     (long long)w->dims[0], (long long)c->group);
@@ -166,6 +168,10 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   int ns = c->nspatial;
   if (x->rank != ns + 2 || w->rank != ns + 2)
     return hd_error(HD_ERR_INVALID_ARG, "%s: X rank %d and W rank %d, expected %d", op, x->rank, w->rank, ns + 2);
+  if (c->channels_last && c->transpose)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: channels last", op);
+  /* channel axis and first spatial axis, of X, W and Y alike */
+  int ca = c->channels_last ? ns + 1 : 1, s0 = c->channels_last ? 1 : 2;
   int64_t m; /* output channels */
   if (c->transpose) { /* W [C, M / group, k...] */
     if (w->dims[0] != x->dims[1] || x->dims[1] % c->group != 0)
@@ -173,10 +179,10 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
                       (long long)w->dims[0], (long long)c->group);
     m = w->dims[1] * c->group;
     if (m > HD_MAX_NUMEL) return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %lld output channels", op, (long long)m);
-  } else { /* W [M, C / group, k...] */
-    if (w->dims[1] * c->group != x->dims[1])
+  } else { /* W [M, C / group, k...], or [M, k..., C / group] */
+    if (w->dims[ca] * c->group != x->dims[ca])
       return hd_error(HD_ERR_INVALID_ARG, "%s: X has %lld channels, W expects %lld x group %lld", op,
-                      (long long)x->dims[1], (long long)w->dims[1], (long long)c->group);
+                      (long long)x->dims[ca], (long long)w->dims[ca], (long long)c->group);
     if (w->dims[0] % c->group != 0)
       return hd_error(HD_ERR_INVALID_ARG, "%s: output channels %lld not divisible by group", op,
                       (long long)w->dims[0]);
@@ -190,9 +196,9 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   ir_tensor *y = &t[n->out[0]];
   y->rank = ns + 2;
   y->dims[0] = x->dims[0];
-  y->dims[1] = m;
+  y->dims[ca] = m;
   for (int i = 0; i < ns; i++) {
-    int64_t k = w->dims[2 + i];
+    int64_t k = w->dims[s0 + i];
     if (c->kernel[i] && c->kernel[i] != k)
       return hd_error(HD_ERR_INVALID_ARG, "%s: kernel_shape %lld differs from W's %lld", op,
                       (long long)c->kernel[i], (long long)k);
@@ -200,8 +206,8 @@ static hd_status *conv_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
     if (c->transpose)
       HD_TRY(convt_dim(c, i, x->dims[2 + i], k, &y->dims[2 + i]));
     else
-      HD_TRY(op_window_out("Conv", x->dims[2 + i], k, c->strides[i], c->dilations[i], c->auto_pad, 0,
-                           &c->pads_begin[i], &c->pads_end[i], &y->dims[2 + i]));
+      HD_TRY(op_window_out("Conv", x->dims[s0 + i], k, c->strides[i], c->dilations[i], c->auto_pad, 0,
+                           &c->pads_begin[i], &c->pads_end[i], &y->dims[s0 + i]));
   }
   c->auto_pad = OP_PAD_NOTSET;
   memset(c->output_shape, 0, sizeof c->output_shape); /* resolved into the pads */

@@ -6,7 +6,8 @@
 
 OP_FAMILY(conv, op_conv, CONV, CONV_TRANSPOSE)
 
-/* Inputs: X, W, [B], [residual added before act]. After planning the pads
+/* Inputs: X, W, [B], [residual added before act]; channels first unless
+ * channels_last (below). After planning the pads
  * are resolved for the concrete input shape and auto_pad is NOTSET.
  * ConvTranspose (transpose = 1): W is [C_in, C_out / group, k...] and y is
  * the data gradient of a Conv from y to x with the same pads, strides and
@@ -27,6 +28,9 @@ typedef struct op_conv {
   int transpose;
   int64_t output_padding[OP_MAX_SPATIAL]; /* ConvTranspose: added to the end of each dim */
   int64_t output_shape[OP_MAX_SPATIAL];   /* ConvTranspose: 0 when not given */
+  /* Set by plan_layout, never by a model (Conv only): X [N, spatial..., C],
+   * W [M, k..., C / group], Y and the residual [N, spatial..., M]. */
+  int channels_last;
 } op_conv;
 
 #endif

@@ -72,21 +72,22 @@ static hd_status *pool_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   /* As ONNX Runtime's pools: an empty input is legal only by its batch. */
   if (ir_numel(x->rank, x->dims) == 0 && x->dims[0] != 0)
     return hd_error(HD_ERR_INVALID_ARG, "%s: only the batch dim may be 0", n->op_type);
+  int ca = p->channels_last ? ns + 1 : 1, s0 = p->channels_last ? 1 : 2;
   y->rank = x->rank;
   y->dims[0] = x->dims[0];
-  y->dims[1] = x->dims[1];
+  y->dims[ca] = x->dims[ca];
   for (int i = 0; i < ns; i++) {
-    int64_t in = x->dims[2 + i];
+    int64_t in = x->dims[s0 + i];
     if (p->global) {
       p->kernel[i] = in;
       p->strides[i] = 1;
       p->dilations[i] = 1;
       p->pads_begin[i] = p->pads_end[i] = 0;
-      y->dims[2 + i] = 1;
+      y->dims[s0 + i] = 1;
       continue;
     }
     HD_TRY(op_window_out(n->op_type, in, p->kernel[i], p->strides[i], p->dilations[i], p->auto_pad, p->ceil_mode,
-                         &p->pads_begin[i], &p->pads_end[i], &y->dims[2 + i]));
+                         &p->pads_begin[i], &p->pads_end[i], &y->dims[s0 + i]));
   }
   p->auto_pad = OP_PAD_NOTSET;
   return NULL;

@@ -21,6 +21,7 @@ typedef struct op_pool {
   op_auto_pad auto_pad;
   int ceil_mode;
   int count_include_pad;
+  int channels_last; /* set by plan_layout: X and Y [N, spatial..., C] */
 } op_pool;
 
 #endif

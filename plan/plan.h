@@ -7,7 +7,8 @@
  *   plan_match.c      multi-node patterns, for fusions that span more than
  *                     a producer and its consumer
  *   plan_precision.c  the `precision` option: an fp32 partition computed in
- *                     fp16 or bf16, fp32 at its inputs and outputs */
+ *                     fp16 or bf16, fp32 at its inputs and outputs
+ *   plan_layout.c     channels last (NHWC) for convolution chains */
 #ifndef PLAN_H
 #define PLAN_H
 
@@ -52,6 +53,27 @@ typedef struct plan_precision_report {
  * rule in plan_precision.c, each half-precision node checked by its op and
  * by sup (may be NULL: ops only). Run after plan_fuse. rep may be NULL. */
 hd_status *plan_precision(ir_graph *g, int half, const plan_support *sup, plan_precision_report *rep);
+
+/* ---- layout (plan_layout.c) ---- */
+
+typedef enum plan_layout_mode {
+  PLAN_LAYOUT_NEVER = 0,  /* channels first everywhere */
+  PLAN_LAYOUT_ALWAYS = 1, /* where the rule says (plan_layout.c) */
+} plan_layout_mode;
+
+typedef struct plan_layout_report {
+  int convs;      /* convolutions the backend runs channels last */
+  int transposes; /* Transposes that needs (at the partition's edges, mostly) */
+  int consts;     /* constants permuted (weights) */
+  int nodes;      /* nodes computing channels last, when applied */
+  int applied;    /* the graph was changed: convs >= 2 * transposes */
+} plan_layout_report;
+
+/* Rewrites 2D convolution chains of a partition to compute channels last
+ * (NHWC) where the op and the backend (sup, may be NULL) take it and the
+ * convolutions outnumber the Transposes it needs two to one; the rule in
+ * plan_layout.c. Run after plan_precision. rep may be NULL. */
+hd_status *plan_layout(ir_graph *g, int mode, const plan_support *sup, plan_layout_report *rep);
 
 /* ---- patterns (plan_match.c) ---- */
 

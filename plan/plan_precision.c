@@ -314,19 +314,12 @@ static hd_status *finish(prec *P) {
     HD_TRY(ir_graph_add_node(g, OP_CAST, name, "Cast", 21, in, 1, out, 1, &idx));
     OP_P(&g->nodes[idx])->cast.to = g->values[pc->dst].dtype;
   }
-  ir_node *order = malloc(sizeof *order * (size_t)g->nnodes);
-  if (!order) return hd_error(HD_ERR_OUT_OF_MEMORY, "precision: out of host memory");
-  int w = 0;
-  for (int c = 0; c < P->ncasts; c++)
-    if (P->casts[c].after == IR_NONE) order[w++] = g->nodes[n0 + c];
-  for (int i = 0; i < n0; i++) {
-    order[w++] = g->nodes[i];
-    for (int c = 0; c < P->ncasts; c++)
-      if (P->casts[c].after == i) order[w++] = g->nodes[n0 + c];
-  }
-  free(g->nodes);
-  g->nodes = order;
-  g->cap_nodes = g->nnodes;
+  int *after = malloc(sizeof(int) * ((size_t)P->ncasts + 1));
+  if (!after) return hd_error(HD_ERR_OUT_OF_MEMORY, "precision: out of host memory");
+  for (int c = 0; c < P->ncasts; c++) after[c] = P->casts[c].after;
+  st = ir_graph_place_appended(g, n0, after);
+  free(after);
+  HD_TRY(st);
   P->rep->casts = P->ncasts;
   return NULL;
 }

@@ -1098,6 +1098,97 @@ static const op_case block_cases[] = {
     {"inverted_residual_tapped", b_inverted_residual_tap, 1, 1e-2, 2e-2},
 };
 
+/* ==== channels last (plan_layout) against ref ==== */
+
+/* ResNet's bottleneck and what sits around convolutions in CNNs: 1x1
+ * convs (one matmul, bias and ReLU in the BLAS; with a residual, the
+ * channels-last epilogue), a 3x3 and a 1x1 of stride 2 (the library with
+ * NHWC strides), BatchNormalization + ReLU, MaxPool, Concat, an
+ * AveragePool counting its pads (our kernel between two relayouts), then
+ * a 1x1 whose output leaves the partition (a Transpose back). */
+static void b_bottleneck_nhwc(tg *t) {
+  int x = tg_input(t, 4, D(2, 16, 10, 10));
+  t->orank = 4;
+  int h = conv_bn(t, x, 16, 8, 1, 1, 1, ACT_RELU, IR_NONE);
+  h = conv_bn(t, h, 8, 8, 3, 1, 1, ACT_RELU, IR_NONE);
+  int y1 = conv_bn(t, h, 8, 16, 1, 1, 1, ACT_RELU, x);
+  int y2 = conv_bn(t, y1, 16, 24, 1, 2, 1, ACT_NONE, IR_NONE);
+  int bn[5] = {y2, tg_const(t, 1, D(24), 0.5f, 1.f), tg_const(t, 1, D(24), -0.1f, 0.1f),
+               tg_const(t, 1, D(24), -0.1f, 0.1f), tg_const(t, 1, D(24), 0.5f, 1.5f)};
+  int y3 = tg_node(t, "BatchNormalization", 15, bn, 5, NULL, 0);
+  y3 = tg_node(t, "Relu", 14, &y3, 1, NULL, 0);
+  attr mp[] = {{.name = "kernel_shape", .n = 2, .i = {2, 2}}, {.name = "strides", .n = 2, .i = {2, 2}}};
+  int cat[2] = {y3, tg_node(t, "MaxPool", 12, &y1, 1, mp, NA(mp))};
+  attr ax[] = {A_INT("axis", 1)};
+  int c = tg_node(t, "Concat", 13, cat, 2, ax, 1);
+  attr ap[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}},
+               A_INT("count_include_pad", 1)};
+  c = tg_node(t, "AveragePool", 19, &c, 1, ap, NA(ap));
+  tg_output(t, conv_bn(t, c, 40, 8, 1, 1, 1, ACT_NONE, IR_NONE));
+}
+
+/* A stem (7x7/2 conv of 3 channels + ReLU), [MaxPool], three 3x3 convs,
+ * [GlobalAveragePool]: each piece of the library's NHWC path alone. */
+static void nhwc_stem(tg *t, int pool, int gap) {
+  int x = tg_input(t, 4, D(2, 3, 32, 32));
+  t->orank = 4;
+  int y = conv_bn(t, x, 3, 16, 7, 2, 1, ACT_RELU, IR_NONE);
+  attr mp[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}}, {.name = "strides", .n = 2, .i = {2, 2}},
+               {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  if (pool) y = tg_node(t, "MaxPool", 12, &y, 1, mp, NA(mp));
+  for (int k = 0; k < 3; ++k) y = conv_bn(t, y, 16, 16, 3, 1, 1, k == 2 ? ACT_NONE : ACT_RELU, IR_NONE);
+  if (gap) y = tg_node(t, "GlobalAveragePool", 1, &y, 1, NULL, 0);
+  tg_output(t, y);
+}
+static void b_nhwc_stem(tg *t) { nhwc_stem(t, 0, 0); }
+static void b_nhwc_stem_pool(tg *t) { nhwc_stem(t, 1, 0); }
+static void b_nhwc_stem_gap(tg *t) { nhwc_stem(t, 0, 1); }
+
+static hd_status *cuda_supports(void *ctx, const ir_graph *g, int node) {
+  gpu_env *e = ctx;
+  return be_supports_node(e->cu, e->ctx, g, node);
+}
+
+/* Each graph fused, laid out channels last (every float type) as the EP
+ * does, then against ref (which runs the same layout): fp32 (TF32), fp16,
+ * bf16, fp16 replayed as a graph. */
+static void test_channels_last(gpu_env *e, const char *filter) {
+  static const op_case lc[] = {
+      {"nhwc_resnetish_chain", b_resnetish_small, 1, 1e-2, 2e-2},
+      {"nhwc_bottleneck_pools_concat", b_bottleneck_nhwc, 1, 1e-2, 2e-2},
+      {"nhwc_stem_convs", b_nhwc_stem, 1, 1e-2, 2e-2},
+      {"nhwc_stem_maxpool_convs", b_nhwc_stem_pool, 1, 1e-2, 2e-2},
+      {"nhwc_stem_convs_gap", b_nhwc_stem_gap, 1, 1e-2, 2e-2},
+  };
+  static const struct {
+    int dtype, capture;
+    const char *tag;
+  } runs[] = {{HD_DT_F32, 0, ""}, {HD_DT_F16, 0, ""}, {HD_DT_BF16, 0, ""}, {HD_DT_F16, 1, " [graph]"}};
+  for (size_t i = 0; i < sizeof lc / sizeof lc[0]; ++i) {
+    if (filter && !strstr(lc[i].name, filter)) continue;
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; ++k) {
+      tg t;
+      ir_graph *g = NULL;
+      char name[96];
+      snprintf(name, sizeof name, "%s%s", lc[i].name, runs[k].tag);
+      tg_begin(&t, runs[k].dtype);
+      lc[i].build(&t);
+      hd_status *st = tg_end(&t, 1, &g);
+      plan_support sup = {e, cuda_supports};
+      plan_layout_report rep;
+      if (!st) st = plan_layout(g, PLAN_LAYOUT_ALWAYS, &sup, &rep);
+      CHECK(!st, "%s: build: %s", name, st ? hd_status_msg(st) : "");
+      hd_status_free(st);
+      if (!g) continue;
+      CHECK(rep.applied && rep.transposes == 2, "%s: channels last %s, %d convs, %d transposes", name,
+            rep.applied ? "applied" : "not applied", rep.convs, rep.transposes);
+      double tol = runs[k].dtype == HD_DT_F32 ? lc[i].tol32 : runs[k].dtype == HD_DT_F16 ? lc[i].tol16 : 4 * lc[i].tol16;
+      compare_graph(e, runs[k].capture ? e->ctx_cap : e->ctx, g, name, runs[k].dtype, tol);
+      ir_graph_free(g);
+    }
+  }
+}
+
 /* ==== squeeze-and-excitation: the fused step against ref ==== */
 
 /* GlobalAveragePool (or ReduceMean over H, W) -> 1x1 Conv -> SiLU (or
@@ -2214,6 +2305,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--bench-attention") == 0) do_bench = 3;
     else filter = argv[i];
   }
+  hd_log_set_sink(log_sink, NULL); /* the passes' lines (plan_layout's), as the module's */
   gpu_env e;
   memset(&e, 0, sizeof e);
   hd_status *st = open_cuda(&e.cu);
@@ -2303,6 +2395,7 @@ int main(int argc, char **argv) {
   }
   test_attention(&e, filter);
   test_squeeze_excite(&e, filter);
+  test_channels_last(&e, filter);
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);

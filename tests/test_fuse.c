@@ -984,6 +984,176 @@ static void ir_se(const ir_graph *g) {
   UT_CHECK(se == (se_form <= 2));
 }
 
+/* ---- plan_layout: channels last ---- */
+
+/* x[N,3,9,9] -> Conv 3x3 + Relu -> MaxPool 3x3/2 -> m; m -> Conv 1x1 +
+ * Relu -> Conv 3x3 + Relu -> Conv 1x1 -> Add(m) -> Relu -> r; r ->
+ * BatchNormalization -> Concat(., m) -> Mul(per-channel constant) ->
+ * AveragePool 2x2 -> GlobalAveragePool -> Flatten -> y (form 0); form 1:
+ * the Concat's output is the graph's. A ResNet-like chain: four convs, and
+ * Transposes only after the input and before the Flatten. */
+static int layout_form;
+static void build_layout_chain(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 9, 9}, w0d[4] = {8, 3, 3, 3}, w1d[4] = {6, 8, 1, 1}, w2d[4] = {6, 6, 3, 3};
+  int64_t w3d[4] = {8, 6, 1, 1}, c8[1] = {8}, c6[1] = {6}, scd[4] = {1, 16, 1, 1};
+  int x = value(g, "x", 4, xd);
+  g->values[x].sym[0] = ir_sym_hash("N");
+  const char *names[] = {"c0", "r0", "m", "c1", "c2", "c3", "s", "r", "b", "cat", "sc", "ap", "gap", "y"};
+  int64_t unknown4[4] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC}, unknown2[2] = {-1, -1};
+  int v[14];
+  for (int k = 0; k < 14; k++) v[k] = k == 13 ? value(g, names[k], 2, unknown2) : value(g, names[k], 4, unknown4);
+  static const attr pad1[] = {{.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  static const attr pool[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}},
+                              {.name = "strides", .n = 2, .i = {2, 2}},
+                              {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  static const attr avg[] = {{.name = "kernel_shape", .n = 2, .i = {2, 2}}};
+  static const attr axis1[] = {{.name = "axis", .n = -1, .i = {1}}};
+  int in0[3] = {x, const_value(g, "w0", 4, w0d, 0.0f), const_value(g, "b0", 1, c8, 0.1f)};
+  node(g, "Conv", 11, in0, 3, v[0], pad1, 1);
+  node(g, "Relu", 14, &v[0], 1, v[1], NULL, 0);
+  node(g, "MaxPool", 12, &v[1], 1, v[2], pool, 3);
+  int in1[3] = {v[2], const_value(g, "w1", 4, w1d, -0.1f), const_value(g, "b1", 1, c6, 0.2f)};
+  node(g, "Conv", 11, in1, 3, v[3], NULL, 0);
+  int r1 = value(g, "r1", 4, unknown4), r2 = value(g, "r2", 4, unknown4);
+  node(g, "Relu", 14, &v[3], 1, r1, NULL, 0);
+  int in2[2] = {r1, const_value(g, "w2", 4, w2d, 0.05f)};
+  node(g, "Conv", 11, in2, 2, v[4], pad1, 1);
+  node(g, "Relu", 14, &v[4], 1, r2, NULL, 0);
+  int in3[3] = {r2, const_value(g, "w3", 4, w3d, 0.0f), const_value(g, "b3", 1, c8, -0.1f)};
+  node(g, "Conv", 11, in3, 3, v[5], NULL, 0);
+  int in_add[2] = {v[5], v[2]};
+  node(g, "Add", 14, in_add, 2, v[6], NULL, 0);
+  node(g, "Relu", 14, &v[6], 1, v[7], NULL, 0);
+  int in_bn[5] = {v[7], const_value(g, "scale", 1, c8, 1.1f), const_value(g, "bias", 1, c8, -0.2f),
+                  const_value(g, "mean", 1, c8, 0.1f), const_value(g, "var", 1, c8, 1.5f)};
+  node(g, "BatchNormalization", 15, in_bn, 5, v[8], NULL, 0);
+  int in_cat[2] = {v[8], v[2]};
+  node(g, "Concat", 13, in_cat, 2, v[9], axis1, 1);
+  int in_mul[2] = {v[9], const_value(g, "chscale", 4, scd, 0.7f)};
+  node(g, "Mul", 14, in_mul, 2, v[10], NULL, 0);
+  node(g, "AveragePool", 19, &v[10], 1, v[11], avg, 1);
+  node(g, "GlobalAveragePool", 1, &v[11], 1, v[12], NULL, 0);
+  node(g, "Flatten", 13, &v[12], 1, v[13], NULL, 0);
+  int out = layout_form ? v[9] : v[13];
+  UT_OK(ir_graph_set_io(g, &x, 1, &out, 1));
+}
+
+/* x -> Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 -> y: the depthwise one
+ * stays channels first, so the two others would need four Transposes. */
+static void build_layout_depthwise(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 4, 6, 6}, w0d[4] = {8, 4, 1, 1}, w1d[4] = {8, 1, 3, 3}, w2d[4] = {4, 8, 1, 1};
+  int64_t unknown4[4] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC};
+  int x = value(g, "x", 4, xd), a = value(g, "a", 4, unknown4), b = value(g, "b", 4, unknown4);
+  int y = value(g, "y", 4, unknown4);
+  static const attr dw[] = {{.name = "pads", .n = 4, .i = {1, 1, 1, 1}}, {.name = "group", .n = -1, .i = {8}}};
+  int in0[2] = {x, const_value(g, "w0", 4, w0d, 0.0f)}, in1[2] = {a, const_value(g, "w1", 4, w1d, 0.1f)};
+  int in2[2] = {b, const_value(g, "w2", 4, w2d, -0.1f)};
+  node(g, "Conv", 11, in0, 2, a, NULL, 0);
+  node(g, "Conv", 11, in1, 2, b, dw, 2);
+  node(g, "Conv", 11, in2, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+/* ResNet's bottleneck and its neighbours: x -> Conv 1x1 + Relu -> Conv 3x3
+ * + Relu -> Conv 1x1 + x -> Relu -> a; a -> Conv 1x1/2 -> BN + Relu;
+ * Concat(that, MaxPool(a)) -> AveragePool counting pads -> Conv 1x1 -> y. */
+static void build_layout_bottleneck(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 8, 6, 6}, u4[4] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC};
+  int64_t w0d[4] = {4, 8, 1, 1}, w1d[4] = {4, 4, 3, 3}, w2d[4] = {8, 4, 1, 1}, w3d[4] = {6, 8, 1, 1};
+  int64_t w4d[4] = {3, 14, 1, 1}, c6[1] = {6};
+  int x = value(g, "x", 4, xd);
+  g->values[x].sym[0] = ir_sym_hash("N");
+  int v[14];
+  char nm[8];
+  for (int k = 0; k < 14; k++) snprintf(nm, sizeof nm, "v%d", k), v[k] = value(g, nm, 4, u4);
+  g->values[v[5]].sym[0] = ir_sym_hash("N"); /* the residual sum: the Add fuses into the conv */
+  for (int k = 1; k < 4; k++) g->values[v[5]].dims[k] = xd[k];
+  g->values[v[4]].sym[0] = ir_sym_hash("N");
+  for (int k = 1; k < 4; k++) g->values[v[4]].dims[k] = xd[k];
+  static const attr pad1[] = {{.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  static const attr s2[] = {{.name = "strides", .n = 2, .i = {2, 2}}};
+  static const attr mp[] = {{.name = "kernel_shape", .n = 2, .i = {2, 2}}, {.name = "strides", .n = 2, .i = {2, 2}}};
+  static const attr ap[] = {{.name = "kernel_shape", .n = 2, .i = {3, 3}},
+                            {.name = "pads", .n = 4, .i = {1, 1, 1, 1}},
+                            {.name = "count_include_pad", .n = -1, .i = {1}}};
+  static const attr axis1[] = {{.name = "axis", .n = -1, .i = {-3}}};
+  int in0[2] = {x, const_value(g, "w0", 4, w0d, 0.0f)};
+  node(g, "Conv", 11, in0, 2, v[0], NULL, 0);
+  node(g, "Relu", 14, &v[0], 1, v[1], NULL, 0);
+  int in1[2] = {v[1], const_value(g, "w1", 4, w1d, 0.05f)};
+  node(g, "Conv", 11, in1, 2, v[2], pad1, 1);
+  node(g, "Relu", 14, &v[2], 1, v[3], NULL, 0);
+  int in2[2] = {v[3], const_value(g, "w2", 4, w2d, -0.05f)};
+  node(g, "Conv", 11, in2, 2, v[4], NULL, 0);
+  int in_add[2] = {v[4], x};
+  node(g, "Add", 14, in_add, 2, v[5], NULL, 0);
+  node(g, "Relu", 14, &v[5], 1, v[6], NULL, 0);
+  int in3[2] = {v[6], const_value(g, "w3", 4, w3d, 0.0f)};
+  node(g, "Conv", 11, in3, 2, v[7], s2, 1);
+  int in_bn[5] = {v[7], const_value(g, "scale", 1, c6, 1.1f), const_value(g, "bias", 1, c6, -0.2f),
+                  const_value(g, "mean", 1, c6, 0.1f), const_value(g, "var", 1, c6, 1.5f)};
+  node(g, "BatchNormalization", 15, in_bn, 5, v[8], NULL, 0);
+  node(g, "Relu", 14, &v[8], 1, v[9], NULL, 0);
+  node(g, "MaxPool", 12, &v[6], 1, v[10], mp, 2);
+  int in_cat[2] = {v[9], v[10]};
+  node(g, "Concat", 13, in_cat, 2, v[11], axis1, 1);
+  node(g, "AveragePool", 19, &v[11], 1, v[12], ap, 3);
+  int in4[2] = {v[12], const_value(g, "w4", 4, w4d, 0.1f)};
+  node(g, "Conv", 11, in4, 2, v[13], NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &v[13], 1));
+}
+
+/* Fuses both copies of a graph, lays one out channels last (every float
+ * type), checks what the pass reports and did, and compares both on ref. */
+static void check_layout(const char *name, build_fn build, const ir_shape *in, int want_applied, int want_convs,
+                         int want_transposes) {
+  ir_graph *plain, *laid;
+  UT_OK(ir_graph_create(&plain));
+  UT_OK(ir_graph_create(&laid));
+  build(plain);
+  build(laid);
+  UT_OK(ir_graph_finalize(plain));
+  UT_OK(ir_graph_finalize(laid));
+  int nfused = 0;
+  UT_OK(plan_fuse(plain, &nfused));
+  UT_OK(plan_fuse(laid, &nfused));
+  plan_layout_report rep;
+  UT_OK(plan_layout(laid, PLAN_LAYOUT_ALWAYS, NULL, &rep));
+  UT_CHECK(rep.applied == want_applied && rep.convs == want_convs && rep.transposes == want_transposes);
+  if (rep.applied != want_applied || rep.convs != want_convs || rep.transposes != want_transposes)
+    fprintf(stderr, "%s: applied %d, %d convs, %d transposes\n", name, rep.applied, rep.convs, rep.transposes);
+  int last = 0, transposes = 0;
+  for (int i = 0; i < laid->nnodes; i++) {
+    const ir_node *n = &laid->nodes[i];
+    if (n->dead) continue;
+    last += n->kind == OP_CONV && OP_P(n)->conv.channels_last;
+    transposes += n->kind == OP_TRANSPOSE;
+  }
+  UT_CHECK(last == (want_applied ? want_convs : 0) && transposes == (want_applied ? want_transposes : 0));
+  /* the graph's output keeps its value (name, producer fixed up) */
+  UT_CHECK(laid->outputs[0] == ir_graph_find_value(laid, plain->values[plain->outputs[0]].name));
+  size_t n = (size_t)ir_numel(in->rank, in->dims);
+  float *x = malloc(sizeof(float) * n);
+  for (size_t k = 0; k < n; k++) x[k] = sinf((float)k * 0.37f);
+  size_t na = 0, nb = 0;
+  float *a = run_ref(plain, in, x, &na), *b = run_ref(laid, in, x, &nb);
+  UT_CHECK(a && b && na == nb);
+  double worst = 0, norm = 0;
+  int nonfinite = 0;
+  for (size_t k = 0; a && b && k < na && na == nb; k++) {
+    worst = fmax(worst, ut_diff(b[k], a[k], &nonfinite));
+    norm += fabs(a[k]);
+  }
+  UT_CHECK(!nonfinite && norm > 1e-3 * (double)na); /* the output carries signal */
+  UT_CHECK(worst < 1e-4);
+  if (worst >= 1e-4) fprintf(stderr, "%s: channels last differs from first by %g\n", name, worst);
+  free(a);
+  free(b);
+  free(x);
+  ir_graph_free(plain);
+  ir_graph_free(laid);
+}
+
 static int f32_output(const ir_graph *g, const ir_node *n, void *user) {
   (void)user;
   return g->values[n->out[0]].dtype == HD_DT_F32;
@@ -1123,5 +1293,14 @@ int main(void) {
   ir_shape in_se_wide = {4, {2, OP_SE_MAX_CHANNELS + 1, 1, 2}};
   for (se_form = 0; se_form < 6; se_form++)
     check_pass(se_names[se_form], build_se, se_live[se_form], se_form == 5 ? &in_se_wide : &in_se, ir_se);
+  ir_shape in_lay = {4, {2, 3, 9, 9}};
+  layout_form = 0;
+  check_layout("channels last: conv chain, pools, batchnorm, concat", build_layout_chain, &in_lay, 1, 4, 2);
+  layout_form = 1;
+  check_layout("channels last: a channels-last value as the output", build_layout_chain, &in_lay, 1, 4, 2);
+  ir_shape in_bneck = {4, {2, 8, 6, 6}};
+  check_layout("channels last: bottleneck, batchnorm, concat, pools", build_layout_bottleneck, &in_bneck, 1, 5, 2);
+  ir_shape in_dw = {4, {2, 4, 6, 6}};
+  check_layout("channels last: depthwise between, not applied", build_layout_depthwise, &in_dw, 0, 2, 4);
   return ut_finish("test_fuse");
 }

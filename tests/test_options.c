@@ -56,6 +56,8 @@ static const opt_case k_cases[] = {
     {"engine_cache_file", "", 1}, /* off */
     {"engine_cache_file", "/nonexistent-dir/hipdnn-ep-engines.txt", 1}, /* used with EXHAUSTIVE only */
     {"prefer_nhwc", "0", 1},
+    {"prefer_nhwc", "1", 1},
+    {"prefer_nhwc", "auto", 0},
     {"enable_cuda_graph", "0", 1},
     {"precision", "fp32", 1},
     {"precision", "fp16", 1},

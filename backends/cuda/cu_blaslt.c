@@ -56,6 +56,7 @@ typedef struct cu_mm {
   size_t ws;
   float alpha;
   int bias;
+  int accumulate;
 } cu_mm;
 
 static hd_status *lt_handle_create(void **h) {
@@ -148,6 +149,7 @@ static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, cu_mm 
   mm->ws = res.workspaceSize;
   mm->alpha = d->alpha;
   mm->bias = d->bias;
+  mm->accumulate = d->accumulate;
   return NULL;
 }
 
@@ -167,15 +169,16 @@ static hd_status *lt_mm_create(void *h, const gb_mm_desc *d, size_t ws_limit, vo
   return NULL;
 }
 
-static hd_status *lt_mm_run(void *h, const void *p, const void *a, const void *b, void *d,
+static hd_status *lt_mm_run(void *h, const void *p, const void *a, const void *b, const void *c, void *d,
                             const void *bias, void *ws, size_t ws_bytes, void *stream) {
   const cu_mm *mm = p;
   if (mm->ws > ws_bytes)
     return hd_error(HD_ERR_INTERNAL, "cuBLASLt: workspace %zu < %zu", ws_bytes, mm->ws);
+  if (mm->accumulate && !c) return hd_error(HD_ERR_INTERNAL, "cuBLASLt: accumulating matmul without C");
   if (mm->bias) LT(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-  float beta = 0.f;
-  LT(lt.matmul((cublasLtHandle_t)h, mm->op, &mm->alpha, b, mm->la, a, mm->lb, &beta, d, mm->ld, d,
-               mm->ld, &mm->algo, mm->ws ? ws : NULL, mm->ws, (cudaStream_t)stream));
+  float beta = mm->accumulate ? 1.f : 0.f;
+  LT(lt.matmul((cublasLtHandle_t)h, mm->op, &mm->alpha, b, mm->la, a, mm->lb, &beta, mm->accumulate ? c : d, mm->ld,
+               d, mm->ld, &mm->algo, mm->ws ? ws : NULL, mm->ws, (cudaStream_t)stream));
   return NULL;
 }
 

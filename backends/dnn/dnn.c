@@ -103,6 +103,18 @@ void dnn_packed_strides(int rank, const int64_t *dims, int64_t *strides) {
   }
 }
 
+void dnn_tensor_channels_last(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
+  dnn_tensor_packed(t, uid, dtype, rank, dims);
+  int64_t s = 1;
+  t->strides[1] = s;
+  s *= dims[1] > 0 ? dims[1] : 1;
+  for (int i = rank - 1; i >= 2; --i) {
+    t->strides[i] = s;
+    s *= dims[i] > 0 ? dims[i] : 1;
+  }
+  t->strides[0] = s;
+}
+
 void dnn_tensor_packed(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims) {
   memset(t, 0, sizeof *t);
   t->uid = uid;

@@ -343,6 +343,9 @@ typedef struct dnn_tensor {
 void dnn_packed_strides(int rank, const int64_t *dims, int64_t *strides);
 /* *t = a packed, 16-byte aligned, non-virtual tensor of dims. */
 void dnn_tensor_packed(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims);
+/* The same tensor stored channels last (NHWC): dims still [N, C, spatial...],
+ * the channel fastest. */
+void dnn_tensor_channels_last(dnn_tensor *t, int64_t uid, int dtype, int rank, const int64_t *dims);
 /* hd_dtype → the vendor's data type value; NOT_SUPPORTED for others. */
 hd_status *dnn_data_type(const dnn_vendor *vd, int dtype, int64_t *out);
 hd_status *dnn_tensor_create(dnn_bag *b, const dnn_tensor *t, void **desc);

@@ -123,12 +123,12 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   int64_t per = (as->groups > 1 ? l->heads : l->batch * l->heads) * as->sstride;
   for (int64_t g = 0; g < as->groups; g++) {
     const float *q = (const float *)d.q + l->q_off + g * l->q_st[0], *k = (const float *)d.k + l->k_off + g * l->k_st[0];
-    HD_TRY(c->m->blas.mm_run(c->blas, as->qk, q, k, scores + g * per, NULL, bws, bws_bytes, lc->stream));
+    HD_TRY(c->m->blas.mm_run(c->blas, as->qk, q, k, NULL, scores + g * per, NULL, bws, bws_bytes, lc->stream));
   }
   GB_KERNEL(gpu_attention_softmax(&d, scores, as->sstride, lc->stream));
   for (int64_t g = 0; g < as->groups; g++) {
     const float *v = (const float *)d.v + l->v_off + g * l->v_st[0];
-    HD_TRY(c->m->blas.mm_run(c->blas, as->pv, scores + g * per, v, (float *)d.out + g * l->o_st[0], NULL, bws,
+    HD_TRY(c->m->blas.mm_run(c->blas, as->pv, scores + g * per, v, NULL, (float *)d.out + g * l->o_st[0], NULL, bws,
                              bws_bytes, lc->stream));
   }
   return NULL;

@@ -12,7 +12,14 @@
  * supports_node's probe, repeated layers and new plans of the same shapes
  * reuse them. After a plan's steps compile, conv_link moves the epilogue of
  * a matmul whose only reader is a depthwise conv into that conv's input
- * prologue, saving one pass over the (expanded) activation. */
+ * prologue, saving one pass over the (expanded) activation.
+ * Channels last (op_conv.channels_last, 2D Conv, plan_layout's choice): a
+ * 1x1 conv is one matmul over every pixel of the batch, [N*H*W, C] x W^T,
+ * with the residual (as the BLAS's C), the bias and a ReLU in the BLAS's
+ * epilogue; every other shape is
+ * the library's, with channels-last strides (cuDNN's half-precision engines
+ * are NHWC: in NCHW they transpose both ways around each conv); with no
+ * engine at the real shape, the generic kernel between two relayouts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +41,7 @@ typedef struct gb_conv_key {
   float act_alpha, act_beta;
   int exhaustive; /* engines timed (BE_ALGO_EXHAUSTIVE), not the heuristic's first */
   int transpose;  /* ConvTranspose: w [x's C, y's C / group, ...] */
+  int channels_last; /* stored NHWC (w [M, kh, kw, C / group]); x, w, y below are NCHW-ordered */
   int64_t x[5], w[5], y[5];
   int64_t pre[3], post[3], stride[3], dil[3];
 } gb_conv_key;
@@ -73,6 +81,7 @@ typedef struct gb_conv_step {
   int vx, vw, vb, vr, vy;
   int64_t numel, channels, inner; /* of y, for the epilogue */
   void *mm;
+  int mm_epilogue;                 /* the BLAS adds the residual and bias and applies act (channels last) */
   gpu_conv2d_shape shape;          /* for the kernels of our own */
   gb_conv_key key;
   /* conv_link: a CONV_MATMUL whose epilogue its reader does (deferred), and
@@ -94,7 +103,7 @@ static gpu_conv2d_shape conv2d_shape(const gb_conv_key *k) {
  * lifted to 2D by conv_key), at sizes gpu_conv_depthwise takes. */
 static int is_depthwise(const gb_conv_key *k) {
   gpu_conv2d_shape s = conv2d_shape(k);
-  return k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1] &&
+  return !k->channels_last && k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1] &&
          gpu_conv_depthwise_fits(&s);
 }
 
@@ -111,9 +120,10 @@ static int is_pointwise(const gb_conv_key *k) {
  * BLAS's bias is per column, so bias, residual and activation go to the
  * epilogue kernel. Measured on an H200: cuDNN's heuristics chose a generic
  * direct kernel of about 1 ms per 1x1 conv of MobileNetV2 at batch 32. */
-static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **mm, size_t *ws) {
+static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **mm, size_t *ws, int *epilogue) {
   *mm = NULL;
   *ws = 0;
+  *epilogue = 0;
   if (!c->blas) return NULL;
   int64_t hw = 1;
   for (int i = 0; i < k->nspatial; ++i) hw *= k->x[2 + i];
@@ -124,6 +134,20 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
       .batch = k->x[0], .stride_a = 0, .stride_b = k->x[1] * hw,
       .alpha = 1.f,
   };
+  if (k->channels_last) { /* Y[N*HW, M] = X[N*HW, C] W[M, C]^T: the bias is per column */
+    md = (gb_mm_desc){
+        .dtype = k->dtype, .allow_tf32 = c->opts.use_tf32,
+        .m = k->x[0] * hw, .n = k->w[0], .k = k->x[1],
+        .trans_b = 1, .lda = k->x[1], .ldb = k->x[1],
+        .batch = 1, .alpha = 1.f,
+    };
+    *epilogue = k->act_kind == OP_ACT_NONE || k->act_kind == OP_ACT_RELU;
+    if (*epilogue) { /* act(X W^T + residual + bias), all in the BLAS */
+      md.bias = k->has_bias;
+      md.relu = k->act_kind == OP_ACT_RELU;
+      md.accumulate = k->has_residual;
+    }
+  }
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20;
   hd_status *st = gb_mm_get(c, &md, limit, mm, ws);
   if (st && hd_status_code(st) != HD_ERR_OUT_OF_MEMORY) {
@@ -131,6 +155,7 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
     hd_status_free(st);
     *mm = NULL;
     *ws = 0;
+    *epilogue = 0;
     return NULL;
   }
   return st;
@@ -139,7 +164,7 @@ static hd_status *pointwise_matmul(be_context *c, const gb_conv_key *k, void **m
 /* One group, few taps: gpu_conv_direct's shapes. */
 static int is_direct(const gb_conv_key *k) {
   gpu_conv2d_shape s = conv2d_shape(k);
-  return k->nspatial == 2 && k->w[1] == k->x[1] && gpu_conv_direct_fits(&s);
+  return !k->channels_last && k->nspatial == 2 && k->w[1] == k->x[1] && gpu_conv_direct_fits(&s);
 }
 
 
@@ -180,7 +205,11 @@ static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor 
     return hd_error(HD_ERR_INTERNAL, "cuda: Conv pads not resolved");
   if (pc->transpose && ns > 2)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: ConvTranspose in %dD (1D and 2D only)", gb_backend_name, ns);
+  if (pc->channels_last && (ns != 2 || pc->transpose))
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: channels-last %s in %dD (2D Conv only)", gb_backend_name,
+                    n->op_type, ns);
   k->transpose = pc->transpose;
+  k->channels_last = pc->channels_last;
   k->dtype = dt;
   k->has_bias = pc->has_bias;
   k->has_residual = pc->has_residual;
@@ -196,9 +225,10 @@ static hd_status *conv_key(const ir_node *n, const op_conv *pc, const ir_tensor 
       k->x[i] = k->w[i] = k->y[i] = 1;
       continue;
     }
-    k->x[i] = x->dims[j];
-    k->w[i] = w->dims[j];
-    k->y[i] = y->dims[j];
+    int at = k->channels_last ? (j == 0 ? 0 : j == 1 ? r - 1 : j - 1) : j; /* stored axis of NCHW axis j */
+    k->x[i] = x->dims[at];
+    k->w[i] = w->dims[at];
+    k->y[i] = y->dims[at];
     ++j;
   }
   for (int i = 0, j = 0; i < k->nspatial; ++i) {
@@ -323,12 +353,14 @@ static hd_status *conv_graph(be_context *c, const gb_conv_key *k, int fuse, dnn_
   int r = k->nspatial + 2;
   dnn_conv dc;
   memset(&dc, 0, sizeof dc);
-  dnn_tensor_packed(&dc.x, UID_X, k->dtype, r, k->x);
-  dnn_tensor_packed(&dc.w, UID_W, k->dtype, r, k->w);
-  dnn_tensor_packed(&dc.y, UID_Y, k->dtype, r, k->y);
+  void (*tensor)(dnn_tensor *, int64_t, int, int, const int64_t *) =
+      k->channels_last ? dnn_tensor_channels_last : dnn_tensor_packed;
+  tensor(&dc.x, UID_X, k->dtype, r, k->x);
+  tensor(&dc.w, UID_W, k->dtype, r, k->w);
+  tensor(&dc.y, UID_Y, k->dtype, r, k->y);
   int64_t bd[5] = {1, k->y[1], 1, 1, 1};
-  dnn_tensor_packed(&dc.b, UID_B, k->dtype, r, bd);
-  dnn_tensor_packed(&dc.r, UID_R, k->dtype, r, k->y);
+  tensor(&dc.b, UID_B, k->dtype, r, bd);
+  tensor(&dc.r, UID_R, k->dtype, r, k->y);
   dc.has_bias = k->has_bias;
   dc.has_residual = k->has_residual;
   dc.act.kind = (op_act_kind)k->act_kind;
@@ -382,9 +414,10 @@ static int conv_cache_key(const be_context *c, const gb_conv_key *k, int fuse, c
   dims_text(st, sizeof st, ns, k->stride);
   dims_text(dil, sizeof dil, ns, k->dil);
   int n = snprintf(buf, cap,
-                   "conv%s %s x %s w %s y %s pads %s/%s strides %s dilations %s bias %d residual %d act %s %.9g %.9g "
+                   "conv%s%s %s x %s w %s y %s pads %s/%s strides %s dilations %s bias %d residual %d act %s %.9g %.9g "
                    "%s tf32 %d workspace_limit %zu timed %d",
-                   k->transpose ? " transposed" : "", hd_dtype_name(k->dtype), x, w, y, pre, post, st, dil,
+                   k->transpose ? " transposed" : "", k->channels_last ? " nhwc" : "", hd_dtype_name(k->dtype), x,
+                   w, y, pre, post, st, dil,
                    k->has_bias, k->has_residual, op_act_name((op_act_kind)k->act_kind), (double)k->act_alpha,
                    (double)k->act_beta, fuse ? "fused" : "alone", c->opts.use_tf32, c->opts.workspace_limit,
                    GB_CONV_TIMED);
@@ -439,8 +472,8 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
 
 static void key_text(const gb_conv_key *k, char *buf, size_t cap) {
   snprintf(buf, cap,
-           "%s%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
-           k->transpose ? "transposed " : "", hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
+           "%s%s%s x[%lld,%lld,%lld,%lld%s] w[%lld,%lld,...] y[...,%lld,%lld] bias %d res %d act %s",
+           k->transpose ? "transposed " : "", k->channels_last ? "nhwc " : "", hd_dtype_name(k->dtype), (long long)k->x[0], (long long)k->x[1], (long long)k->x[2],
            (long long)k->x[3], k->nspatial == 3 ? ",..." : "", (long long)k->w[0],
            (long long)k->w[1], (long long)k->y[2], (long long)k->y[3], k->has_bias,
            k->has_residual, op_act_name((op_act_kind)k->act_kind));
@@ -551,10 +584,15 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
   const op_conv *pc = &OP_P(n)->conv;
 
   /* Probe at a representative shape: dynamic batch 1, dynamic spatial dims
-   * a little larger than the kernel's span. */
+   * a little larger than the kernel's span. Axes below are NCHW's; wd(a)
+   * reads W's dim of NCHW axis a however W is stored. */
   ir_tensor *t = calloc((size_t)g->nvalues, sizeof *t);
   if (!t) return GB_OOM();
   hd_status *st = NULL;
+  int last = pc->channels_last;
+  const ir_value *wv = &g->values[n->in[1]];
+#define STORED_AXIS(a, rank) (last ? ((a) == 0 ? 0 : (a) == 1 ? (rank) - 1 : (a) - 1) : (a))
+#define wd(a) (wv->rank >= 2 ? wv->dims[STORED_AXIS(a, wv->rank)] : -1)
   for (int i = 0; i < n->nin && i < 3 && !st; ++i) {
     int v = n->in[i];
     if (v == IR_NONE) continue;
@@ -568,19 +606,19 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
     }
     for (int d = 0; d < val->rank; ++d) {
       int64_t dim = val->dims[d];
+      int a = i == 2 ? d : last ? (d == 0 ? 0 : d == val->rank - 1 ? 1 : d + 1) : d; /* d's NCHW axis */
       if (dim < 0) {
-        if (i == 0 && d >= 2 && d - 2 < OP_MAX_SPATIAL) {
-          const ir_value *w = &g->values[n->in[1]];
-          int64_t k = w->rank == val->rank && w->dims[d] > 0 ? w->dims[d] : 3;
-          dim = (k - 1) * pc->dilations[d - 2] + 1 + pc->strides[d - 2] + 7;
-        } else if (i == 0 && d == 1 && pc->transpose && g->values[n->in[1]].dims[0] > 0) {
-          dim = g->values[n->in[1]].dims[0];
-        } else if (i == 0 && d == 1 && !pc->transpose && g->values[n->in[1]].dims[1] > 0) {
-          dim = g->values[n->in[1]].dims[1] * pc->group;
-        } else if (i == 2 && pc->transpose && g->values[n->in[1]].dims[1] > 0) {
-          dim = g->values[n->in[1]].dims[1] * pc->group;
-        } else if (i == 2 && !pc->transpose && g->values[n->in[1]].dims[0] > 0) {
-          dim = g->values[n->in[1]].dims[0];
+        if (i == 0 && a >= 2 && a - 2 < OP_MAX_SPATIAL) {
+          int64_t k = wv->rank == val->rank && wd(a) > 0 ? wd(a) : 3;
+          dim = (k - 1) * pc->dilations[a - 2] + 1 + pc->strides[a - 2] + 7;
+        } else if (i == 0 && a == 1 && pc->transpose && wd(0) > 0) {
+          dim = wd(0);
+        } else if (i == 0 && a == 1 && !pc->transpose && wd(1) > 0) {
+          dim = wd(1) * pc->group;
+        } else if (i == 2 && pc->transpose && wd(1) > 0) {
+          dim = wd(1) * pc->group;
+        } else if (i == 2 && !pc->transpose && wd(0) > 0) {
+          dim = wd(0);
         } else {
           dim = 1;
         }
@@ -588,6 +626,8 @@ static hd_status *conv_support(be_context *c, const ir_graph *g, const ir_node *
       tt->dims[d] = dim;
     }
   }
+#undef wd
+#undef STORED_AXIS
   op_params p = *OP_P(n);
   p.conv.has_residual = 0; /* shaped after y below */
   if (!st) st = def->infer(g, n, t, &p);
@@ -672,8 +712,9 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
   cs->vy = n->out[0];
   const ir_tensor *y = &bp->p.t[cs->vy];
   cs->numel = ir_numel(y->rank, y->dims);
-  cs->channels = y->dims[1];
-  cs->inner = cs->channels > 0 && y->dims[0] > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
+  cs->channels = k.y[1];
+  /* the epilogue's planes: one element each when the channel is fastest */
+  cs->inner = k.channels_last ? 1 : cs->channels > 0 && y->dims[0] > 0 ? cs->numel / (y->dims[0] * cs->channels) : 1;
   cs->key = k;
   cs->shape = conv2d_shape(&k);
   cs->pre_vb = IR_NONE;
@@ -684,7 +725,7 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
     return NULL;
   }
   if (is_pointwise(&k)) {
-    HD_TRY(pointwise_matmul(c, &k, &cs->mm, workspace));
+    HD_TRY(pointwise_matmul(c, &k, &cs->mm, workspace, &cs->mm_epilogue));
     if (cs->mm) {
       cs->path = CONV_MATMUL;
       return NULL;
@@ -704,6 +745,9 @@ static hd_status *conv_compile(be_plan *bp, gb_step *s, size_t *workspace) {
            "generic direct kernel, slowly", gb_backend_name, hd_status_msg(st));
     hd_status_free(st);
     cs->path = CONV_GENERIC;
+    if (k.channels_last) /* x, w, y (and the residual) relaid out channels first */
+      *workspace = (size_t)(ir_numel(4, k.x) + ir_numel(4, k.w) + 2 * ir_numel(4, k.y)) * hd_dtype_size(k.dtype) +
+                   4 * 256;
     return NULL;
   }
   HD_TRY(st);
@@ -749,7 +793,9 @@ static void conv_link(be_plan *bp, gb_step *s) {
   gb_step *ps = producer_step(bp, cs->vx);
   if (!ps || ps->f != &gb_family_conv) return;
   gb_conv_step *pc = ps->priv;
-  if (pc->path != CONV_MATMUL || pc->vr != IR_NONE || pc->deferred || !act_cheap(pc->key.act_kind)) return;
+  if (pc->path != CONV_MATMUL || pc->key.channels_last || pc->vr != IR_NONE || pc->deferred ||
+      !act_cheap(pc->key.act_kind))
+    return;
   pc->deferred = 1;
   cs->pre_vb = pc->vb;
   cs->pre_act.kind = (op_act_kind)pc->key.act_kind;
@@ -769,6 +815,30 @@ static void conv_release(be_plan *bp, gb_step *s) {
   if (cs->mm) gb_mm_put(bp->bg->c, cs->mm);
   free(cs);
   s->priv = NULL;
+}
+
+/* A channels-last conv no library engine runs at its real shape: the
+ * generic kernel on channels-first copies in the workspace. */
+static hd_status *generic_channels_last(const gb_conv_step *cs, const void *x, const void *w, const void *bias,
+                                        const void *res, void *y, const gb_launch *l) {
+  const gb_conv_key *k = &cs->key;
+  gpuStream_t stream = l->stream;
+  size_t es = hd_dtype_size(k->dtype), at = 0;
+  char *ws = l->workspace;
+  void *part[4];
+  const int64_t *dims[4] = {k->x, k->w, k->y, k->y};
+  for (int i = 0; i < 4; ++i) {
+    part[i] = ws + at;
+    at += ((size_t)ir_numel(4, dims[i]) * es + 255) / 256 * 256;
+  }
+  if (at > l->workspace_bytes) return hd_error(HD_ERR_INTERNAL, "channels-last conv: workspace too small");
+  GB_KERNEL(gb_relayout(x, part[0], k->dtype, k->x[0], k->x[1], k->x[2] * k->x[3], 1, stream));
+  GB_KERNEL(gb_relayout(w, part[1], k->dtype, k->w[0], k->w[1], k->w[2] * k->w[3], 1, stream));
+  if (res) GB_KERNEL(gb_relayout(res, part[3], k->dtype, k->y[0], k->y[1], k->y[2] * k->y[3], 1, stream));
+  GB_KERNEL(gpu_conv_generic(part[0], part[1], bias, res ? part[3] : NULL, part[2], k->dtype, &cs->shape,
+                             k->x[1] / k->w[1], k->act_kind, k->act_alpha, k->act_beta, stream));
+  GB_KERNEL(gb_relayout(part[2], y, k->dtype, k->y[0], k->y[1], k->y[2] * k->y[3], 0, stream));
+  return NULL;
 }
 
 static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
@@ -797,6 +867,7 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
       return NULL;
     }
     case CONV_GENERIC:
+      if (k->channels_last) return generic_channels_last(cs, x, w, bias, res, y, l);
       GB_KERNEL(gpu_conv_generic(x, w, bias, res, y, k->dtype, &cs->shape, k->x[1] / k->w[1], act, k->act_alpha,
                                  k->act_beta, stream));
       return NULL;
@@ -810,8 +881,13 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                                 k->act_beta, stream));
       return NULL;
     case CONV_MATMUL:
-      HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, y, NULL, l->workspace,
-                               l->workspace_bytes, stream));
+      if (k->channels_last) {
+        HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, x, w, cs->mm_epilogue ? res : NULL, y,
+                                 cs->mm_epilogue ? bias : NULL, l->workspace, l->workspace_bytes, stream));
+        if (cs->mm_epilogue) return NULL;
+      } else {
+        HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, NULL, y, NULL, l->workspace, l->workspace_bytes, stream));
+      }
       if (!cs->deferred && (bias || res || act != OP_ACT_NONE))
         GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
                                     act, k->act_alpha, k->act_beta, stream));

@@ -27,6 +27,16 @@ static hd_status *copy_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   return NULL;
 }
 
+int gb_relayout(const void *src, void *dst, int dtype, int64_t n, int64_t c, int64_t inner, int to_first,
+                gpuStream_t stream) {
+  gpu_strided m = {.rank = 3};
+  int64_t first_dims[3] = {n, c, inner}, first_stride[3] = {inner * c, 1, c}; /* dst [n, c, inner] */
+  int64_t last_dims[3] = {n, inner, c}, last_stride[3] = {c * inner, 1, inner}; /* dst [n, inner, c] */
+  memcpy(m.dims, to_first ? first_dims : last_dims, sizeof m.dims[0] * 3);
+  memcpy(m.stride, to_first ? first_stride : last_stride, sizeof m.stride[0] * 3);
+  return gpu_strided_copy(src, dst, (int64_t)hd_dtype_size(dtype), &m, stream);
+}
+
 const gb_family gb_family_copy = {
     .name = "copy",
     .support = copy_support,

@@ -210,7 +210,7 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
     GB_KERNEL(gpu_gemm(A, B, C, Y, gs->dtype, d, stream));
     return NULL;
   }
-  HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, Y, gs->fused_bias ? C : NULL, l->workspace,
+  HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, NULL, Y, gs->fused_bias ? C : NULL, l->workspace,
                            l->workspace_bytes, stream));
   if (gs->need_epilogue) {
     const void *cc = gs->fused_bias ? NULL : C;

@@ -38,6 +38,7 @@ typedef struct gb_mm_desc {
   int64_t batch, stride_a, stride_b;
   int64_t ldd, stride_d;
   int bias, relu, gelu;
+  int accumulate; /* D = A B + C, C laid out as D (beta 1), before the bias and activation */
   float alpha;
 } gb_mm_desc;
 
@@ -48,7 +49,8 @@ typedef struct gb_blas {
   /* NOT_SUPPORTED when the library has no algorithm for d within ws_limit. */
   hd_status *(*mm_create)(void *h, const gb_mm_desc *d, size_t ws_limit, void **mm,
                           size_t *ws_bytes);
-  hd_status *(*mm_run)(void *h, const void *mm, const void *a, const void *b, void *d,
+  /* c: the accumulated matrix when the descriptor says accumulate, else NULL */
+  hd_status *(*mm_run)(void *h, const void *mm, const void *a, const void *b, const void *c, void *d,
                        const void *bias, void *ws, size_t ws_bytes, void *stream);
   void (*mm_free)(void *mm);
 } gb_blas;
@@ -234,6 +236,10 @@ void gb_graph_memory(be_graph *bg, be_graph_memory *out);
 void gb_graph_count_plan(be_graph *bg, size_t bytes, int add);
 /* Every step of bp, launched in order (c->mu held: the DNN handle). */
 hd_status *gb_run_steps(be_plan *bp, const gb_launch *l);
+/* Copies a tensor between channels last, [n, inner, c], and channels first,
+ * [n, c, inner] (to_first), on the stream; a gpu_* kernel's return code. */
+int gb_relayout(const void *src, void *dst, int dtype, int64_t n, int64_t c, int64_t inner, int to_first,
+                gpuStream_t stream);
 /* Step s's variant-pack cache in the exec instance running it. */
 dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s);
 

@@ -36,7 +36,7 @@ static int desc_eq(const gb_mm_desc *a, const gb_mm_desc *b) {
   return a->dtype == b->dtype && a->allow_tf32 == b->allow_tf32 && a->m == b->m && a->n == b->n && a->k == b->k &&
          a->trans_a == b->trans_a && a->trans_b == b->trans_b && a->lda == b->lda && a->ldb == b->ldb &&
          a->batch == b->batch && a->stride_a == b->stride_a && a->stride_b == b->stride_b && a->ldd == b->ldd &&
-         a->stride_d == b->stride_d && a->bias == b->bias && a->relu == b->relu && a->gelu == b->gelu && !memcmp(&a->alpha, &b->alpha, sizeof a->alpha);
+         a->stride_d == b->stride_d && a->bias == b->bias && a->relu == b->relu && a->gelu == b->gelu && a->accumulate == b->accumulate && !memcmp(&a->alpha, &b->alpha, sizeof a->alpha);
 }
 
 hd_status *gb_mm_cache_create(gb_mm_cache **out) {

@@ -153,7 +153,7 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
     GB_KERNEL(gpu_nbits_dequant(&d, n0, nc, w, ns->dtype, l->stream));
     const void *bias = d.bias ? (const char *)d.bias + (size_t)n0 * es : NULL;
     void *out = d.glu_act ? v : (char *)d.y + (size_t)n0 * es;
-    HD_TRY(c->m->blas.mm_run(c->blas, nc == ns->chunk ? ns->mm : ns->mm_tail, d.a, w, out, bias, bws, bws_bytes,
+    HD_TRY(c->m->blas.mm_run(c->blas, nc == ns->chunk ? ns->mm : ns->mm_tail, d.a, w, NULL, out, bias, bws, bws_bytes,
                              l->stream));
     if (d.glu_act) GB_KERNEL(gpu_nbits_glu(&d, v, n0, nc, ns->dtype, l->stream));
   }

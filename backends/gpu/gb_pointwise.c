@@ -212,8 +212,9 @@ static hd_status *bn_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_tensor *x = gb_t(bp, n->in[0]);
   int64_t total = ir_numel(x->rank, x->dims);
   if (total == 0) return NULL;
-  int64_t ch = x->rank >= 2 ? x->dims[1] : 1;
-  int64_t inner = x->rank >= 2 && x->dims[0] > 0 && ch > 0 ? total / (x->dims[0] * ch) : 1;
+  int last = OP_P(s)->batchnorm.channels_last; /* channels last: planes of one element */
+  int64_t ch = x->rank >= 2 ? x->dims[last ? x->rank - 1 : 1] : 1;
+  int64_t inner = !last && x->rank >= 2 && x->dims[0] > 0 && ch > 0 ? total / (x->dims[0] * ch) : 1;
   GB_KERNEL(gpu_batchnorm(gb_addr(bp, n->in[0], b), gb_addr(bp, n->out[0], b),
                           gb_addr(bp, n->in[1], b), gb_addr(bp, n->in[2], b),
                           gb_addr(bp, n->in[3], b), gb_addr(bp, n->in[4], b), x->dtype,

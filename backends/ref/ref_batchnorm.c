@@ -15,7 +15,11 @@ static hd_status *ref_batchnorm(const ir_plan *p, const ir_step *s, const ir_bin
     prm[k] = ir_tensor_addr(p, n->in[1 + k], b);
     pdt[k] = p->t[n->in[1 + k]].dtype;
   }
-  int64_t N = xt->dims[0], C = xt->dims[1], inner = ir_numel(xt->rank - 2, xt->dims + 2);
+  /* channels last: [N x spatial, C, 1] */
+  int last = OP_P(s)->batchnorm.channels_last;
+  int64_t C = xt->dims[last ? xt->rank - 1 : 1];
+  int64_t N = last ? ir_numel(xt->rank - 1, xt->dims) : xt->dims[0];
+  int64_t inner = last ? 1 : ir_numel(xt->rank - 2, xt->dims + 2);
   const op_act *act = &OP_P(s)->batchnorm.act;
   for (int64_t c = 0; c < C; c++) {
     double scale = ref_load(pdt[0], prm[0], (size_t)c), bias = ref_load(pdt[1], prm[1], (size_t)c);

@@ -1,6 +1,8 @@
 /* Reference Conv and ConvTranspose: direct convolution (ConvTranspose as
  * the scatter of each input element through the filter), any of 1D/2D/3D
- * handled as 3D with unit dims, accumulated in double. */
+ * handled as 3D with unit dims, accumulated in double. A channels-last
+ * Conv reads X and W through channels-first fp32 copies and writes Y (and
+ * reads the residual) at channels-last offsets. */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -14,15 +16,15 @@ typedef struct geom3 {
 
 static geom3 geom_of(const op_conv *c, const ir_tensor *x, const ir_tensor *w, const ir_tensor *y) {
   geom3 g;
-  int off = 3 - c->nspatial;
+  int off = 3 - c->nspatial, s0 = c->channels_last ? 1 : 2;
   for (int i = 0; i < 3; i++) {
     g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
     g.pb[i] = 0;
   }
   for (int i = 0; i < c->nspatial; i++) {
-    g.in[off + i] = x->dims[2 + i];
-    g.out[off + i] = y->dims[2 + i];
-    g.k[off + i] = w->dims[2 + i];
+    g.in[off + i] = x->dims[s0 + i];
+    g.out[off + i] = y->dims[s0 + i];
+    g.k[off + i] = w->dims[s0 + i];
     g.s[off + i] = c->strides[i];
     g.d[off + i] = c->dilations[i];
     g.pb[off + i] = c->pads_begin[i];
@@ -42,13 +44,27 @@ static void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t
  * for one output channel's plane. */
 static size_t acc_offset(size_t xn, size_t wn) { return (xn + wn + 1) & ~(size_t)1; }
 
+static int needs_copies(const op_conv *c, int dtype) { return dtype != HD_DT_F32 || c->channels_last; }
+
 static size_t ref_conv_scratch(const ir_plan *p, const ir_step *s) {
   const ir_node *n = &p->g->nodes[s->node];
   const ir_tensor *x = &p->t[n->in[0]], *w = &p->t[n->in[1]], *y = &p->t[n->out[0]];
-  size_t xn = x->dtype == HD_DT_F32 ? 0 : (size_t)ir_numel(x->rank, x->dims);
-  size_t wn = x->dtype == HD_DT_F32 ? 0 : (size_t)ir_numel(w->rank, w->dims);
-  size_t plane = (size_t)(ir_numel(y->rank, y->dims) / (y->dims[0] * y->dims[1]));
+  int copies = needs_copies(&OP_P(s)->conv, x->dtype);
+  size_t xn = copies ? (size_t)ir_numel(x->rank, x->dims) : 0;
+  size_t wn = copies ? (size_t)ir_numel(w->rank, w->dims) : 0;
+  int64_t m = y->dims[OP_P(s)->conv.channels_last ? y->rank - 1 : 1];
+  size_t plane = (size_t)(ir_numel(y->rank, y->dims) / (y->dims[0] * m));
   return acc_offset(xn, wn) + 2 * plane;
+}
+
+/* src [outer, inner, c] (any float dtype) as fp32 [outer, c, inner] in dst. */
+static const float *channels_first_f32(int dt, const void *src, int64_t outer, int64_t inner, int64_t c,
+                                       float *dst) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++)
+      for (int64_t k = 0; k < c; k++)
+        dst[(o * c + k) * inner + i] = (float)ref_load(dt, src, (size_t)((o * inner + i) * c + k));
+  return dst;
 }
 
 /* ConvTranspose of image nb into output channel m's plane acc (bias
@@ -87,22 +103,26 @@ static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings
   const ir_node *n = &p->g->nodes[s->node];
   const op_conv *c = &OP_P(s)->conv;
   const ir_tensor *xt = &p->t[n->in[0]], *wt = &p->t[n->in[1]], *yt = &p->t[n->out[0]];
-  int dt = xt->dtype;
-  size_t xn = dt == HD_DT_F32 ? 0 : (size_t)ir_numel(xt->rank, xt->dims);
-  size_t wn = dt == HD_DT_F32 ? 0 : (size_t)ir_numel(wt->rank, wt->dims);
+  int dt = xt->dtype, last = c->channels_last;
+  int copies = needs_copies(c, dt);
+  size_t xn = copies ? (size_t)ir_numel(xt->rank, xt->dims) : 0;
+  size_t wn = copies ? (size_t)ir_numel(wt->rank, wt->dims) : 0;
   if (scratch->floats < ref_conv_scratch(p, s)) return hd_error(HD_ERR_INTERNAL, "ref conv: scratch too small");
-  const float *x = ref_as_f32(dt, ir_tensor_addr(p, n->in[0], b), (size_t)ir_numel(xt->rank, xt->dims), scratch->buf);
-  const float *w = ref_as_f32(dt, ir_tensor_addr(p, n->in[1], b), (size_t)ir_numel(wt->rank, wt->dims), scratch->buf + xn);
+  geom3 g = geom_of(c, xt, wt, yt);
+  int ca = last ? xt->rank - 1 : 1;
+  int64_t N = xt->dims[0], C = xt->dims[ca], M = yt->dims[ca];
+  int64_t G = c->group, Cg = C / G, Mg = M / G;
+  int64_t in_sz = g.in[0] * g.in[1] * g.in[2], out_sz = g.out[0] * g.out[1] * g.out[2];
+  int64_t k_sz = g.k[0] * g.k[1] * g.k[2];
+  const void *xs = ir_tensor_addr(p, n->in[0], b), *ws = ir_tensor_addr(p, n->in[1], b);
+  const float *x = last ? channels_first_f32(dt, xs, N, in_sz, C, scratch->buf)
+                        : ref_as_f32(dt, xs, (size_t)ir_numel(xt->rank, xt->dims), scratch->buf);
+  const float *w = last ? channels_first_f32(dt, ws, M, k_sz, Cg, scratch->buf + xn)
+                        : ref_as_f32(dt, ws, (size_t)ir_numel(wt->rank, wt->dims), scratch->buf + xn);
   double *acc = (double *)(void *)(scratch->buf + acc_offset(xn, wn));
   const void *bias = c->has_bias ? ir_tensor_addr(p, n->in[2], b) : NULL;
   const void *res = c->has_residual ? ir_tensor_addr(p, n->in[3], b) : NULL;
   void *y = ir_tensor_addr(p, n->out[0], b);
-
-  geom3 g = geom_of(c, xt, wt, yt);
-  int64_t N = xt->dims[0], C = xt->dims[1], M = yt->dims[1];
-  int64_t G = c->group, Cg = C / G, Mg = M / G;
-  int64_t in_sz = g.in[0] * g.in[1] * g.in[2], out_sz = g.out[0] * g.out[1] * g.out[2];
-  int64_t k_sz = g.k[0] * g.k[1] * g.k[2];
 
   for (int64_t nb = 0; nb < N; nb++)
     for (int64_t m = 0; m < M; m++) {
@@ -130,11 +150,11 @@ static hd_status *ref_conv(const ir_plan *p, const ir_step *s, const ir_bindings
                 }
             }
       }
-      size_t base = (size_t)((nb * M + m) * out_sz);
       for (int64_t o = 0; o < out_sz; o++) {
+        size_t at = (size_t)(last ? (nb * out_sz + o) * M + m : (nb * M + m) * out_sz + o);
         double v = acc[o];
-        if (res) v += ref_load(dt, res, base + (size_t)o);
-        ref_store(dt, y, base + (size_t)o, ref_apply_act(&c->act, (float)v));
+        if (res) v += ref_load(dt, res, at);
+        ref_store(dt, y, at, ref_apply_act(&c->act, (float)v));
       }
     }
   return NULL;

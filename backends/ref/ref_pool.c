@@ -11,14 +11,14 @@ typedef struct pgeom {
 
 static pgeom geom_of(const op_pool *pp, const ir_tensor *x, const ir_tensor *y) {
   pgeom g;
-  int off = 3 - pp->nspatial;
+  int off = 3 - pp->nspatial, s0 = pp->channels_last ? 1 : 2;
   for (int i = 0; i < 3; i++) {
     g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
     g.pb[i] = g.pe[i] = 0;
   }
   for (int i = 0; i < pp->nspatial; i++) {
-    g.in[off + i] = x->dims[2 + i];
-    g.out[off + i] = y->dims[2 + i];
+    g.in[off + i] = x->dims[s0 + i];
+    g.out[off + i] = y->dims[s0 + i];
     g.k[off + i] = pp->kernel[i];
     g.s[off + i] = pp->strides[i];
     g.d[off + i] = pp->dilations[i];
@@ -54,10 +54,15 @@ static hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings
   void *y = ir_tensor_addr(p, n->out[0], b);
   int dt = xt->dtype;
   pgeom g = geom_of(pp, xt, yt);
-  int64_t planes = xt->dims[0] * xt->dims[1];
+  /* a plane is one (image, channel): channels first, its elements are
+   * consecutive (step 1); channels last, C apart */
+  int64_t C = xt->dims[pp->channels_last ? xt->rank - 1 : 1];
+  int64_t planes = xt->dims[0] * C, step = pp->channels_last ? C : 1;
   int64_t in_sz = g.in[0] * g.in[1] * g.in[2], out_sz = g.out[0] * g.out[1] * g.out[2];
   for (int64_t pl = 0; pl < planes; pl++) {
-    size_t xb = (size_t)(pl * in_sz), yi = (size_t)(pl * out_sz);
+    int64_t nb = pl / C, ch = pl % C;
+    size_t xb = (size_t)(pp->channels_last ? nb * in_sz * C + ch : pl * in_sz);
+    size_t yb = (size_t)(pp->channels_last ? nb * out_sz * C + ch : pl * out_sz), yi = 0;
     for (int64_t o0 = 0; o0 < g.out[0]; o0++) {
       int64_t l0, h0, c0;
       taps(&g, 0, o0, &l0, &h0, &c0);
@@ -78,7 +83,7 @@ static hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings
               for (int64_t k2 = l2; k2 <= h2; k2++) {
                 int64_t i2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
                 if (i2 < 0 || i2 >= g.in[2]) continue;
-                double v = ref_load(dt, x, xb + (size_t)((i0 * g.in[1] + i1) * g.in[2] + i2));
+                double v = ref_load(dt, x, xb + (size_t)(((i0 * g.in[1] + i1) * g.in[2] + i2) * step));
                 sum += v;
                 if (v > mx || cnt == 0) mx = v;
                 cnt++;
@@ -91,7 +96,7 @@ static hd_status *ref_pool(const ir_plan *p, const ir_step *s, const ir_bindings
             int64_t div = pp->count_include_pad ? c0 * c1 * c2 : cnt;
             r = div ? sum / (double)div : 0.0;
           }
-          ref_store(dt, y, yi, (float)r);
+          ref_store(dt, y, yb + yi * (size_t)step, (float)r);
         }
       }
     }
