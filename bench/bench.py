@@ -72,12 +72,14 @@ class DeviceIO:
         self.strategy = strategy
         inp = sess.get_inputs()[0].name
         outs = [o.name for o in sess.get_outputs()]
+        # the outputs' element types (an fp16 export's are fp16)
+        odt = [np.float16 if o.type == "tensor(float16)" else np.float32 for o in sess.get_outputs()]
         io = sess.io_binding()
         self.keep = []
         if strategy == "ortvalue-gpu-vendor":
             xv = ort.OrtValue.ortvalue_from_numpy(x, "gpu", 0, hdep.NVIDIA)
-            ovs = [ort.OrtValue.ortvalue_from_shape_and_type(list(s), np.float32, "gpu", 0, hdep.NVIDIA)
-                   for s in out_shapes]
+            ovs = [ort.OrtValue.ortvalue_from_shape_and_type(list(s), t, "gpu", 0, hdep.NVIDIA)
+                   for s, t in zip(out_shapes, odt)]
             io.bind_ortvalue_input(inp, xv)
             for n, ov in zip(outs, ovs):
                 io.bind_ortvalue_output(n, ov)
@@ -91,16 +93,17 @@ class DeviceIO:
             self._fetch = fetch
         elif strategy in ("torch-ptr-cuda", "torch-ptr-gpu-vendor"):
             tx = torch.from_numpy(x).cuda()
-            tys = [torch.empty(tuple(s), dtype=torch.float32, device="cuda") for s in out_shapes]
+            tdt = {np.float16: torch.float16, np.float32: torch.float32}
+            tys = [torch.empty(tuple(s), dtype=tdt[t], device="cuda") for s, t in zip(out_shapes, odt)]
             if strategy == "torch-ptr-cuda":
-                io.bind_input(inp, "cuda", 0, np.float32, list(x.shape), tx.data_ptr())
-                for n, t in zip(outs, tys):
-                    io.bind_output(n, "cuda", 0, np.float32, list(t.shape), t.data_ptr())
+                io.bind_input(inp, "cuda", 0, x.dtype.type, list(x.shape), tx.data_ptr())
+                for n, t, e in zip(outs, tys, odt):
+                    io.bind_output(n, "cuda", 0, e, list(t.shape), t.data_ptr())
             else:  # an OrtValue over torch's memory, device named by vendor id
                 dev = ort.OrtDevice.make("gpu", 0, hdep.NVIDIA)
-                io._iobinding.bind_input(inp, dev._get_c_device(), np.float32, list(x.shape), tx.data_ptr())
-                for n, t in zip(outs, tys):
-                    io._iobinding.bind_output(n, dev._get_c_device(), np.float32, list(t.shape), t.data_ptr())
+                io._iobinding.bind_input(inp, dev._get_c_device(), x.dtype.type, list(x.shape), tx.data_ptr())
+                for n, t, e in zip(outs, tys, odt):
+                    io._iobinding.bind_output(n, dev._get_c_device(), e, list(t.shape), t.data_ptr())
             self.keep = [tx] + tys
             self._fetch = lambda: [t.cpu().numpy() for t in tys]
         else:

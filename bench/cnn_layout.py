@@ -17,11 +17,22 @@ import hdep  # noqa: E402
 from hdep import log  # noqa: E402
 
 
+def export_half(torch, model, path):
+    """model in fp16 -> ONNX at path (classic exporter, dynamic batch), traced on the GPU."""
+    m = model.half().cuda()
+    x = torch.randn(2, 3, 224, 224, dtype=torch.float16, device="cuda")
+    with torch.no_grad():
+        torch.onnx.export(m, (x,), path, input_names=["input"], output_names=["output"], opset_version=17,
+                          do_constant_folding=True, dynamo=False,
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", default=["resnet50"])
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 32])
-    ap.add_argument("--precisions", nargs="+", default=["fp16", "fp32"], choices=["fp16", "bf16", "fp32"])
+    ap.add_argument("--precisions", nargs="+", default=["fp16", "fp32"], choices=["fp16", "bf16", "fp32", "export16"],
+                    help="provider option precision on the fp32 export; export16: the model exported in fp16")
     ap.add_argument("--rounds", type=int, default=5, help="alternating timing rounds per layout")
     ap.add_argument("--iters", type=int, default=20, help="runs per round")
     ap.add_argument("--io", default="ortvalue-gpu-vendor", help="bench.py's device I/O way")
@@ -47,11 +58,17 @@ def main():
         inp = cpu.get_inputs()[0].name
         for prec in a.precisions:
             last = "1"
-            sess = {"first": hdep.ep_session(ort, path, dev, {"precision": prec, "prefer_nhwc": "0"}),
-                    "last": hdep.ep_session(ort, path, dev, {"precision": prec, "prefer_nhwc": last})}
+            model, opts, xtype = path, {"precision": prec}, np.float32
+            if prec == "export16":  # the same weights in fp16, exported from the GPU
+                model, opts, xtype = os.path.join(a.work, f"{name}-fp16.onnx"), {}, np.float16
+                if not os.path.exists(model):
+                    export_half(torch, hdep.build_torchvision(name, seed=0), model)
+            sess = {"first": hdep.ep_session(ort, model, dev, dict(opts, prefer_nhwc="0")),
+                    "last": hdep.ep_session(ort, model, dev, dict(opts, prefer_nhwc=last))}
             for b in a.batches:
                 x = np.random.default_rng(b).standard_normal((b, 3, 224, 224), dtype=np.float32)
                 ref = cpu.run(None, {inp: x})
+                x = x.astype(xtype)
                 row = {"model": name, "precision": prec, "batch": b, "prefer_nhwc_last": last}
                 ios = {}
                 for k, s in sess.items():

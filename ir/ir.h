@@ -130,7 +130,8 @@ typedef enum ir_storage {
   IR_ST_OUTPUT,   /* graph output `index` */
   IR_ST_CONST,    /* constant data of the graph value */
   IR_ST_ARENA,    /* arena + offset */
-  IR_ST_ALIAS,    /* same bytes as value `index` (shape-only ops) */
+  IR_ST_ALIAS,    /* bytes of value `index` from byte `offset` on (views,
+                   * and copies that move one contiguous run) */
   IR_ST_FOLDED,   /* computed at plan time: host bytes at host; a device
                    * backend keeps a copy of the plan's folded block */
 } ir_storage;
@@ -142,7 +143,7 @@ typedef struct ir_tensor {
   size_t nbytes;
   ir_storage storage;
   int index;
-  size_t offset;       /* in the arena, or (folded) in the plan's folded block */
+  size_t offset;       /* in the arena, (folded) in the plan's folded block, or (alias) in its root */
   const void *host;    /* host bytes when known at plan time (constants, folded), else NULL */
 } ir_tensor;
 

@@ -291,7 +291,10 @@ void *ir_tensor_addr(const ir_plan *p, int value, const ir_bindings *b) {
     case IR_ST_OUTPUT: return b->outputs[t->index];
     case IR_ST_CONST: return b->consts ? b->consts[value] : p->g->values[value].data;
     case IR_ST_ARENA: return (char *)b->arena + t->offset;
-    case IR_ST_ALIAS: return ir_tensor_addr(p, t->index, b);
+    case IR_ST_ALIAS: {
+      char *root = ir_tensor_addr(p, t->index, b);
+      return root ? root + t->offset : NULL;
+    }
     case IR_ST_FOLDED: return b->folded ? (char *)b->folded + t->offset : (void *)t->host;
     default: return (void *)t->host; /* while a plan is built: a view of a known value */
   }

@@ -61,6 +61,41 @@ static void arena_release(arena *a, int value) {
   }
 }
 
+/* A Transpose or Slice, or a Gather of one index on an axis with only
+ * unit dims before it, whose output is one contiguous run of its input:
+ * *bytes, the run's offset. Such a step is a view at an offset (no copy)
+ * when the offset keeps the arena's alignment, which kernels and library
+ * plans assume. ViT's attention reads Q, K and V by Gathers of a packed
+ * [3, S, B, E] tensor, and at batch 1 torch's exporter transposes [1, S, E]
+ * to [S, 1, E] before each layer's projection. */
+static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor *t, size_t *bytes) {
+  int64_t off = -1;
+  if ((n->kind == OP_TRANSPOSE || n->kind == OP_SLICE) && n->nout == 1) {
+    op_strided m;
+    hd_status *st = op_copy_map(n, &p->copy, t, 0, &m);
+    if (st) {
+      hd_status_free(st);
+      return 0;
+    }
+    if (m.rank == 1 && m.stride[0] == 1 && !m.mod[0]) off = m.offset;
+  } else if (n->kind == OP_GATHER && n->nin == 2 && n->nout == 1) {
+    const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
+    int a = p->gather.axis;
+    if (!idx->host || ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
+    for (int d = 0; d < a; d++)
+      if (x->dims[d] != 1) return 0;
+    int64_t i;
+    if (idx->dtype == HD_DT_I64) i = *(const int64_t *)idx->host;
+    else if (idx->dtype == HD_DT_I32) i = *(const int32_t *)idx->host;
+    else return 0;
+    if (i < 0) i += x->dims[a];
+    if (i >= 0 && i < x->dims[a]) off = i * ir_numel(x->rank - a - 1, x->dims + a + 1);
+  }
+  if (off < 0) return 0;
+  *bytes = (size_t)off * hd_dtype_size(t[n->in[0]].dtype);
+  return *bytes % IR_ARENA_ALIGN == 0;
+}
+
 static hd_status *bind_inputs(const ir_graph *g, const ir_shape *inputs, ir_tensor *t) {
   for (int i = 0; i < g->ninputs; i++) {
     const ir_value *v = &g->values[g->inputs[i]];
@@ -272,11 +307,15 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
   }
   for (int s = 0; s < p->nsteps && !st; s++) {
     const ir_node *node = &g->nodes[p->steps[s].node];
-    if (elided[s] || !op_get(node->kind)->view || t[node->out[0]].storage != IR_ST_NONE) continue;
+    size_t off = 0;
+    if (elided[s] || t[node->out[0]].storage != IR_ST_NONE ||
+        !(op_get(node->kind)->view || contiguous_run(node, OP_P(&p->steps[s]), t, &off)))
+      continue;
     int root = node->in[0];
-    while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
+    for (; t[root].storage == IR_ST_ALIAS; root = t[root].index) off += t[root].offset;
     t[node->out[0]].storage = IR_ST_ALIAS;
     t[node->out[0]].index = root;
+    t[node->out[0]].offset = off;
     elided[s] = 1;
   }
 
@@ -284,7 +323,9 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
   for (int i = 0; i < g->nvalues && !st; i++) {
     if (t[i].storage == IR_ST_ALIAS) {
       int root = t[i].index;
-      t[i].host = t[root].storage == IR_ST_FOLDED || t[root].storage == IR_ST_CONST ? t[root].host : NULL;
+      t[i].host = (t[root].storage == IR_ST_FOLDED || t[root].storage == IR_ST_CONST) && t[root].host
+                      ? (const char *)t[root].host + t[i].offset
+                      : NULL;
     } else if (t[i].storage != IR_ST_FOLDED && t[i].storage != IR_ST_CONST) {
       t[i].host = NULL;
     }

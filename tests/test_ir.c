@@ -458,6 +458,89 @@ static void test_ref_runs_chain(void) {
   ir_graph_free(g);
 }
 
+/* x [3, 1, h, w] -> Relu -> r -> Gather(r, 2, axis 0) -> g -> Transpose
+ * (1, 0, 2) -> t -> Add(t, t) -> y. The Gather's output is one contiguous
+ * run of r and the Transpose only moves a unit dim: both are views of r at
+ * an offset when the offset keeps the arena's 256-byte alignment (h x w =
+ * 128 floats: 1 KiB), else the Gather runs (h x w = 15). */
+static void test_contiguous_views(void) {
+  for (int aligned = 0; aligned < 2; aligned++) {
+    int64_t h = aligned ? 8 : 3, w = aligned ? 16 : 5;
+    ir_graph *g;
+    UT_OK(ir_graph_create(&g));
+    int64_t xd[4] = {3, 1, h, w}, one[1] = {1};
+    int x = add_value(g, "x", 4, xd), r = add_value(g, "r", -1, NULL), gv = add_value(g, "g", -1, NULL);
+    int t = add_value(g, "t", -1, NULL), y = add_value(g, "y", -1, NULL);
+    int idx = IR_NONE;
+    UT_OK(ir_graph_add_value(g, "idx", HD_DT_I64, 0, one, &idx));
+    int64_t two = 2;
+    UT_OK(ir_value_set_data(g, idx, &two, sizeof two));
+    static const attr perm[] = {{.name = "perm", .n = 3, .i = {1, 0, 2}}};
+    static const attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+    struct {
+      const char *type;
+      int opset, in[2], nin, out;
+      const attr *a;
+      int na;
+    } nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},
+                 {"Gather", 13, {r, idx}, 2, gv, axis0, 1},
+                 {"Transpose", 13, {gv}, 1, t, perm, 1},
+                 {"Add", 14, {t, t}, 2, y, NULL, 0}};
+    for (int k = 0; k < 4; k++) {
+      const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
+      int n;
+      UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
+                              &nodes[k].out, 1, &n));
+      attr_table at = {nodes[k].a, nodes[k].na};
+      op_attrs oa = attr_table_reader(&at);
+      UT_OK(def->parse(g, &g->nodes[n], &oa));
+    }
+    int ins[1] = {x}, outs[1] = {y};
+    UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+    UT_OK(ir_graph_finalize(g));
+    ir_shape in = {4, {3, 1, h, w}};
+    ir_plan *p = NULL;
+    UT_OK(plan_create(g, &in, NULL, &p));
+    if (!p) {
+      ir_graph_free(g);
+      continue;
+    }
+    const ir_tensor *tg = &p->t[gv], *tt = &p->t[t];
+    if (aligned) {
+      UT_CHECK(p->nsteps == 2);
+      UT_CHECK(tg->storage == IR_ST_ALIAS && tg->index == r && tg->offset == (size_t)(2 * h * w) * sizeof(float));
+      UT_CHECK(tt->storage == IR_ST_ALIAS && tt->index == r && tt->offset == tg->offset);
+    } else {
+      UT_CHECK(p->nsteps == 3 && tg->storage == IR_ST_ARENA);
+      UT_CHECK(tt->storage == IR_ST_ALIAS && tt->index == gv && tt->offset == 0);
+    }
+    /* the numbers: y = 2 relu(x[2]) */
+    be_module *m = NULL;
+    be_host host = {0};
+    be_options opts = {0};
+    be_context *ctx = NULL;
+    be_graph *bg = NULL;
+    be_plan *bp = NULL;
+    UT_OK(be_module_open("ref", &host, &m));
+    UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
+    UT_OK(be_graph_compile(m, ctx, g, &bg));
+    UT_OK(be_plan_compile(m, bg, p, &bp));
+    float xs[3 * 8 * 16], ys[8 * 16];
+    for (int i = 0; i < 3 * h * w; i++) xs[i] = sinf((float)i * 0.7f);
+    void *bi[1] = {xs}, *bo[1] = {ys};
+    UT_OK(be_plan_run(m, bp, bi, bo, NULL));
+    int bad = 0;
+    for (int i = 0; i < h * w; i++) bad += ys[i] != 2.0f * fmaxf(xs[2 * h * w + i], 0.0f);
+    UT_CHECK(bad == 0);
+    be_plan_free(m, bp);
+    be_graph_free(m, bg);
+    be_context_destroy(m, ctx);
+    be_module_close(m);
+    plan_free(p);
+    ir_graph_free(g);
+  }
+}
+
 static void test_op_table(void) {
   UT_CHECK(op_find("", "Conv", 11) == op_get(OP_CONV));
   UT_CHECK(op_find("ai.onnx", "Conv", 22) == op_get(OP_CONV));
@@ -476,5 +559,6 @@ int main(void) {
   test_empty_batch();
   test_plan_and_pads();
   test_ref_runs_chain();
+  test_contiguous_views();
   return ut_finish("test_ir");
 }
