@@ -81,13 +81,24 @@ static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor 
   } else if (n->kind == OP_GATHER && n->nin == 2 && n->nout == 1) {
     const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
     int a = p->gather.axis;
-    if (!idx->host || ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
+    /* the index's bytes: a constant's, a folded value's (in the packed
+     * block by now), or at an offset in one of those (a view of it) */
+    const ir_tensor *root = idx->storage == IR_ST_ALIAS ? &t[idx->index] : idx;
+    size_t at = idx->storage == IR_ST_ALIAS ? idx->offset : 0;
+    if ((root->storage != IR_ST_CONST && root->storage != IR_ST_FOLDED) || !root->host) return 0;
+    const char *ih = (const char *)root->host + at;
+    if (ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
     for (int d = 0; d < a; d++)
       if (x->dims[d] != 1) return 0;
     int64_t i;
-    if (idx->dtype == HD_DT_I64) i = *(const int64_t *)idx->host;
-    else if (idx->dtype == HD_DT_I32) i = *(const int32_t *)idx->host;
-    else return 0;
+    if (idx->dtype == HD_DT_I64) memcpy(&i, ih, sizeof i);
+    else if (idx->dtype == HD_DT_I32) {
+      int32_t i32;
+      memcpy(&i32, ih, sizeof i32);
+      i = i32;
+    } else {
+      return 0;
+    }
     if (i < 0) i += x->dims[a];
     if (i >= 0 && i < x->dims[a]) off = i * ir_numel(x->rank - a - 1, x->dims + a + 1);
   }
@@ -308,11 +319,15 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
   for (int s = 0; s < p->nsteps && !st; s++) {
     const ir_node *node = &g->nodes[p->steps[s].node];
     size_t off = 0;
-    if (elided[s] || t[node->out[0]].storage != IR_ST_NONE ||
-        !(op_get(node->kind)->view || contiguous_run(node, OP_P(&p->steps[s]), t, &off)))
-      continue;
+    if (elided[s] || t[node->out[0]].storage != IR_ST_NONE) continue;
     int root = node->in[0];
-    for (; t[root].storage == IR_ST_ALIAS; root = t[root].index) off += t[root].offset;
+    while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
+    /* a run inside a graph input stays a copy: the caller's buffer may be
+     * less aligned than the arena, and library plans need 16 bytes */
+    if (!op_get(node->kind)->view &&
+        (t[root].storage == IR_ST_INPUT || !contiguous_run(node, OP_P(&p->steps[s]), t, &off)))
+      continue;
+    if (t[node->in[0]].storage == IR_ST_ALIAS) off += t[node->in[0]].offset;
     t[node->out[0]].storage = IR_ST_ALIAS;
     t[node->out[0]].index = root;
     t[node->out[0]].offset = off;

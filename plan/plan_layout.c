@@ -64,6 +64,9 @@ static void permute_dims(ir_value *v, const int8_t *perm) {
   memcpy(v->sym, s, sizeof s);
 }
 
+/* Bit k of m (0 past the mask's 32 bits). */
+static int has_bit(unsigned m, int k) { return k < 32 && (m >> k & 1); }
+
 /* The inputs of node n whose layout follows the node's (rank 4): bit k. */
 static unsigned layout_inputs(const ir_graph *g, const ir_node *n) {
   unsigned m = 0;
@@ -92,7 +95,7 @@ static hd_status *probe(lay *L, int i, const plan_support *sup) {
   int vals[40], nvals = 0;
   unsigned in = layout_inputs(g, n);
   for (int k = 0; k < n->nin && k < 32; k++)
-    if (in >> k & 1) vals[nvals++] = n->in[k];
+    if (has_bit(in, k)) vals[nvals++] = n->in[k];
   for (int k = 0; k < n->nout && nvals < 40; k++)
     if (n->out[k] != IR_NONE) vals[nvals++] = n->out[k];
   for (int a = 0; a < nvals; a++)
@@ -112,7 +115,7 @@ static hd_status *probe(lay *L, int i, const plan_support *sup) {
 static int candidate(lay *L, int i) {
   ir_graph *g = L->g;
   const ir_node *n = &g->nodes[i];
-  if (n->dead || n->kind == OP_UNKNOWN || n->nout != 1 || n->out[0] == IR_NONE) return 0;
+  if (n->dead || n->kind == OP_UNKNOWN || n->nout != 1 || n->out[0] == IR_NONE || n->nin > 32) return 0;
   const op_def *def = op_get((op_kind)n->kind);
   if (!def || def->shape_only || def->view || op_node_host_known(g, n)) return 0;
   if (g->values[n->out[0]].rank != 4) return 0;
@@ -130,9 +133,11 @@ static int candidate(lay *L, int i) {
     int v = n->in[k];
     if (v == IR_NONE) continue;
     const ir_value *val = &g->values[v];
-    if (!(in >> k & 1)) {
-      /* BatchNormalization's per-channel parameters keep their shape */
-      if (n->kind == OP_BATCHNORM || ir_numel(val->rank, val->dims) == 1) continue;
+    if (!has_bit(in, k)) {
+      /* BatchNormalization's per-channel parameters keep their shape; one
+       * element of known rank broadcasts the same in either layout */
+      if (n->kind == OP_BATCHNORM || (val->rank >= 0 && val->rank <= 4 && ir_numel(val->rank, val->dims) == 1))
+        continue;
       return 0;
     }
     any |= L->made[v]; /* others: constants (permuted) or a Transpose (counted) */
@@ -211,7 +216,7 @@ static hd_status *convert(lay *L, int i) {
   unsigned in = layout_inputs(g, &g->nodes[i]);
   for (int k = 0; k < g->nodes[i].nin; k++) {
     int v = g->nodes[i].in[k], t = IR_NONE;
-    if (v == IR_NONE || !(in >> k & 1)) continue;
+    if (v == IR_NONE || !has_bit(in, k)) continue;
     HD_TRY(input_twin(L, v, &t));
     g->nodes[i].in[k] = t;
   }
@@ -263,7 +268,7 @@ static int count_transposes(const lay *L) {
     for (int k = 0; k < nd->nin; k++) {
       int v = nd->in[k];
       if (v == IR_NONE) continue;
-      if (in >> k & 1) {
+      if (has_bit(in, k)) {
         if (!L->made[v] && !(g->values[v].is_const && g->values[v].data)) to_l[v] = 1;
       } else if (L->made[v]) {
         to_f[v] = 1;

@@ -1,6 +1,7 @@
 /* Unit tests of ir/: partitioning, plans and the arena, Conv shape
  * inference, and the ref backend on a hand-built graph. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
@@ -401,30 +402,43 @@ static void test_plan_and_pads(void) {
   ir_graph_free(g);
 }
 
+/* Runs plan p of g once on the reference backend. */
+static void ref_run(const ir_graph *g, const ir_plan *p, void *const *ins, void *const *outs) {
+  be_module *m = NULL;
+  be_host host = {0};
+  be_options opts = {0};
+  be_context *ctx = NULL;
+  be_graph *bg = NULL;
+  be_plan *bp = NULL;
+  UT_OK(be_module_open("ref", &host, &m));
+  if (!m) return;
+  UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
+  UT_OK(be_graph_compile(m, ctx, g, &bg));
+  UT_OK(be_plan_compile(m, bg, p, &bp));
+  if (bp) UT_OK(be_plan_run(m, bp, ins, outs, NULL));
+  be_plan_free(m, bp);
+  be_graph_free(m, bg);
+  be_context_destroy(m, ctx);
+  be_module_close(m);
+}
+
 /* The ref backend on the chain gives what a direct evaluation gives. */
 static void test_ref_runs_chain(void) {
   ir_graph *g = conv_chain(OP_PAD_VALID, 1);
   ir_shape in = {4, {1, 2, 12, 9}};
   ir_plan *p = NULL;
   UT_OK(plan_create(g, &in, NULL, &p));
-  be_module *m = NULL;
-  be_host host = {0};
-  UT_OK(be_module_open("ref", &host, &m));
-  if (!p || !m) return;
-  be_options opts = {0};
-  be_context *ctx = NULL;
-  be_graph *bg = NULL;
-  be_plan *bp = NULL;
-  UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
-  UT_OK(be_graph_compile(m, ctx, g, &bg));
-  UT_OK(be_plan_compile(m, bg, p, &bp));
+  if (!p) {
+    ir_graph_free(g);
+    return;
+  }
   float x[1 * 2 * 12 * 9];
   for (int i = 0; i < (int)(sizeof x / sizeof x[0]); i++) x[i] = sinf((float)i);
   const ir_tensor *yt = &p->t[g->outputs[0]];
   UT_CHECK(yt->dims[2] == 3 && yt->dims[3] == 3); /* 12-3*3 = 3; 9-3*2 = 3 */
   float y[2 * 3 * 3];
   void *ins[1] = {x}, *outs[1] = {y};
-  UT_OK(be_plan_run(m, bp, ins, outs, NULL));
+  ref_run(g, p, ins, outs);
   /* direct evaluation of three VALID convs */
   const float *w = g->values[ir_graph_find_value(g, "w0")].data;
   float cur[2 * 12 * 9], nxt[2 * 12 * 9];
@@ -450,10 +464,6 @@ static void test_ref_runs_chain(void) {
   for (int i = 0; i < 18; i++) worst = fmax(worst, ut_diff(y[i], cur[i], &nonfinite));
   UT_CHECK(!nonfinite);
   UT_CHECK(worst < 1e-4);
-  be_plan_free(m, bp);
-  be_graph_free(m, bg);
-  be_context_destroy(m, ctx);
-  be_module_close(m);
   plan_free(p);
   ir_graph_free(g);
 }
@@ -515,30 +525,79 @@ static void test_contiguous_views(void) {
       UT_CHECK(tt->storage == IR_ST_ALIAS && tt->index == gv && tt->offset == 0);
     }
     /* the numbers: y = 2 relu(x[2]) */
-    be_module *m = NULL;
-    be_host host = {0};
-    be_options opts = {0};
-    be_context *ctx = NULL;
-    be_graph *bg = NULL;
-    be_plan *bp = NULL;
-    UT_OK(be_module_open("ref", &host, &m));
-    UT_OK(be_context_create(m, 0, &opts, &(be_alloc){0}, &ctx));
-    UT_OK(be_graph_compile(m, ctx, g, &bg));
-    UT_OK(be_plan_compile(m, bg, p, &bp));
     float xs[3 * 8 * 16], ys[8 * 16];
     for (int i = 0; i < 3 * h * w; i++) xs[i] = sinf((float)i * 0.7f);
     void *bi[1] = {xs}, *bo[1] = {ys};
-    UT_OK(be_plan_run(m, bp, bi, bo, NULL));
+    ref_run(g, p, bi, bo);
     int bad = 0;
     for (int i = 0; i < h * w; i++) bad += ys[i] != 2.0f * fmaxf(xs[2 * h * w + i], 0.0f);
     UT_CHECK(bad == 0);
-    be_plan_free(m, bp);
-    be_graph_free(m, bg);
-    be_context_destroy(m, ctx);
-    be_module_close(m);
     plan_free(p);
     ir_graph_free(g);
   }
+}
+
+/* The Gather's index computed when the plan is built, then viewed:
+ * Unsqueeze(Sub(3, 1)) is a view of a folded value, whose bytes move into
+ * the plan's folded block; the Gather reads the index there and is a view
+ * of x's Relu at 2 x h x w floats. */
+static void test_view_of_folded_index(void) {
+  ir_graph *g;
+  UT_OK(ir_graph_create(&g));
+  int64_t xd[4] = {3, 1, 8, 16}, one[1] = {1};
+  int x = add_value(g, "x", 4, xd), r = add_value(g, "r", -1, NULL), gv = add_value(g, "g", -1, NULL);
+  int y = add_value(g, "y", -1, NULL);
+  int c3 = IR_NONE, c1 = IR_NONE, ax = IR_NONE, d = IR_NONE, iu = IR_NONE;
+  int64_t three = 3, onev = 1, zero = 0;
+  UT_OK(ir_graph_add_value(g, "c3", HD_DT_I64, 0, one, &c3));
+  UT_OK(ir_graph_add_value(g, "c1", HD_DT_I64, 0, one, &c1));
+  UT_OK(ir_graph_add_value(g, "axes", HD_DT_I64, 1, one, &ax));
+  UT_OK(ir_graph_add_value(g, "d", HD_DT_I64, -1, NULL, &d));
+  UT_OK(ir_graph_add_value(g, "iu", HD_DT_I64, -1, NULL, &iu));
+  UT_OK(ir_value_set_data(g, c3, &three, sizeof three));
+  UT_OK(ir_value_set_data(g, c1, &onev, sizeof onev));
+  UT_OK(ir_value_set_data(g, ax, &zero, sizeof zero));
+  static const attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+  struct {
+    const char *type;
+    int opset, in[2], nin, out;
+    const attr *a;
+    int na;
+  } nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},          {"Sub", 14, {c3, c1}, 2, d, NULL, 0},
+               {"Unsqueeze", 13, {d, ax}, 2, iu, NULL, 0}, {"Gather", 13, {r, iu}, 2, gv, axis0, 1},
+               {"Add", 14, {gv, gv}, 2, y, NULL, 0}};
+  for (int k = 0; k < 5; k++) {
+    const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
+    int n;
+    UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
+                            &nodes[k].out, 1, &n));
+    attr_table at = {nodes[k].a, nodes[k].na};
+    op_attrs oa = attr_table_reader(&at);
+    UT_OK(def->parse(g, &g->nodes[n], &oa));
+  }
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+  UT_OK(ir_graph_finalize(g));
+  uint8_t *fold = calloc((size_t)g->nnodes + 1, 1);
+  op_fold_closure(g, NULL, fold);
+  const plan_eval eval = {NULL, ref_step_run, fold};
+  ir_shape in = {4, {3, 1, 8, 16}};
+  ir_plan *p = NULL;
+  UT_OK(plan_create(g, &in, &eval, &p));
+  free(fold);
+  if (p) {
+    const ir_tensor *tg = &p->t[gv];
+    UT_CHECK(tg->storage == IR_ST_ALIAS && tg->index == r && tg->offset == 2 * 8 * 16 * sizeof(float));
+    float xs[3 * 8 * 16], ys[8 * 16];
+    for (int i = 0; i < 3 * 8 * 16; i++) xs[i] = cosf((float)i * 0.3f);
+    void *bi[1] = {xs}, *bo[1] = {ys};
+    ref_run(g, p, bi, bo);
+    int bad = 0;
+    for (int i = 0; i < 8 * 16; i++) bad += ys[i] != 2.0f * fmaxf(xs[2 * 8 * 16 + i], 0.0f);
+    UT_CHECK(bad == 0);
+    plan_free(p);
+  }
+  ir_graph_free(g);
 }
 
 static void test_op_table(void) {
@@ -560,5 +619,6 @@ int main(void) {
   test_plan_and_pads();
   test_ref_runs_chain();
   test_contiguous_views();
+  test_view_of_folded_index();
   return ut_finish("test_ir");
 }
