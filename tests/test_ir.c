@@ -468,6 +468,30 @@ static void test_ref_runs_chain(void) {
   ir_graph_free(g);
 }
 
+/* One ONNX node of a hand-built graph: parsed by its op as ep/ would. */
+typedef struct ir_node_spec {
+  const char *type;
+  int opset, in[2], nin, out;
+  const attr *a;
+  int na;
+} ir_node_spec;
+
+/* Adds and parses nodes[0..n) in order; the graph's input x and output y. */
+static void add_nodes(ir_graph *g, const ir_node_spec *nodes, int n, int x, int y) {
+  for (int k = 0; k < n; k++) {
+    const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
+    int idx;
+    UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
+                            &nodes[k].out, 1, &idx));
+    attr_table at = {nodes[k].a, nodes[k].na};
+    op_attrs oa = attr_table_reader(&at);
+    UT_OK(def->parse(g, &g->nodes[idx], &oa));
+  }
+  int ins[1] = {x}, outs[1] = {y};
+  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
+  UT_OK(ir_graph_finalize(g));
+}
+
 /* x [3, 1, h, w] -> Relu -> r -> Gather(r, 2, axis 0) -> g -> Transpose
  * (1, 0, 2) -> t -> Add(t, t) -> y. The Gather's output is one contiguous
  * run of r and the Transpose only moves a unit dim: both are views of r at
@@ -487,27 +511,11 @@ static void test_contiguous_views(void) {
     UT_OK(ir_value_set_data(g, idx, &two, sizeof two));
     static const attr perm[] = {{.name = "perm", .n = 3, .i = {1, 0, 2}}};
     static const attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
-    struct {
-      const char *type;
-      int opset, in[2], nin, out;
-      const attr *a;
-      int na;
-    } nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},
-                 {"Gather", 13, {r, idx}, 2, gv, axis0, 1},
-                 {"Transpose", 13, {gv}, 1, t, perm, 1},
-                 {"Add", 14, {t, t}, 2, y, NULL, 0}};
-    for (int k = 0; k < 4; k++) {
-      const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
-      int n;
-      UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
-                              &nodes[k].out, 1, &n));
-      attr_table at = {nodes[k].a, nodes[k].na};
-      op_attrs oa = attr_table_reader(&at);
-      UT_OK(def->parse(g, &g->nodes[n], &oa));
-    }
-    int ins[1] = {x}, outs[1] = {y};
-    UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
-    UT_OK(ir_graph_finalize(g));
+    const ir_node_spec nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},
+                                  {"Gather", 13, {r, idx}, 2, gv, axis0, 1},
+                                  {"Transpose", 13, {gv}, 1, t, perm, 1},
+                                  {"Add", 14, {t, t}, 2, y, NULL, 0}};
+    add_nodes(g, nodes, 4, x, y);
     ir_shape in = {4, {3, 1, h, w}};
     ir_plan *p = NULL;
     UT_OK(plan_create(g, &in, NULL, &p));
@@ -558,26 +566,10 @@ static void test_view_of_folded_index(void) {
   UT_OK(ir_value_set_data(g, c1, &onev, sizeof onev));
   UT_OK(ir_value_set_data(g, ax, &zero, sizeof zero));
   static const attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
-  struct {
-    const char *type;
-    int opset, in[2], nin, out;
-    const attr *a;
-    int na;
-  } nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},          {"Sub", 14, {c3, c1}, 2, d, NULL, 0},
-               {"Unsqueeze", 13, {d, ax}, 2, iu, NULL, 0}, {"Gather", 13, {r, iu}, 2, gv, axis0, 1},
-               {"Add", 14, {gv, gv}, 2, y, NULL, 0}};
-  for (int k = 0; k < 5; k++) {
-    const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
-    int n;
-    UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
-                            &nodes[k].out, 1, &n));
-    attr_table at = {nodes[k].a, nodes[k].na};
-    op_attrs oa = attr_table_reader(&at);
-    UT_OK(def->parse(g, &g->nodes[n], &oa));
-  }
-  int ins[1] = {x}, outs[1] = {y};
-  UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
-  UT_OK(ir_graph_finalize(g));
+  const ir_node_spec nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},          {"Sub", 14, {c3, c1}, 2, d, NULL, 0},
+                                {"Unsqueeze", 13, {d, ax}, 2, iu, NULL, 0}, {"Gather", 13, {r, iu}, 2, gv, axis0, 1},
+                                {"Add", 14, {gv, gv}, 2, y, NULL, 0}};
+  add_nodes(g, nodes, 5, x, y);
   uint8_t *fold = calloc((size_t)g->nnodes + 1, 1);
   op_fold_closure(g, NULL, fold);
   const plan_eval eval = {NULL, ref_step_run, fold};
