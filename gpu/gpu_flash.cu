@@ -1,8 +1,9 @@
 // gpu_flash: attention on tensor cores (NVIDIA, sm_80 and up): fp16/bf16
 // through mma.sync m16n8k16, fp32 through TF32 m16n8k8 where the context
 // allows TF32 (as for matmuls); fp32 accumulation either way. A block takes
-// 64 query rows of one (batch, head) (16 or 32 when that leaves the GPU
-// idle), 16 per warp, and walks the keys in tiles (fp16: 64 keys for head
+// 64 query rows of one (batch, head) (32 when that leaves the GPU idle),
+// 16 per warp (or, for still smaller grids, 16 rows whose key tiles its
+// warps split: flash_rows' SPLIT), and walks the keys in tiles (fp16: 64 keys for head
 // sizes up to 64, else 32; fp32: 32), two stages of K and V in 48 KB of
 // shared memory, the next tile loading by cp.async while this one is used:
 // S = Q K^T from shared-memory fragments, the online softmax in registers
@@ -15,6 +16,9 @@
 // strided inner dims, rows or starts not on 16 bytes, fewer than 16 rows,
 // the split and fold forms of decode) returns -1 and runs on
 // gpu_attention.cu's kernel; on HIP it takes nothing yet.
+#include <atomic>
+#include <cstdlib>
+
 #include "gpu/gpu_attn.cuh"
 
 #if defined(GPU_VENDOR_HIP)
@@ -112,47 +116,53 @@ struct frags {
   typedef uint16_t E;
   static constexpr int BN = D <= 64 ? 64 : 32;  // keys a tile (two stages of K and V fit in 48 KB)
   static constexpr int LDK = D + 8, LDV = D + 8, KQ = D / 16, LDKT = BN + 8;
+  static constexpr int KMIN = 16;  // the fewest keys a warp's share of a tile can be (one k16 step of P V)
 
   __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
 #pragma unroll
     for (int kk = 0; kk < KQ; ++kk) ldmatrix_x4(qf[kk], qs + (w * 16 + lane % 16) * LDK + kk * 16 + (lane / 16) * 8);
   }
-  __device__ static void scores(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *ks, int lane) {
+  template <int NK>
+  __device__ static void scores(float s[NK / 8][4], const uint32_t qf[KQ][4], const E *ks, int kofs, int lane) {
 #pragma unroll
     for (int kk = 0; kk < KQ; ++kk) {
 #pragma unroll
-      for (int j = 0; j < BN / 16; ++j) {  // keys 16j .. 16j + 15: two 8-key tiles from one ldmatrix
+      for (int j = 0; j < NK / 16; ++j) {  // keys 16j .. 16j + 15: two 8-key tiles from one ldmatrix
         uint32_t kf[4];
-        ldmatrix_x4(kf, ks + (j * 16 + (lane / 16) * 8 + lane % 8) * LDK + kk * 16 + ((lane / 8) % 2) * 8);
+        ldmatrix_x4(kf, ks + (kofs + j * 16 + (lane / 16) * 8 + lane % 8) * LDK + kk * 16 + ((lane / 8) % 2) * 8);
         mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
         mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
       }
     }
   }
   // the same from K stored transposed (kts: D rows of BN keys), read as V is
-  __device__ static void scores_t(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *kts, int lane) {
+  template <int NK>
+  __device__ static void scores_t(float s[NK / 8][4], const uint32_t qf[KQ][4], const E *kts, int kofs, int lane) {
 #pragma unroll
     for (int kk = 0; kk < KQ; ++kk) {
 #pragma unroll
-      for (int j = 0; j < BN / 16; ++j) {
+      for (int j = 0; j < NK / 16; ++j) {
         uint32_t kf[4];
-        ldmatrix_x4_trans(kf, kts + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDKT + j * 16 + (lane / 16) * 8);
+        ldmatrix_x4_trans(kf,
+                          kts + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDKT + kofs + j * 16 + (lane / 16) * 8);
         mma<T>(s[2 * j], qf[kk], kf[0], kf[1]);
         mma<T>(s[2 * j + 1], qf[kk], kf[2], kf[3]);
       }
     }
   }
   // o += p v: p's A fragments are two score tiles' accumulators, repacked
-  __device__ static void accumulate(float o[D / 8][4], const float s[BN / 8][4], const E *vs, int lane) {
+  template <int NK>
+  __device__ static void accumulate(float o[D / 8][4], const float s[NK / 8][4], const E *vs, int kofs, int lane) {
 #pragma unroll
-    for (int kc = 0; kc < BN / 16; ++kc) {
+    for (int kc = 0; kc < NK / 16; ++kc) {
       const uint32_t pa[4] = {pack2<T>(s[2 * kc][0], s[2 * kc][1]), pack2<T>(s[2 * kc][2], s[2 * kc][3]),
                               pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
                               pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {  // columns 16 dp .. 16 dp + 15: two 8-column tiles from one ldmatrix
         uint32_t vf[4];
-        ldmatrix_x4_trans(vf, vs + (kc * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDV + dp * 16 + (lane / 16) * 8);
+        ldmatrix_x4_trans(vf,
+                          vs + (kofs + kc * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LDV + dp * 16 + (lane / 16) * 8);
         mma<T>(o[2 * dp], pa, vf[0], vf[1]);
         mma<T>(o[2 * dp + 1], pa, vf[2], vf[3]);
       }
@@ -167,7 +177,7 @@ struct frags {
 template <int D>
 struct frags<float, D> {
   typedef float E;
-  static constexpr int BN = 32, LDK = D + 4, LDV = D + 8, KQ = D / 8, LDKT = BN + 8;
+  static constexpr int BN = 32, LDK = D + 4, LDV = D + 8, KQ = D / 8, LDKT = BN + 8, KMIN = 8;
 
   __device__ static void q(uint32_t qf[KQ][4], const E *qs, int w, int lane) {
     const E *r = qs + (w * 16 + lane / 4) * LDK + lane % 4;
@@ -177,28 +187,31 @@ struct frags<float, D> {
       qf[kk][2] = tf32(r[kk * 8 + 4]), qf[kk][3] = tf32(r[8 * LDK + kk * 8 + 4]);
     }
   }
-  __device__ static void scores(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *ks, int lane) {
+  template <int NK>
+  __device__ static void scores(float s[NK / 8][4], const uint32_t qf[KQ][4], const E *ks, int kofs, int lane) {
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const E *r = ks + (j * 8 + lane / 4) * LDK + lane % 4;
+    for (int j = 0; j < NK / 8; ++j) {
+      const E *r = ks + (kofs + j * 8 + lane / 4) * LDK + lane % 4;
 #pragma unroll
       for (int kk = 0; kk < KQ; ++kk) mma_tf32(s[j], qf[kk], tf32(r[kk * 8]), tf32(r[kk * 8 + 4]));
     }
   }
   // K stored transposed (kts: D rows of BN keys, pitched 8 words past 32
   // banks: a warp's 8 keys by 4 dims hit 32 banks)
-  __device__ static void scores_t(float s[BN / 8][4], const uint32_t qf[KQ][4], const E *kts, int lane) {
+  template <int NK>
+  __device__ static void scores_t(float s[NK / 8][4], const uint32_t qf[KQ][4], const E *kts, int kofs, int lane) {
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const E *r = kts + (lane % 4) * LDKT + j * 8 + lane / 4;
+    for (int j = 0; j < NK / 8; ++j) {
+      const E *r = kts + (lane % 4) * LDKT + kofs + j * 8 + lane / 4;
 #pragma unroll
       for (int kk = 0; kk < KQ; ++kk) mma_tf32(s[j], qf[kk], tf32(r[kk * 8 * LDKT]), tf32(r[(kk * 8 + 4) * LDKT]));
     }
   }
-  __device__ static void accumulate(float o[D / 8][4], const float s[BN / 8][4], const E *vs, int lane) {
+  template <int NK>
+  __device__ static void accumulate(float o[D / 8][4], const float s[NK / 8][4], const E *vs, int kofs, int lane) {
     const int t4 = lane % 4, lo = (lane & ~3) | (t4 >> 1), hi = lo + 2;  // lanes holding keys t4, t4 + 4
 #pragma unroll
-    for (int kc = 0; kc < BN / 8; ++kc) {
+    for (int kc = 0; kc < NK / 8; ++kc) {
       uint32_t pa[4];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {  // rows g, g + 8
@@ -207,7 +220,7 @@ struct frags<float, D> {
         pa[r] = tf32(t4 & 1 ? a1 : a0);
         pa[2 + r] = tf32(t4 & 1 ? b1 : b0);
       }
-      const E *r = vs + (kc * 8 + t4) * LDV + lane / 4;
+      const E *r = vs + (kofs + kc * 8 + t4) * LDV + lane / 4;
 #pragma unroll
       for (int dt = 0; dt < D / 8; ++dt) mma_tf32(o[dt], pa, tf32(r[dt * 8]), tf32(r[4 * LDV + dt * 8]));
     }
@@ -254,7 +267,56 @@ __device__ __forceinline__ void wait_loads() {  // all but the newest N groups o
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// The W warps' states for the same 16 rows (each over its slices of the
+// key tiles: a running max m, the sum l and outputs o relative to it) into
+// the rows' outputs: each warp's share weighted by exp(m - the rows' max).
+// Through shared memory where the tiles were, one output element a thread
+// at a time (the writes coalesce over the head dimension).
 template <typename T, int D, int W>
+__device__ __forceinline__ void merge_slices(const gpu_attn_desc &d, float *cm, const float m[2], const float l[2],
+                                             const float o[D / 8][4], int64_t b, int64_t h, int64_t row0) {
+  constexpr int LDO = D + 8;  // 2-way bank conflicts at most on the float2 writes
+  float *cmax = cm, *csum = cm + 16 * W, *co = cm + 32 * W;
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+  __syncthreads();  // every warp is done with the tiles
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = l[r];
+    sum += gpu::shfl_xor32(sum, 1);
+    sum += gpu::shfl_xor32(sum, 2);
+    const int row = w * 16 + g + 8 * r;
+    if (t4 == 0) cmax[row] = m[r], csum[row] = sum;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) *(float2 *)&co[row * LDO + j * 8 + 2 * t4] = make_float2(o[j][2 * r], o[j][2 * r + 1]);
+  }
+  __syncthreads();
+  T *O = (T *)d.out;
+  for (int i = threadIdx.x; i < 16 * D; i += 32 * W) {
+    const int row = i / D, col = i % D;
+    if (row0 + row >= d.seq) continue;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < W; ++k) mx = fmaxf(mx, cmax[k * 16 + row]);
+    float sum = 0.f, acc = 0.f;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const float mk = cmax[k * 16 + row];
+      if (mk == -INFINITY) continue;  // no key of this slice seen: nothing to add (its sum is 0)
+      const float f = __expf(mk - mx);
+      sum += csum[k * 16 + row] * f;
+      acc += co[(k * 16 + row) * LDO + col] * f;
+    }
+    const float v = sum > 0.f ? acc / sum : d.empty_zero ? 0.f : NAN;  // sum == 0: every key masked with -inf
+    gpu::st(O, b * d.o_st[0] + h * d.o_st[1] + (row0 + row) * d.o_st[2] + col * d.o_st[3], v);
+  }
+}
+
+// SPLIT: the W warps share 16 query rows and split each key tile W ways
+// (the slices' softmax states merged through shared memory at the end),
+// for grids too small to fill the GPU with one warp per 16 rows: a warp's
+// walk over the keys is W times shorter. Otherwise each warp has its own
+// 16 rows and the whole tile.
+template <typename T, int D, int W, bool SPLIT>
 __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   gpu::wait_prior();
   gpu::start_next();
@@ -262,12 +324,16 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   typedef frags<T, D> F;
   typedef typename F::E E;
   // a stage: the K tile (keys by D, or D by keys when K is stored transposed), then V's
-  constexpr int kRows = 16 * W, BN = F::BN, KELEMS = BN * F::LDK > D * F::LDKT ? BN * F::LDK : D * F::LDKT,
+  constexpr int kRows = SPLIT ? 16 : 16 * W, BN = F::BN, NK = SPLIT ? BN / W : BN, KELEMS = BN * F::LDK > D * F::LDKT ? BN * F::LDK : D * F::LDKT,
                 STAGE = KELEMS + BN * F::LDV;
   static_assert(kRows * F::LDK <= STAGE, "the Q tile is staged in a K/V stage");
+  static_assert(NK >= F::KMIN && (!SPLIT || NK * W == BN), "a warp's slice of a tile is whole k steps");
+  static_assert(!SPLIT || (32 * W + 16 * W * (D + 8)) * sizeof(float) <= 2 * STAGE * sizeof(E),
+                "the slices' states fit where the tiles were");
   // two stages of K and V tiles: the next tile loads while this one is used (Q is staged in the second)
   __shared__ __align__(16) E sm[2 * STAGE];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+  const int wrow = SPLIT ? 0 : 16 * w, kofs = SPLIT ? NK * w : 0;  // this warp's rows and keys in a tile
   const int64_t nrb = (d.seq + kRows - 1) / kRows;
   const int64_t rb = nrb - 1 - blockIdx.x;  // the last rows first: under a causal mask they see the most keys
   const int64_t b = blockIdx.z, h = blockIdx.y, kh = h / (d.heads / d.kv_heads), row0 = rb * kRows;
@@ -291,12 +357,12 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   wait_loads<0>();
   __syncthreads();
   uint32_t qf[F::KQ][4];  // this warp's 16 rows as A fragments
-  F::q(qf, sm + STAGE, w, lane);
+  F::q(qf, sm + STAGE, wrow / 16, lane);
   float o[D / 8][4];  // output accumulators: rows g and g + 8, columns 8j + 2 t4 (+1)
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // per row: running max, this lane's share of the sum
-  const int64_t rows[2] = {row0 + w * 16 + g, row0 + w * 16 + g + 8};
+  const int64_t rows[2] = {row0 + wrow + g, row0 + wrow + g + 8};
   // tiles every row of the block sees whole: no per-score masking (most tiles of a long sequence)
   const bool plain = !d.bias && !(d.mask && !d.mask_lens);
   const int64_t whole_lo = a.windowed ? last + a.past - d.window + 1 : 0;
@@ -318,13 +384,13 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     // score at a time, BERT's masked attention took 4x as long)
     const bool whole = plain && k0 >= whole_lo && k0 + BN <= whole_hi;
     uint32_t drops = 0;
-    T bias[BN / 8][4];
+    T bias[NK / 8][4];
     if (!whole) {
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int64_t row = rows[e / 2], key = k0 + j * 8 + 2 * t4 + (e & 1);
+          const int64_t row = rows[e / 2], key = k0 + kofs + j * 8 + 2 * t4 + (e & 1);
           const bool valid = row < d.seq && key < d.kv_len;
           drops |= (uint32_t)(valid && gpu::attn_mask_drops(d, b, h, row, key)) << (4 * j + e);
           bias[j][e] = valid && d.bias ? ((const T *)d.bias)[b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] +
@@ -333,17 +399,17 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
         }
       }
     }
-    float s[BN / 8][4];  // scores: rows g, g + 8; keys 8j + 2 t4 (+1)
+    float s[NK / 8][4];  // scores: rows g, g + 8; keys kofs + 8j + 2 t4 (+1)
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+    for (int j = 0; j < NK / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
     if (kt)
-      F::scores_t(s, qf, ks, lane);
+      F::template scores_t<NK>(s, qf, ks, kofs, lane);
     else
-      F::scores(s, qf, ks, lane);
+      F::template scores<NK>(s, qf, ks, kofs, lane);
     float tmax[2] = {-INFINITY, -INFINITY};
     if (whole) {
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           float x = d.scale * s[j][e];
@@ -354,11 +420,11 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
       }
     } else {
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = e / 2;
-          const int64_t row = rows[r], key = k0 + j * 8 + 2 * t4 + (e & 1);
+          const int64_t row = rows[r], key = k0 + kofs + j * 8 + 2 * t4 + (e & 1);
           const bool valid = row < d.seq && key < d.kv_len;
           s[j][e] = valid ? gpu::attn_score_with(d, a, s[j][e], row + a.past, key, (drops >> (4 * j + e)) & 1u,
                                                  gpu::ld(&bias[j][e], 0))
@@ -381,30 +447,34 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
       for (int j = 0; j < D / 8; ++j) o[j][2 * r] *= alpha, o[j][2 * r + 1] *= alpha;
     }
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
+    for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         s[j][e] = __expf(s[j][e] - mu[e / 2]);
         l[e / 2] += s[j][e];
       }
     }
-    F::accumulate(o, s, vs, lane);
+    F::template accumulate<NK>(o, s, vs, kofs, lane);
   }
-  T *O = (T *)d.out;
+  if (SPLIT) {
+    merge_slices<T, D, W>(d, (float *)sm, m, l, o, b, h, row0);
+  } else {
+    T *O = (T *)d.out;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = l[r];
-    sum += gpu::shfl_xor32(sum, 1);
-    sum += gpu::shfl_xor32(sum, 2);
-    if (rows[r] >= d.seq) continue;
-    const float inv = 1.f / sum;  // sum == 0: every key masked with -inf
-    const int64_t obase = b * d.o_st[0] + h * d.o_st[1] + rows[r] * d.o_st[2];
+    for (int r = 0; r < 2; ++r) {
+      float sum = l[r];
+      sum += gpu::shfl_xor32(sum, 1);
+      sum += gpu::shfl_xor32(sum, 2);
+      if (rows[r] >= d.seq) continue;
+      const float inv = 1.f / sum;  // sum == 0: every key masked with -inf
+      const int64_t obase = b * d.o_st[0] + h * d.o_st[1] + rows[r] * d.o_st[2];
 #pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
+      for (int j = 0; j < D / 8; ++j) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float v = sum > 0.f ? o[j][2 * r + e] * inv : d.empty_zero ? 0.f : NAN;
-        gpu::st(O, obase + (j * 8 + 2 * t4 + e) * d.o_st[3], v);
+        for (int e = 0; e < 2; ++e) {
+          const float v = sum > 0.f ? o[j][2 * r + e] * inv : d.empty_zero ? 0.f : NAN;
+          gpu::st(O, obase + (j * 8 + 2 * t4 + e) * d.o_st[3], v);
+        }
       }
     }
   }
@@ -417,7 +487,7 @@ template <typename T>
 bool flash_built() {
   static const bool ok = [] {
     gpuFuncAttributes fa;
-    return gpuFuncGetAttributes(&fa, (const void *)flash_rows<T, 64, 4>) == gpuSuccess && fa.binaryVersion >= 80;
+    return gpuFuncGetAttributes(&fa, (const void *)flash_rows<T, 64, 4, false>) == gpuSuccess && fa.binaryVersion >= 80;
   }();
   return ok;
 }
@@ -430,23 +500,42 @@ bool aligned16(const void *p, int64_t off, const int64_t st[4], int64_t n, int i
   return ((uintptr_t)p % 16) == 0 && off % n == 0 && st[inner] == 1;
 }
 
-template <typename T, int D, int W>
+template <typename T, int D, int W, bool SPLIT>
 int launch(const gpu_attn_desc *d, gpuStream_t s) {
-  const int64_t rows = 16 * W;
+  const int64_t rows = SPLIT ? 16 : 16 * W;
   if ((d->seq + rows - 1) / rows > 0x7fffffff) return -1;
   const dim3 grid((unsigned)((d->seq + rows - 1) / rows), (unsigned)d->heads, (unsigned)d->batch);
-  gpu::launch(flash_rows<T, D, W>, grid, 32 * W, 0, s, *d);
+  gpu::launch(flash_rows<T, D, W, SPLIT>, grid, 32 * W, 0, s, *d);
   return gpu::last_error();
 }
 
+// HIPDNN_EP_FLASH_SPLIT: 0 never splits the keys among a block's warps, 2
+// splits them for 32-row grids too (switches for A/B runs); read once.
+int split_wanted() {
+  static std::atomic<int> wanted{-1};
+  int w = wanted.load(std::memory_order_relaxed);
+  if (w < 0) {
+    const char *v = getenv("HIPDNN_EP_FLASH_SPLIT");
+    w = v && (v[0] == '0' || v[0] == '2') && !v[1] ? v[0] - '0' : 1;
+    wanted.store(w, std::memory_order_relaxed);
+  }
+  return w;
+}
+
 // Warps a block: 4 (64 rows) while that still makes about two blocks per
-// multiprocessor of a large GPU, else fewer rows a block and more blocks.
+// multiprocessor of a large GPU, else 2 (32 rows); fewer blocks than that
+// (an encoder's 128-token sequence at batch 1) and the warps of a block
+// share 16 rows and split the keys.
 template <typename T, int D>
 int launch_rows(const gpu_attn_desc *d, gpuStream_t s) {
+  typedef frags<T, D> F;
+  constexpr int SW = F::BN / F::KMIN >= 4 ? 4 : 2;
   const int64_t heads = d->batch * d->heads, wanted = 264;
-  if (heads * ((d->seq + 63) / 64) >= wanted) return launch<T, D, 4>(d, s);
-  if (heads * ((d->seq + 31) / 32) >= wanted) return launch<T, D, 2>(d, s);
-  return launch<T, D, 1>(d, s);
+  const int split = split_wanted();
+  if (heads * ((d->seq + 63) / 64) >= wanted) return launch<T, D, 4, false>(d, s);
+  if (heads * ((d->seq + 31) / 32) >= wanted)
+    return split == 2 ? launch<T, D, SW, true>(d, s) : launch<T, D, 2, false>(d, s);
+  return split ? launch<T, D, SW, true>(d, s) : launch<T, D, 1, false>(d, s);
 }
 
 // Shapes and layouts it takes: rows of unit-stride elements on 16 bytes,
