@@ -145,7 +145,16 @@ typedef struct ir_tensor {
   int index;
   size_t offset;       /* in the arena, (folded) in the plan's folded block, or (alias) in its root */
   const void *host;    /* host bytes when known at plan time (constants, folded), else NULL */
+  /* pitch > 0 (an alias only): the dims from pitch_axis on are one
+   * contiguous row, and rows lie pitch elements apart (a column range of
+   * a wider tensor: a Split of its last axis); only steps that read
+   * strides (ir_tensor_strides) are given such a tensor */
+  int pitch_axis;
+  int64_t pitch;
 } ir_tensor;
+
+/* Element strides of t's dims (contiguous, or pitched). */
+void ir_tensor_strides(const ir_tensor *t, int64_t *st);
 
 typedef struct ir_step {
   int node;       /* index into the graph's nodes */

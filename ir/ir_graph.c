@@ -307,3 +307,12 @@ void *ir_input_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings
 void *ir_output_addr(const ir_plan *p, const ir_node *n, int k, const ir_bindings *b) {
   return k < 0 || k >= n->nout || n->out[k] == IR_NONE ? NULL : ir_tensor_addr(p, n->out[k], b);
 }
+
+void ir_tensor_strides(const ir_tensor *t, int64_t *st) {
+  int64_t acc = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    if (t->pitch > 0 && i == t->pitch_axis - 1) acc = t->pitch;
+    st[i] = acc;
+    acc *= t->dims[i];
+  }
+}

@@ -70,6 +70,7 @@ static void arena_release(arena *a, int value) {
  * to [S, 1, E] before each layer's projection. */
 static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor *t, size_t *bytes) {
   int64_t off = -1;
+  if (t[n->in[0]].pitch > 0) return 0;
   if ((n->kind == OP_TRANSPOSE || n->kind == OP_SLICE) && n->nout == 1) {
     op_strided m;
     hd_status *st = op_copy_map(n, &p->copy, t, 0, &m);
@@ -105,6 +106,89 @@ static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor 
   if (off < 0) return 0;
   *bytes = (size_t)off * hd_dtype_size(t[n->in[0]].dtype);
   return *bytes % IR_ARENA_ALIGN == 0;
+}
+
+/* The axis from which y's dims make rows of n elements (not axis 0: rows
+ * are what a pitch steps over), or -1. */
+static int row_axis(const ir_tensor *y, int64_t n) {
+  int64_t acc = 1;
+  for (int k = y->rank - 1; k >= 1; k--) {
+    acc *= y->dims[k];
+    if (acc == n) return k;
+    if (acc > n) return -1;
+  }
+  return -1;
+}
+
+/* Whether every step from `from` on that reads value v (rows of n
+ * elements, pitched) takes it so: as an Attention's Q, K or V (its layout
+ * reads strides), or as the input of a view (Reshape, ...) whose output
+ * keeps the rows and is read only so in turn. Not a partition output. */
+static int reads_pitched(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int v, int from, int64_t n,
+                         int depth) {
+  if (depth > 4 || t[v].storage != IR_ST_NONE) return 0;
+  int readers = 0;
+  for (int s = from; s < p->nsteps; s++) {
+    const ir_node *node = &g->nodes[p->steps[s].node];
+    for (int k = 0; k < node->nin; k++) {
+      if (node->in[k] != v) continue;
+      readers++;
+      if (node->kind == OP_ATTENTION) {
+        const op_attention *a = &OP_P(&p->steps[s])->attention;
+        if (k != a->in_q && k != a->in_k && k != a->in_v) return 0;
+      } else if (op_get(node->kind)->view && k == 0) {
+        int y = node->out[0];
+        if (y == IR_NONE || row_axis(&t[y], n) < 0 || !reads_pitched(g, p, t, y, s + 1, n, depth + 1)) return 0;
+      } else {
+        return 0;
+      }
+    }
+  }
+  return readers > 0;
+}
+
+/* Step s, a Split whose every output is a column range of its input's
+ * rows (a split of the last axes) read only where strides are read, or a
+ * contiguous run 256-byte aligned: each output becomes an alias of the
+ * input (pitched, or at an offset) and no copy runs. GPT-2's packed QKV
+ * projection split three ways for its attention. Ranges start and rows
+ * step on 16 bytes (the tensor-core attention's loads). */
+static int split_in_place(const ir_graph *g, ir_plan *p, int s, ir_tensor *t) {
+  const ir_node *node = &g->nodes[p->steps[s].node];
+  if (node->kind != OP_SPLIT || node->nout > 16) return 0;
+  int x = node->in[0], root = x;
+  while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
+  if (t[x].pitch > 0 || t[root].storage != IR_ST_NONE) return 0; /* arena bytes only */
+  size_t es = hd_dtype_size(t[x].dtype), base = t[x].storage == IR_ST_ALIAS ? t[x].offset : 0;
+  size_t off[16];
+  int64_t pitch[16];
+  int axis[16];
+  for (int k = 0; k < node->nout; k++) {
+    int v = node->out[k];
+    if (v == IR_NONE || t[v].storage != IR_ST_NONE) return 0;
+    op_strided m;
+    hd_status *st = op_copy_map(node, &OP_P(&p->steps[s])->copy, t, k, &m);
+    if (st) {
+      hd_status_free(st);
+      return 0;
+    }
+    off[k] = base + (size_t)m.offset * es, pitch[k] = 0, axis[k] = 0;
+    if (m.rank == 1 && m.stride[0] == 1 && !m.mod[0]) {
+      if (off[k] % IR_ARENA_ALIGN) return 0;
+      continue;
+    }
+    if (m.rank != 2 || m.stride[1] != 1 || m.mod[0] || m.mod[1] || off[k] % 16 || (size_t)m.stride[0] * es % 16)
+      return 0;
+    axis[k] = row_axis(&t[v], m.dims[1]);
+    if (axis[k] < 0 || !reads_pitched(g, p, t, v, s + 1, m.dims[1], 0)) return 0;
+    pitch[k] = m.stride[0];
+  }
+  for (int k = 0; k < node->nout; k++) {
+    ir_tensor *y = &t[node->out[k]];
+    y->storage = IR_ST_ALIAS, y->index = root, y->offset = off[k];
+    y->pitch = pitch[k], y->pitch_axis = axis[k];
+  }
+  return 1;
 }
 
 static hd_status *bind_inputs(const ir_graph *g, const ir_shape *inputs, ir_tensor *t) {
@@ -320,6 +404,10 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
     const ir_node *node = &g->nodes[p->steps[s].node];
     size_t off = 0;
     if (elided[s] || t[node->out[0]].storage != IR_ST_NONE) continue;
+    if (split_in_place(g, p, s, t)) {
+      elided[s] = 1;
+      continue;
+    }
     int root = node->in[0];
     while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
     /* a run inside a graph input stays a copy: the caller's buffer may be
@@ -331,6 +419,14 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
     t[node->out[0]].storage = IR_ST_ALIAS;
     t[node->out[0]].index = root;
     t[node->out[0]].offset = off;
+    if (t[node->in[0]].pitch > 0) { /* a view of a pitched tensor keeps its rows (reads_pitched saw it can) */
+      const ir_tensor *x = &t[node->in[0]];
+      ir_tensor *y = &t[node->out[0]];
+      y->pitch = x->pitch;
+      y->pitch_axis = row_axis(y, ir_numel(x->rank - x->pitch_axis, x->dims + x->pitch_axis));
+      if (y->pitch_axis < 0)
+        st = hd_error(HD_ERR_INTERNAL, "node '%s': a view of a pitched tensor lost its rows", node->name);
+    }
     elided[s] = 1;
   }
 

@@ -18,7 +18,9 @@
  * them (op_def.lower), squeeze-and-excitation blocks become one
  * SqueezeExcite (plan_fuse_se.c) and a GELU written out in elementary ops
  * becomes one Gelu (0); after the scale pass, attention written out becomes one
- * Attention (plan_fuse_attention.c); then an Add before a layer norm
+ * Attention (plan_fuse_attention.c), and after the epilogue passes the
+ * MatMuls of its Q, K and V from one input become one MatMul and a Split
+ * (plan_fuse_projections.c); then an Add before a layer norm
  * becomes the norm's skip input (5); last, Transposes move into the layer
  * norms (6) and elementwise binary ops (7) that read or write them. */
 #include <math.h>
@@ -985,7 +987,7 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
                                      fuse_silu,           fuse_residual,         fuse_matmul_scale,
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
                                      fuse_input_activation, fuse_nbits_glu,      fuse_activation,
-                                     fuse_add_norm,
+                                     pf_merge_projections, fuse_add_norm,
                                      fuse_norm_transpose, fuse_binary_transpose};
   *nfused = 0;
   HD_TRY(lower_all(g));

@@ -25,4 +25,9 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed);
  * SqueezeExcite node (plan_fuse_se.c), rooted at the Mul, node mi. */
 hd_status *pf_fuse_squeeze_excite(ir_graph *g, int mi, int *changed);
 
+/* MatMuls of one input by constant weights read as an Attention's Q, K
+ * and V as one MatMul and a Split (plan_fuse_projections.c), starting at
+ * node ni. */
+hd_status *pf_merge_projections(ir_graph *g, int ni, int *changed);
+
 #endif

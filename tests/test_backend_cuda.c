@@ -899,6 +899,35 @@ static void b_attn_kt_bias(tg *t) {
   tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
 }
 
+/* BERT's self-attention written out: three projections of x (MatMul + bias), each Reshaped to heads
+ * and transposed; fused, the projections are one MatMul and a Split that the plan reads in place
+ * (pitched views of the merged output), which the attention reads through its strides */
+static void b_attn_projections(tg *t) {
+  attr ax[] = {A_INT("axis", -1)};
+  int x = tg_input(t, 3, D(2, 40, 128)), shape = tg_const_i64(t, 1, D(4), D(2, 40, 2, 64)), proj[3];
+  int8_t perms[3][4] = {{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}};
+  for (int i = 0; i < 3; i++) {
+    t->orank = 3;
+    int in_mm[2] = {x, tg_const(t, 2, D(128, 128), -0.1f, 0.1f)};
+    int mm = tg_node(t, "MatMul", 13, in_mm, 2, NULL, 0);
+    int in_add[2] = {mm, tg_const(t, 1, D(128), -0.5f, 0.5f)};
+    int y = tg_node(t, "Add", 14, in_add, 2, NULL, 0);
+    if (!t->st) t->g->values[mm].dims[2] = t->g->values[y].dims[2] = 128;
+    t->orank = 4;
+    int in_r[2] = {y, shape};
+    int r = tg_node(t, "Reshape", 14, in_r, 2, NULL, 0);
+    attr perm[] = {{.name = "perm", .n = 4, .i = {perms[i][0], perms[i][1], perms[i][2], perms[i][3]}}};
+    proj[i] = tg_node(t, "Transpose", 13, &r, 1, perm, 1);
+  }
+  int in_s[2] = {proj[0], proj[1]};
+  int s = tg_node(t, "MatMul", 13, in_s, 2, NULL, 0);
+  int in_sd[2] = {s, tg_const(t, 0, NULL, 8.0f, 8.0f)};
+  int p = tg_node(t, "Softmax", 13, (int[1]){tg_node(t, "Div", 14, in_sd, 2, NULL, 0)}, 1, ax, NA(ax));
+  int in_o[2] = {p, proj[2]};
+  tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
+  t->orank = -1;
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -987,9 +1016,37 @@ static const op_case attn_cases[] = {
     {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
     {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
+    {"attention_projections_split", b_attn_projections, 1, 1e-4, 1e-2},
 };
 
+/* The projections case runs what it says: one MatMul, and a Split whose outputs the plan reads in
+ * place (rows of 384 elements, 128 apart), with no Split step left. */
+static void check_projections_split(void) {
+  tg t;
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  tg_begin(&t, HD_DT_F16);
+  b_attn_projections(&t);
+  hd_status *st = tg_end(&t, 1, &g);
+  if (!st) st = plan_create(g, (ir_shape[]){{3, {2, 40, 128}}}, NULL, &p);
+  CHECK(!st, "projections: %s", st ? hd_status_msg(st) : "");
+  hd_status_free(st);
+  int matmuls = 0, pitched = 0, splits = 0;
+  for (int i = 0; p && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    matmuls += n->kind == OP_MATMUL && g->values[n->in[1]].is_const;
+    for (int k = 0; n->kind == OP_SPLIT && k < n->nout; k++) pitched += p->t[n->out[k]].pitch == 384;
+  }
+  for (int s = 0; p && s < p->nsteps; s++) splits += g->nodes[p->steps[s].node].kind == OP_SPLIT;
+  CHECK(matmuls == 1 && pitched == 3 && splits == 0, "projections: %d weight MatMuls, %d pitched views, %d Split steps",
+        matmuls, pitched, splits);
+  if (p) plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
 static void test_attention(gpu_env *e, const char *filter) {
+  if (!filter || strstr("attention_projections_split", filter)) check_projections_split();
   for (size_t i = 0; i < sizeof attn_cases / sizeof attn_cases[0]; ++i) {
     const op_case *ac = &attn_cases[i];
     if (filter && !strstr(ac->name, filter)) continue;

@@ -905,6 +905,78 @@ static void ir_attention(const ir_graph *g) {
   UT_CHECK(att == 1 && copies == 0);
 }
 
+/* BERT's self-attention over x [2, 3, 16] (2 heads of 8): q, k and v are
+ * MatMul(x, W) + b, each Reshaped to [2, 3, 2, 8] and transposed for the
+ * attention, whose output goes back to [2, 3, 16]. The three projections
+ * become one MatMul by a [16, 48] weight and a Split (the plan reads the
+ * Split's outputs in place). projections_form 1: v's projection is also
+ * added to the output, so only q's and k's merge. */
+static int projections_form;
+static void build_projections(ir_graph *g) {
+  int64_t xd[3] = {2, 3, 16}, wd[2] = {16, 16}, bd[1] = {16}, four[1] = {4}, three[1] = {3};
+  const int64_t heads[4] = {2, 3, 2, 8}, flat[3] = {2, 3, 16};
+  int x = value(g, "x", 3, xd), hs = IR_NONE, fs = IR_NONE;
+  UT_OK(ir_graph_add_value(g, "heads_shape", HD_DT_I64, 1, four, &hs));
+  UT_OK(ir_value_set_data(g, hs, heads, sizeof heads));
+  UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &fs));
+  UT_OK(ir_value_set_data(g, fs, flat, sizeof flat));
+  static const char *names[3] = {"q", "k", "v"};
+  int t[3], proj[3];
+  for (int i = 0; i < 3; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s_mm", names[i]);
+    int mm = value(g, nm, 3, xd);
+    snprintf(nm, sizeof nm, "%s_w", names[i]);
+    int in_mm[2] = {x, const_value(g, nm, 2, wd, 0.05f * (float)i)};
+    node(g, "MatMul", 13, in_mm, 2, mm, NULL, 0);
+    snprintf(nm, sizeof nm, "%s_proj", names[i]);
+    proj[i] = value(g, nm, 3, xd);
+    snprintf(nm, sizeof nm, "%s_b", names[i]);
+    int in_add[2] = {mm, const_value(g, nm, 1, bd, 0.1f * (float)i)};
+    node(g, "Add", 14, in_add, 2, proj[i], NULL, 0);
+    snprintf(nm, sizeof nm, "%s_heads", names[i]);
+    int r = head_value(g, nm, 8), in_r[2] = {proj[i], hs};
+    g->values[r].dims[0] = 2, g->values[r].dims[1] = 3, g->values[r].dims[2] = 2;
+    node(g, "Reshape", 14, in_r, 2, r, NULL, 0);
+    snprintf(nm, sizeof nm, "%s_t", names[i]);
+    t[i] = i == 1 ? transpose(g, r, nm, 0, 2, 3, 1) : transpose(g, r, nm, 0, 2, 1, 3);
+  }
+  int s = head_value(g, "s", 3), sd = head_value(g, "sd", 3), p = head_value(g, "p", 3), o = head_value(g, "o", 8);
+  g->values[s].dims[1] = g->values[sd].dims[1] = g->values[p].dims[1] = g->values[o].dims[1] = 2;
+  int in_s[2] = {t[0], t[1]};
+  node(g, "MatMul", 13, in_s, 2, s, NULL, 0);
+  int in_sd[2] = {s, const_value(g, "sqrt_d", 0, NULL, 3.2284f)};
+  node(g, "Div", 14, in_sd, 2, sd, NULL, 0);
+  attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
+  node(g, "Softmax", 13, &sd, 1, p, axis, 1);
+  int in_o[2] = {p, t[2]};
+  node(g, "MatMul", 13, in_o, 2, o, NULL, 0);
+  int ot = transpose(g, o, "ot", 0, 2, 1, 3), y = value(g, projections_form ? "y0" : "y", 3, xd), in_y[2] = {ot, fs};
+  node(g, "Reshape", 14, in_y, 2, y, NULL, 0);
+  if (projections_form) {
+    int y1 = value(g, "y", 3, xd), in_y1[2] = {y, proj[2]};
+    node(g, "Add", 14, in_y1, 2, y1, NULL, 0);
+    y = y1;
+  }
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_projections(const ir_graph *g) {
+  int merged = 0, splits = 0, matmuls = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    if (n->kind == OP_MATMUL) {
+      matmuls++;
+      const ir_value *w = &g->values[n->in[1]];
+      merged += w->rank == 2 && w->dims[1] == (projections_form ? 32 : 48) && OP_P(n)->gemm.has_c &&
+                g->values[n->in[2]].dims[0] == w->dims[1];
+    }
+    splits += n->kind == OP_SPLIT && n->nout == (projections_form ? 2 : 3);
+  }
+  UT_CHECK(merged == 1 && splits == 1 && matmuls == (projections_form ? 2 : 1));
+}
+
 /* A squeeze-and-excitation block on x [N, 16, 5, 6]: channel means ->
  * 1x1 Conv (16 -> 4, bias) -> act -> 1x1 Conv (4 -> 16, bias) -> gate
  * act -> Mul with x. se_form 0: torchvision's EfficientNet (GlobalAveragePool,
@@ -1260,6 +1332,11 @@ int main(void) {
   attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;
+  ir_shape in_proj = {3, {2, 3, 16}};
+  check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
+  projections_form = 1;
+  check_pass("q, k projections merged, v's also read elsewhere", build_projections, 9, &in_proj, ir_projections);
+  projections_form = 0;
   ir_shape in1 = {4, {1, 3, 5, 5}};
   check_pass("conv+relu, conv output leaves", build_conv_relu_both_out, 2, &in1, ir_nothing);
   ir_shape in_gt = {2, {4, 6}};

@@ -476,17 +476,21 @@ typedef struct ir_node_spec {
   int na;
 } ir_node_spec;
 
+/* Adds and parses one ai.onnx node. */
+static void add_node(ir_graph *g, const char *type, int opset, const int *in, int nin, const int *out, int nout,
+                     const attr *a, int na) {
+  const op_def *def = op_find("", type, opset);
+  int idx;
+  UT_OK(ir_graph_add_node(g, def->kind, type, type, opset, in, nin, out, nout, &idx));
+  attr_table at = {a, na};
+  op_attrs oa = attr_table_reader(&at);
+  UT_OK(def->parse(g, &g->nodes[idx], &oa));
+}
+
 /* Adds and parses nodes[0..n) in order; the graph's input x and output y. */
 static void add_nodes(ir_graph *g, const ir_node_spec *nodes, int n, int x, int y) {
-  for (int k = 0; k < n; k++) {
-    const op_def *def = op_find("", nodes[k].type, nodes[k].opset);
-    int idx;
-    UT_OK(ir_graph_add_node(g, def->kind, nodes[k].type, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin,
-                            &nodes[k].out, 1, &idx));
-    attr_table at = {nodes[k].a, nodes[k].na};
-    op_attrs oa = attr_table_reader(&at);
-    UT_OK(def->parse(g, &g->nodes[idx], &oa));
-  }
+  for (int k = 0; k < n; k++)
+    add_node(g, nodes[k].type, nodes[k].opset, nodes[k].in, nodes[k].nin, &nodes[k].out, 1, nodes[k].a, nodes[k].na);
   int ins[1] = {x}, outs[1] = {y};
   UT_OK(ir_graph_set_io(g, ins, 1, outs, 1));
   UT_OK(ir_graph_finalize(g));
@@ -592,6 +596,91 @@ static void test_view_of_folded_index(void) {
   ir_graph_free(g);
 }
 
+/* x [2, 6, 48] -> Relu -> r -> Split(last axis, 3) -> q, k, v [2, 6, 16]
+ * -> Attention (3-D, 2 heads of 8), v through Reshape [2, 6, 2, 8] and
+ * back. The Split's outputs are column ranges of r's rows read only by
+ * the Attention (whose layout reads strides) and views: each is a pitched
+ * alias of r (rows 48 floats apart) and the Split does not run. With q
+ * also read by an Add (which reads contiguous bytes) the Split runs. The
+ * numbers against attention computed here. */
+static void test_split_pitched_views(void) {
+  for (int shared = 0; shared < 2; shared++) {
+    ir_graph *g;
+    UT_OK(ir_graph_create(&g));
+    int64_t xd[3] = {2, 6, 48}, four[1] = {4}, shp4[4] = {2, 6, 2, 8}, shp3[3] = {2, 6, 16}, three[1] = {3};
+    int x = add_value(g, "x", 3, xd), r = add_value(g, "r", -1, NULL), q = add_value(g, "q", -1, NULL);
+    int k = add_value(g, "k", -1, NULL), v = add_value(g, "v", -1, NULL), v4 = add_value(g, "v4", -1, NULL);
+    int v3 = add_value(g, "v3", -1, NULL), a = add_value(g, "a", -1, NULL), y = add_value(g, "y", -1, NULL);
+    int s4 = IR_NONE, s3 = IR_NONE;
+    UT_OK(ir_graph_add_value(g, "s4", HD_DT_I64, 1, four, &s4));
+    UT_OK(ir_graph_add_value(g, "s3", HD_DT_I64, 1, three, &s3));
+    UT_OK(ir_value_set_data(g, s4, shp4, sizeof shp4));
+    UT_OK(ir_value_set_data(g, s3, shp3, sizeof shp3));
+    static const attr last[] = {{.name = "axis", .n = -1, .i = {-1}}};
+    static const attr heads[] = {{.name = "q_num_heads", .n = -1, .i = {2}}, {.name = "kv_num_heads", .n = -1, .i = {2}}};
+    add_node(g, "Relu", 14, (int[]){x}, 1, (int[]){r}, 1, NULL, 0);
+    add_node(g, "Split", 13, (int[]){r}, 1, (int[]){q, k, v}, 3, last, 1);
+    add_node(g, "Reshape", 14, (int[]){v, s4}, 2, (int[]){v4}, 1, NULL, 0);
+    add_node(g, "Reshape", 14, (int[]){v4, s3}, 2, (int[]){v3}, 1, NULL, 0);
+    add_node(g, "Attention", 23, (int[]){q, k, v3}, 3, (int[]){a}, 1, heads, 2);
+    add_node(g, "Add", 14, (int[]){a, shared ? q : a}, 2, (int[]){y}, 1, NULL, 0);
+    UT_OK(ir_graph_set_io(g, (int[]){x}, 1, (int[]){y}, 1));
+    UT_OK(ir_graph_finalize(g));
+    ir_shape in = {3, {2, 6, 48}};
+    ir_plan *p = NULL;
+    UT_OK(plan_create(g, &in, NULL, &p));
+    if (!p) {
+      ir_graph_free(g);
+      continue;
+    }
+    const ir_tensor *tq = &p->t[q], *tk = &p->t[k], *tv3 = &p->t[v3];
+    if (!shared) {
+      UT_CHECK(p->nsteps == 3); /* Relu, Attention, Add */
+      UT_CHECK(tq->storage == IR_ST_ALIAS && tq->index == r && tq->offset == 0 && tq->pitch == 48 &&
+               tq->pitch_axis == 2);
+      UT_CHECK(tk->storage == IR_ST_ALIAS && tk->index == r && tk->offset == 16 * sizeof(float) && tk->pitch == 48);
+      UT_CHECK(tv3->storage == IR_ST_ALIAS && tv3->index == r && tv3->offset == 32 * sizeof(float) &&
+               tv3->pitch == 48 && tv3->pitch_axis == 2);
+      UT_CHECK(p->t[v4].pitch == 48 && p->t[v4].pitch_axis == 2);
+      int64_t st[3];
+      ir_tensor_strides(tq, st);
+      UT_CHECK(st[0] == 6 * 48 && st[1] == 48 && st[2] == 1);
+    } else {
+      UT_CHECK(p->nsteps == 4 && tq->storage == IR_ST_ARENA && tq->pitch == 0 && tv3->pitch == 0);
+    }
+    float xs[2 * 6 * 48], ys[2 * 6 * 16];
+    for (int i = 0; i < 2 * 6 * 48; i++) xs[i] = sinf((float)i * 0.37f) + 0.2f;
+    void *bi[1] = {xs}, *bo[1] = {ys};
+    ref_run(g, p, bi, bo);
+    double worst = 0, norm = 0;
+    int nonfinite = 0;
+    for (int b = 0; b < 2; b++)
+      for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 6; i++) {
+          const float *row = xs + (b * 6 + i) * 48;
+          double sc[6], mx = -1e30, sum = 0;
+          for (int j = 0; j < 6; j++) {
+            const float *key = xs + (b * 6 + j) * 48 + 16;
+            double dot = 0;
+            for (int d = 0; d < 8; d++) dot += fmax(row[h * 8 + d], 0) * fmax(key[h * 8 + d], 0);
+            sc[j] = dot / sqrt(8.0);
+            mx = fmax(mx, sc[j]);
+          }
+          for (int j = 0; j < 6; j++) sum += sc[j] = exp(sc[j] - mx);
+          for (int d = 0; d < 8; d++) {
+            double o = 0;
+            for (int j = 0; j < 6; j++) o += sc[j] / sum * fmax(xs[(b * 6 + j) * 48 + 32 + h * 8 + d], 0);
+            double want = o + (shared ? fmax(row[h * 8 + d], 0) : o);
+            worst = fmax(worst, ut_diff(ys[(b * 6 + i) * 16 + h * 8 + d], (float)want, &nonfinite));
+            norm += want * want;
+          }
+        }
+    UT_CHECK(!nonfinite && worst < 1e-5 && norm > 1.0);
+    plan_free(p);
+    ir_graph_free(g);
+  }
+}
+
 static void test_op_table(void) {
   UT_CHECK(op_find("", "Conv", 11) == op_get(OP_CONV));
   UT_CHECK(op_find("ai.onnx", "Conv", 22) == op_get(OP_CONV));
@@ -611,6 +700,7 @@ int main(void) {
   test_plan_and_pads();
   test_ref_runs_chain();
   test_contiguous_views();
+  test_split_pitched_views();
   test_view_of_folded_index();
   return ut_finish("test_ir");
 }
