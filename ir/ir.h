@@ -145,15 +145,15 @@ typedef struct ir_tensor {
   int index;
   size_t offset;       /* in the arena, (folded) in the plan's folded block, or (alias) in its root */
   const void *host;    /* host bytes when known at plan time (constants, folded), else NULL */
-  /* pitch > 0 (an alias only): the dims from pitch_axis on are one
-   * contiguous row, and rows lie pitch elements apart (a column range of
-   * a wider tensor: a Split of its last axis); only steps that read
-   * strides (ir_tensor_strides) are given such a tensor */
-  int pitch_axis;
-  int64_t pitch;
+  /* strided (an alias only): element i of dim d lies i x strides[d]
+   * elements on from offset, not where a contiguous layout puts it (a
+   * Split's column range, a Transpose, read in place); only steps that
+   * read strides (ir_tensor_strides) are given such a tensor */
+  int strided;
+  int64_t strides[IR_MAX_RANK];
 } ir_tensor;
 
-/* Element strides of t's dims (contiguous, or pitched). */
+/* Element strides of t's dims (contiguous, or a strided alias's). */
 void ir_tensor_strides(const ir_tensor *t, int64_t *st);
 
 typedef struct ir_step {

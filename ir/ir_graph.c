@@ -311,8 +311,7 @@ void *ir_output_addr(const ir_plan *p, const ir_node *n, int k, const ir_binding
 void ir_tensor_strides(const ir_tensor *t, int64_t *st) {
   int64_t acc = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
-    if (t->pitch > 0 && i == t->pitch_axis - 1) acc = t->pitch;
-    st[i] = acc;
+    st[i] = t->strided ? t->strides[i] : acc;
     acc *= t->dims[i];
   }
 }

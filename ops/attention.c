@@ -180,7 +180,7 @@ static hd_status *operand(const op_attention *p, const ir_tensor *x, const int8_
                           attn_operand *o, const char *what) {
   int r = x->rank;
   int64_t d[4], s[4], cs[IR_MAX_RANK];
-  ir_tensor_strides(x, cs); /* a pitched view: a Split's column range read in place */
+  ir_tensor_strides(x, cs); /* a strided alias: a Split's column range, a Transpose, read in place */
   for (int i = 0; i < r; i++) {
     int src = perm[0] >= 0 ? perm[i] : i;
     if (src < 0 || src >= r) return hd_error(HD_ERR_INTERNAL, "attention: %s perm", what);

@@ -68,9 +68,39 @@ static void arena_release(arena *a, int value) {
  * plans assume. ViT's attention reads Q, K and V by Gathers of a packed
  * [3, S, B, E] tensor, and at batch 1 torch's exporter transposes [1, S, E]
  * to [S, 1, E] before each layer's projection. */
+/* The one index of Gather step n (its input 1 known on the host: a
+ * constant, a folded value, or a view of one), in range: *axis, *index. */
+static int gather_index(const ir_node *n, const op_params *p, const ir_tensor *t, int *axis, int64_t *index) {
+  if (n->kind != OP_GATHER || n->nin != 2 || n->nout != 1) return 0;
+  const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
+  int a = p->gather.axis;
+  /* the index's bytes: a constant's, a folded value's (in the packed
+   * block by now), or at an offset in one of those (a view of it) */
+  const ir_tensor *root = idx->storage == IR_ST_ALIAS ? &t[idx->index] : idx;
+  size_t at = idx->storage == IR_ST_ALIAS ? idx->offset : 0;
+  if ((root->storage != IR_ST_CONST && root->storage != IR_ST_FOLDED) || !root->host) return 0;
+  const char *ih = (const char *)root->host + at;
+  if (ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
+  int64_t i;
+  if (idx->dtype == HD_DT_I64) {
+    memcpy(&i, ih, sizeof i);
+  } else if (idx->dtype == HD_DT_I32) {
+    int32_t i32;
+    memcpy(&i32, ih, sizeof i32);
+    i = i32;
+  } else {
+    return 0;
+  }
+  if (i < 0) i += x->dims[a];
+  if (i < 0 || i >= x->dims[a]) return 0;
+  *axis = a, *index = i;
+  return 1;
+}
+
 static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor *t, size_t *bytes) {
-  int64_t off = -1;
-  if (t[n->in[0]].pitch > 0) return 0;
+  int64_t off = -1, i;
+  int a;
+  if (t[n->in[0]].strided) return 0;
   if ((n->kind == OP_TRANSPOSE || n->kind == OP_SLICE) && n->nout == 1) {
     op_strided m;
     hd_status *st = op_copy_map(n, &p->copy, t, 0, &m);
@@ -79,67 +109,109 @@ static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor 
       return 0;
     }
     if (m.rank == 1 && m.stride[0] == 1 && !m.mod[0]) off = m.offset;
-  } else if (n->kind == OP_GATHER && n->nin == 2 && n->nout == 1) {
-    const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
-    int a = p->gather.axis;
-    /* the index's bytes: a constant's, a folded value's (in the packed
-     * block by now), or at an offset in one of those (a view of it) */
-    const ir_tensor *root = idx->storage == IR_ST_ALIAS ? &t[idx->index] : idx;
-    size_t at = idx->storage == IR_ST_ALIAS ? idx->offset : 0;
-    if ((root->storage != IR_ST_CONST && root->storage != IR_ST_FOLDED) || !root->host) return 0;
-    const char *ih = (const char *)root->host + at;
-    if (ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
+  } else if (gather_index(n, p, t, &a, &i)) {
+    const ir_tensor *x = &t[n->in[0]];
     for (int d = 0; d < a; d++)
       if (x->dims[d] != 1) return 0;
-    int64_t i;
-    if (idx->dtype == HD_DT_I64) memcpy(&i, ih, sizeof i);
-    else if (idx->dtype == HD_DT_I32) {
-      int32_t i32;
-      memcpy(&i32, ih, sizeof i32);
-      i = i32;
-    } else {
-      return 0;
-    }
-    if (i < 0) i += x->dims[a];
-    if (i >= 0 && i < x->dims[a]) off = i * ir_numel(x->rank - a - 1, x->dims + a + 1);
+    off = i * ir_numel(x->rank - a - 1, x->dims + a + 1);
   }
   if (off < 0) return 0;
   *bytes = (size_t)off * hd_dtype_size(t[n->in[0]].dtype);
   return *bytes % IR_ARENA_ALIGN == 0;
 }
 
-/* The axis from which y's dims make rows of n elements (not axis 0: rows
- * are what a pitch steps over), or -1. */
-static int row_axis(const ir_tensor *y, int64_t n) {
-  int64_t acc = 1;
-  for (int k = y->rank - 1; k >= 1; k--) {
-    acc *= y->dims[k];
-    if (acc == n) return k;
-    if (acc > n) return -1;
+/* ---- strided aliases: copies an Attention reads through its strides ---- */
+
+/* Strides of dims yd viewing, in order, the elements of dims xd laid out
+ * with strides xs (a Reshape of a strided tensor): 0 where the dims y
+ * merges are not evenly strided in x (that view would need a copy). Dims
+ * are walked from the inside in chunks x keeps contiguous. */
+static int reshape_strides(int xr, const int64_t *xd, const int64_t *xs, int yr, const int64_t *yd, int64_t *ys) {
+  if (ir_numel(xr, xd) <= 0) return 0;
+  int yi = yr - 1;
+  int64_t base = xr > 0 ? xs[xr - 1] : 1, xn = 1, yn = 1;
+  for (int xi = xr - 1; xi >= 0; xi--) {
+    xn *= xd[xi];
+    if (xi > 0 && (xd[xi - 1] == 1 || xs[xi - 1] == xn * base)) continue; /* the chunk goes on outwards */
+    while (yi >= 0 && (yn < xn || yd[yi] == 1)) {
+      ys[yi] = yn * base;
+      yn *= yd[yi--];
+    }
+    if (yn != xn) return 0;
+    if (xi > 0) base = xs[xi - 1], xn = 1, yn = 1;
   }
-  return -1;
+  for (; yi >= 0; yi--) { /* a scalar's view: unit dims */
+    if (yd[yi] != 1) return 0;
+    ys[yi] = 1;
+  }
+  return 1;
 }
 
-/* Whether every step from `from` on that reads value v (rows of n
- * elements, pitched) takes it so: as an Attention's Q, K or V (its layout
- * reads strides), or as the input of a view (Reshape, ...) whose output
- * keeps the rows and is read only so in turn. Not a partition output. */
-static int reads_pitched(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int v, int from, int64_t n,
-                         int depth) {
-  if (depth > 4 || t[v].storage != IR_ST_NONE) return 0;
+/* The values a strided alias makes strided in turn, and the steps that no
+ * longer run. */
+#define CHAIN_MAX 48
+typedef struct strided_chain {
+  const uint8_t *elided; /* steps that read nothing at run time (folded, or empty) */
+  int n;
+  int value[CHAIN_MAX], step[CHAIN_MAX];
+  size_t offset[CHAIN_MAX];
+  int64_t strides[CHAIN_MAX][IR_MAX_RANK];
+} strided_chain;
+
+static int chain_add(strided_chain *c, int v, int s, size_t off, const int64_t *st) {
+  if (c->n >= CHAIN_MAX) return 0;
+  c->value[c->n] = v, c->step[c->n] = s, c->offset[c->n] = off;
+  memcpy(c->strides[c->n], st, sizeof c->strides[0]);
+  c->n++;
+  return 1;
+}
+
+static int strided_readers(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int at, int from, int depth,
+                           strided_chain *c);
+
+/* Step s read in place from its input v (strides st, byte offset off): a
+ * view (Reshape, ...), a Transpose, or a Gather of one known index gives
+ * its output's strides and offset; it joins the chain if every step
+ * reading that output reads it strided too. */
+static int strided_step(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int s, int v, const int64_t *st,
+                        size_t off, int depth, strided_chain *c) {
+  const ir_node *n = &g->nodes[p->steps[s].node];
+  const op_params *pp = OP_P(&p->steps[s]);
+  if (n->nin < 1 || n->in[0] != v || n->nout != 1 || n->out[0] == IR_NONE) return 0;
+  const ir_tensor *x = &t[v], *y = &t[n->out[0]];
+  int64_t ys[IR_MAX_RANK] = {0}, i;
+  int a;
+  if (op_get(n->kind)->view) {
+    if (!reshape_strides(x->rank, x->dims, st, y->rank, y->dims, ys)) return 0;
+  } else if (n->kind == OP_TRANSPOSE) {
+    for (int d = 0; d < y->rank; d++) ys[d] = st[pp->copy.axes[d]];
+  } else if (gather_index(n, pp, t, &a, &i)) {
+    const int ir = y->rank - (x->rank - 1); /* the index's rank: its dims are all 1 */
+    for (int d = 0; d < y->rank; d++) ys[d] = d < a ? st[d] : d < a + ir ? 1 : st[d - ir + 1];
+    off += (size_t)(i * st[a]) * hd_dtype_size(x->dtype);
+  } else {
+    return 0;
+  }
+  return chain_add(c, n->out[0], s, off, ys) && strided_readers(g, p, t, c->n - 1, s + 1, depth + 1, c);
+}
+
+/* Every step from `from` on reading chain entry `at`'s value reads it
+ * strided: as an Attention's Q, K or V (its layout reads strides), or
+ * through a strided step. The value leaves no partition. */
+static int strided_readers(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int at, int from, int depth,
+                           strided_chain *c) {
+  const int v = c->value[at];
+  if (depth > 8 || t[v].storage != IR_ST_NONE) return 0;
   int readers = 0;
   for (int s = from; s < p->nsteps; s++) {
-    const ir_node *node = &g->nodes[p->steps[s].node];
-    for (int k = 0; k < node->nin; k++) {
-      if (node->in[k] != v) continue;
+    const ir_node *n = &g->nodes[p->steps[s].node];
+    for (int k = 0; k < n->nin && !c->elided[s]; k++) {
+      if (n->in[k] != v) continue;
       readers++;
-      if (node->kind == OP_ATTENTION) {
+      if (n->kind == OP_ATTENTION) {
         const op_attention *a = &OP_P(&p->steps[s])->attention;
         if (k != a->in_q && k != a->in_k && k != a->in_v) return 0;
-      } else if (op_get(node->kind)->view && k == 0) {
-        int y = node->out[0];
-        if (y == IR_NONE || row_axis(&t[y], n) < 0 || !reads_pitched(g, p, t, y, s + 1, n, depth + 1)) return 0;
-      } else {
+      } else if (k != 0 || !strided_step(g, p, t, s, v, c->strides[at], c->offset[at], depth, c)) {
         return 0;
       }
     }
@@ -147,46 +219,45 @@ static int reads_pitched(const ir_graph *g, const ir_plan *p, const ir_tensor *t
   return readers > 0;
 }
 
-/* Step s, a Split whose every output is a column range of its input's
- * rows (a split of the last axes) read only where strides are read, or a
- * contiguous run 256-byte aligned: each output becomes an alias of the
- * input (pitched, or at an offset) and no copy runs. GPT-2's packed QKV
- * projection split three ways for its attention. Ranges start and rows
- * step on 16 bytes (the tensor-core attention's loads). */
-static int split_in_place(const ir_graph *g, ir_plan *p, int s, ir_tensor *t) {
-  const ir_node *node = &g->nodes[p->steps[s].node];
-  if (node->kind != OP_SPLIT || node->nout > 16) return 0;
-  int x = node->in[0], root = x;
+/* Step s, a Split, Transpose or one-index Gather of an arena tensor, whose
+ * outputs only Attentions read, through views, Transposes and Gathers:
+ * those outputs and what follows them become strided aliases of the
+ * input, and those steps do not run. GPT-2's Split of its packed QKV
+ * projection and the Transposes of its K; ViT's Transpose and Gathers of
+ * its packed projection. Offsets on 16 bytes (the tensor-core
+ * attention's loads). */
+static int alias_strided(const ir_graph *g, ir_plan *p, int s, ir_tensor *t, uint8_t *elided) {
+  const ir_node *n = &g->nodes[p->steps[s].node];
+  if ((n->kind != OP_SPLIT && n->kind != OP_TRANSPOSE && n->kind != OP_GATHER) || n->nin < 1) return 0;
+  int x = n->in[0], root = x;
   while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
-  if (t[x].pitch > 0 || t[root].storage != IR_ST_NONE) return 0; /* arena bytes only */
-  size_t es = hd_dtype_size(t[x].dtype), base = t[x].storage == IR_ST_ALIAS ? t[x].offset : 0;
-  size_t off[16];
-  int64_t pitch[16];
-  int axis[16];
-  for (int k = 0; k < node->nout; k++) {
-    int v = node->out[k];
-    if (v == IR_NONE || t[v].storage != IR_ST_NONE) return 0;
-    op_strided m;
-    hd_status *st = op_copy_map(node, &OP_P(&p->steps[s])->copy, t, k, &m);
-    if (st) {
-      hd_status_free(st);
-      return 0;
+  if (t[x].strided || t[root].storage != IR_ST_NONE) return 0; /* arena bytes only */
+  int64_t xs[IR_MAX_RANK];
+  ir_tensor_strides(&t[x], xs);
+  size_t base = t[x].storage == IR_ST_ALIAS ? t[x].offset : 0;
+  strided_chain c;
+  c.n = 0, c.elided = elided;
+  if (n->kind == OP_SPLIT) {
+    const int ax = OP_P(&p->steps[s])->copy.axis;
+    int64_t at = 0;
+    for (int k = 0; k < n->nout; k++) {
+      int y = n->out[k];
+      if (y == IR_NONE || !chain_add(&c, y, s, base + (size_t)(at * xs[ax]) * hd_dtype_size(t[x].dtype), xs) ||
+          !strided_readers(g, p, t, c.n - 1, s + 1, 0, &c))
+        return 0;
+      at += t[y].dims[ax];
     }
-    off[k] = base + (size_t)m.offset * es, pitch[k] = 0, axis[k] = 0;
-    if (m.rank == 1 && m.stride[0] == 1 && !m.mod[0]) {
-      if (off[k] % IR_ARENA_ALIGN) return 0;
-      continue;
-    }
-    if (m.rank != 2 || m.stride[1] != 1 || m.mod[0] || m.mod[1] || off[k] % 16 || (size_t)m.stride[0] * es % 16)
-      return 0;
-    axis[k] = row_axis(&t[v], m.dims[1]);
-    if (axis[k] < 0 || !reads_pitched(g, p, t, v, s + 1, m.dims[1], 0)) return 0;
-    pitch[k] = m.stride[0];
+  } else if (!strided_step(g, p, t, s, x, xs, base, 0, &c)) {
+    return 0;
   }
-  for (int k = 0; k < node->nout; k++) {
-    ir_tensor *y = &t[node->out[k]];
-    y->storage = IR_ST_ALIAS, y->index = root, y->offset = off[k];
-    y->pitch = pitch[k], y->pitch_axis = axis[k];
+  for (int k = 0; k < c.n; k++)
+    if (c.offset[k] % 16) return 0;
+  for (int k = 0; k < c.n; k++) {
+    ir_tensor *y = &t[c.value[k]];
+    y->storage = IR_ST_ALIAS, y->index = root, y->offset = c.offset[k];
+    y->strided = 1;
+    memcpy(y->strides, c.strides[k], sizeof y->strides);
+    elided[c.step[k]] = 1;
   }
   return 1;
 }
@@ -404,10 +475,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
     const ir_node *node = &g->nodes[p->steps[s].node];
     size_t off = 0;
     if (elided[s] || t[node->out[0]].storage != IR_ST_NONE) continue;
-    if (split_in_place(g, p, s, t)) {
-      elided[s] = 1;
-      continue;
-    }
+    if (alias_strided(g, p, s, t, elided)) continue;
     int root = node->in[0];
     while (t[root].storage == IR_ST_ALIAS) root = t[root].index;
     /* a run inside a graph input stays a copy: the caller's buffer may be
@@ -419,14 +487,8 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
     t[node->out[0]].storage = IR_ST_ALIAS;
     t[node->out[0]].index = root;
     t[node->out[0]].offset = off;
-    if (t[node->in[0]].pitch > 0) { /* a view of a pitched tensor keeps its rows (reads_pitched saw it can) */
-      const ir_tensor *x = &t[node->in[0]];
-      ir_tensor *y = &t[node->out[0]];
-      y->pitch = x->pitch;
-      y->pitch_axis = row_axis(y, ir_numel(x->rank - x->pitch_axis, x->dims + x->pitch_axis));
-      if (y->pitch_axis < 0)
-        st = hd_error(HD_ERR_INTERNAL, "node '%s': a view of a pitched tensor lost its rows", node->name);
-    }
+    if (t[node->in[0]].strided) /* alias_strided took every reader of a strided tensor */
+      st = hd_error(HD_ERR_INTERNAL, "node '%s': a view of a strided tensor outside its chain", node->name);
     elided[s] = 1;
   }
 

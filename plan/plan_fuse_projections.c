@@ -6,7 +6,7 @@
  *   -> A x [K, N1 + N2 + ...] (+ [b1 b2 ...]) -> Split(N1, N2, ...)
  * One GEMM of N1 + N2 + ... columns instead of several small ones (at
  * BERT's 128 rows each of them is latency, not work), and the plan reads
- * the Split's outputs in place as pitched views (plan_build.c), so the
+ * the Split's outputs in place as strided views (plan_build.c), so the
  * Split costs no copy either. Only where every output reaches the
  * Attention through views: anything else would make the Split a copy. */
 #include <stdio.h>

@@ -596,34 +596,57 @@ static void test_view_of_folded_index(void) {
   ir_graph_free(g);
 }
 
-/* x [2, 6, 48] -> Relu -> r -> Split(last axis, 3) -> q, k, v [2, 6, 16]
- * -> Attention (3-D, 2 heads of 8), v through Reshape [2, 6, 2, 8] and
- * back. The Split's outputs are column ranges of r's rows read only by
- * the Attention (whose layout reads strides) and views: each is a pitched
- * alias of r (rows 48 floats apart) and the Split does not run. With q
- * also read by an Add (which reads contiguous bytes) the Split runs. The
+/* x [2, 6, 48] -> Relu -> r, then Q, K and V [2, 2, 6, 8] (2 heads of 8)
+ * read from r's rows, into a 4-D Attention:
+ *   form 0 (GPT-2's): Split(r, last axis, 3) -> Reshape [2, 6, 2, 8] ->
+ *     Transpose (0, 2, 1, 3), each;
+ *   form 1 (ViT's): Reshape [2, 6, 3, 2, 8] -> Transpose (2, 0, 3, 1, 4) ->
+ *     Gather 0, 1, 2 on axis 0;
+ *   form 2: form 0 with Q also added to the output (an Add reads
+ *     contiguous bytes).
+ * Forms 0 and 1 run no copy: the Split's or the Transpose's outputs and
+ * all that follows are strided aliases of r. Form 2 runs the Split and
+ * Q's Transpose (K's and V's read the Split's outputs in place). The
  * numbers against attention computed here. */
-static void test_split_pitched_views(void) {
-  for (int shared = 0; shared < 2; shared++) {
+static void test_strided_views(void) {
+  for (int form = 0; form < 3; form++) {
     ir_graph *g;
     UT_OK(ir_graph_create(&g));
-    int64_t xd[3] = {2, 6, 48}, four[1] = {4}, shp4[4] = {2, 6, 2, 8}, shp3[3] = {2, 6, 16}, three[1] = {3};
-    int x = add_value(g, "x", 3, xd), r = add_value(g, "r", -1, NULL), q = add_value(g, "q", -1, NULL);
-    int k = add_value(g, "k", -1, NULL), v = add_value(g, "v", -1, NULL), v4 = add_value(g, "v4", -1, NULL);
-    int v3 = add_value(g, "v3", -1, NULL), a = add_value(g, "a", -1, NULL), y = add_value(g, "y", -1, NULL);
-    int s4 = IR_NONE, s3 = IR_NONE;
+    int64_t xd[3] = {2, 6, 48}, four[1] = {4}, five[1] = {5}, one[1] = {1};
+    const int64_t heads[4] = {2, 6, 2, 8}, packed[5] = {2, 6, 3, 2, 8};
+    int x = add_value(g, "x", 3, xd), r = add_value(g, "r", -1, NULL), a = add_value(g, "a", -1, NULL);
+    int y = add_value(g, "y", -1, NULL), s4 = IR_NONE, s5 = IR_NONE, qkv[3], split[3];
     UT_OK(ir_graph_add_value(g, "s4", HD_DT_I64, 1, four, &s4));
-    UT_OK(ir_graph_add_value(g, "s3", HD_DT_I64, 1, three, &s3));
-    UT_OK(ir_value_set_data(g, s4, shp4, sizeof shp4));
-    UT_OK(ir_value_set_data(g, s3, shp3, sizeof shp3));
-    static const attr last[] = {{.name = "axis", .n = -1, .i = {-1}}};
-    static const attr heads[] = {{.name = "q_num_heads", .n = -1, .i = {2}}, {.name = "kv_num_heads", .n = -1, .i = {2}}};
+    UT_OK(ir_graph_add_value(g, "s5", HD_DT_I64, 1, five, &s5));
+    UT_OK(ir_value_set_data(g, s4, heads, sizeof heads));
+    UT_OK(ir_value_set_data(g, s5, packed, sizeof packed));
     add_node(g, "Relu", 14, (int[]){x}, 1, (int[]){r}, 1, NULL, 0);
-    add_node(g, "Split", 13, (int[]){r}, 1, (int[]){q, k, v}, 3, last, 1);
-    add_node(g, "Reshape", 14, (int[]){v, s4}, 2, (int[]){v4}, 1, NULL, 0);
-    add_node(g, "Reshape", 14, (int[]){v4, s3}, 2, (int[]){v3}, 1, NULL, 0);
-    add_node(g, "Attention", 23, (int[]){q, k, v3}, 3, (int[]){a}, 1, heads, 2);
-    add_node(g, "Add", 14, (int[]){a, shared ? q : a}, 2, (int[]){y}, 1, NULL, 0);
+    static const attr last[] = {{.name = "axis", .n = -1, .i = {-1}}}, axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+    static const attr perm4[] = {{.name = "perm", .n = 4, .i = {0, 2, 1, 3}}};
+    static const attr perm5[] = {{.name = "perm", .n = 5, .i = {2, 0, 3, 1, 4}}};
+    for (int k = 0; k < 3; k++) qkv[k] = add_value(g, k == 0 ? "q" : k == 1 ? "k" : "v", -1, NULL);
+    if (form != 1) {
+      for (int k = 0; k < 3; k++) split[k] = add_value(g, k == 0 ? "sq" : k == 1 ? "sk" : "sv", -1, NULL);
+      add_node(g, "Split", 13, (int[]){r}, 1, split, 3, last, 1);
+      for (int k = 0; k < 3; k++) {
+        int h = add_value(g, k == 0 ? "hq" : k == 1 ? "hk" : "hv", -1, NULL);
+        add_node(g, "Reshape", 14, (int[]){split[k], s4}, 2, (int[]){h}, 1, NULL, 0);
+        add_node(g, "Transpose", 13, (int[]){h}, 1, (int[]){qkv[k]}, 1, perm4, 1);
+      }
+    } else {
+      int h = add_value(g, "h", -1, NULL), t = add_value(g, "t", -1, NULL);
+      add_node(g, "Reshape", 14, (int[]){r, s5}, 2, (int[]){h}, 1, NULL, 0);
+      add_node(g, "Transpose", 13, (int[]){h}, 1, (int[]){t}, 1, perm5, 1);
+      for (int k = 0; k < 3; k++) {
+        int idx = IR_NONE;
+        const int64_t iv = k;
+        UT_OK(ir_graph_add_value(g, k == 0 ? "i0" : k == 1 ? "i1" : "i2", HD_DT_I64, 0, one, &idx));
+        UT_OK(ir_value_set_data(g, idx, &iv, sizeof iv));
+        add_node(g, "Gather", 13, (int[]){t, idx}, 2, (int[]){qkv[k]}, 1, axis0, 1);
+      }
+    }
+    add_node(g, "Attention", 23, qkv, 3, (int[]){a}, 1, NULL, 0);
+    add_node(g, "Add", 14, (int[]){a, form == 2 ? qkv[0] : a}, 2, (int[]){y}, 1, NULL, 0);
     UT_OK(ir_graph_set_io(g, (int[]){x}, 1, (int[]){y}, 1));
     UT_OK(ir_graph_finalize(g));
     ir_shape in = {3, {2, 6, 48}};
@@ -633,48 +656,47 @@ static void test_split_pitched_views(void) {
       ir_graph_free(g);
       continue;
     }
-    const ir_tensor *tq = &p->t[q], *tk = &p->t[k], *tv3 = &p->t[v3];
-    if (!shared) {
+    if (form != 2) {
       UT_CHECK(p->nsteps == 3); /* Relu, Attention, Add */
-      UT_CHECK(tq->storage == IR_ST_ALIAS && tq->index == r && tq->offset == 0 && tq->pitch == 48 &&
-               tq->pitch_axis == 2);
-      UT_CHECK(tk->storage == IR_ST_ALIAS && tk->index == r && tk->offset == 16 * sizeof(float) && tk->pitch == 48);
-      UT_CHECK(tv3->storage == IR_ST_ALIAS && tv3->index == r && tv3->offset == 32 * sizeof(float) &&
-               tv3->pitch == 48 && tv3->pitch_axis == 2);
-      UT_CHECK(p->t[v4].pitch == 48 && p->t[v4].pitch_axis == 2);
-      int64_t st[3];
-      ir_tensor_strides(tq, st);
-      UT_CHECK(st[0] == 6 * 48 && st[1] == 48 && st[2] == 1);
+      for (int k = 0; k < 3; k++) {
+        const ir_tensor *tk = &p->t[qkv[k]];
+        int64_t st[4];
+        ir_tensor_strides(tk, st);
+        UT_CHECK(tk->storage == IR_ST_ALIAS && tk->index == r && tk->strided && tk->offset == 16 * sizeof(float) * k);
+        UT_CHECK(st[0] == 6 * 48 && st[1] == 8 && st[2] == 48 && st[3] == 1);
+      }
     } else {
-      UT_CHECK(p->nsteps == 4 && tq->storage == IR_ST_ARENA && tq->pitch == 0 && tv3->pitch == 0);
+      /* the Split and Q's Transpose run; K's and V's Transposes are strided aliases of the Split's outputs */
+      UT_CHECK(p->nsteps == 5 && !p->t[split[0]].strided && p->t[qkv[0]].storage == IR_ST_ARENA);
+      UT_CHECK(p->t[qkv[1]].strided && p->t[qkv[1]].index == split[1] && p->t[qkv[2]].index == split[2]);
     }
-    float xs[2 * 6 * 48], ys[2 * 6 * 16];
+    float xs[2 * 6 * 48], ys[2 * 2 * 6 * 8];
     for (int i = 0; i < 2 * 6 * 48; i++) xs[i] = sinf((float)i * 0.37f) + 0.2f;
     void *bi[1] = {xs}, *bo[1] = {ys};
     ref_run(g, p, bi, bo);
     double worst = 0, norm = 0;
     int nonfinite = 0;
+#define X(b, i, slot, h, d) fmax(xs[(b) * 288 + (i) * 48 + (slot) * 16 + (h) * 8 + (d)], 0)
     for (int b = 0; b < 2; b++)
       for (int h = 0; h < 2; h++)
         for (int i = 0; i < 6; i++) {
-          const float *row = xs + (b * 6 + i) * 48;
           double sc[6], mx = -1e30, sum = 0;
           for (int j = 0; j < 6; j++) {
-            const float *key = xs + (b * 6 + j) * 48 + 16;
             double dot = 0;
-            for (int d = 0; d < 8; d++) dot += fmax(row[h * 8 + d], 0) * fmax(key[h * 8 + d], 0);
+            for (int d = 0; d < 8; d++) dot += X(b, i, 0, h, d) * X(b, j, 1, h, d);
             sc[j] = dot / sqrt(8.0);
             mx = fmax(mx, sc[j]);
           }
           for (int j = 0; j < 6; j++) sum += sc[j] = exp(sc[j] - mx);
           for (int d = 0; d < 8; d++) {
             double o = 0;
-            for (int j = 0; j < 6; j++) o += sc[j] / sum * fmax(xs[(b * 6 + j) * 48 + 32 + h * 8 + d], 0);
-            double want = o + (shared ? fmax(row[h * 8 + d], 0) : o);
-            worst = fmax(worst, ut_diff(ys[(b * 6 + i) * 16 + h * 8 + d], (float)want, &nonfinite));
+            for (int j = 0; j < 6; j++) o += sc[j] / sum * X(b, j, 2, h, d);
+            double want = o + (form == 2 ? X(b, i, 0, h, d) : o);
+            worst = fmax(worst, ut_diff(ys[((b * 2 + h) * 6 + i) * 8 + d], (float)want, &nonfinite));
             norm += want * want;
           }
         }
+#undef X
     UT_CHECK(!nonfinite && worst < 1e-5 && norm > 1.0);
     plan_free(p);
     ir_graph_free(g);
@@ -700,7 +722,7 @@ int main(void) {
   test_plan_and_pads();
   test_ref_runs_chain();
   test_contiguous_views();
-  test_split_pitched_views();
+  test_strided_views();
   test_view_of_folded_index();
   return ut_finish("test_ir");
 }
