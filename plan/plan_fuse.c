@@ -15,7 +15,9 @@
  *      one feeding a Mul, the Mul's in_act (4b); a SwiGLU over two
  *      MatMulNBits of one input, one MatMulNBits under glu (4c).
  * Before them, contrib ops that are several ops in one are lowered into
- * them (op_def.lower), squeeze-and-excitation blocks become one
+ * them (op_def.lower), a Conv whose stride is its kernel becomes a
+ * Transpose and a MatMul (plan_fuse_patchify.c), squeeze-and-excitation
+ * blocks become one
  * SqueezeExcite (plan_fuse_se.c) and a GELU written out in elementary ops
  * becomes one Gelu (0); after the scale pass, attention written out becomes one
  * Attention (plan_fuse_attention.c), and after the epilogue passes the
@@ -982,7 +984,7 @@ static hd_status *drop_unread(ir_graph *g) {
 }
 
 hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {pf_fuse_squeeze_excite,
+  static const fuse_pass passes[] = {pf_patchify_conv,    pf_fuse_squeeze_excite,
                                      fuse_gelu,           fuse_gelu_tanh,        fold_batchnorm,
                                      fuse_silu,           fuse_residual,         fuse_matmul_scale,
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,

@@ -25,6 +25,10 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed);
  * SqueezeExcite node (plan_fuse_se.c), rooted at the Mul, node mi. */
 hd_status *pf_fuse_squeeze_excite(ir_graph *g, int mi, int *changed);
 
+/* A Conv whose stride is its kernel as a Transpose of the image and a
+ * MatMul (plan_fuse_patchify.c), node ci. */
+hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed);
+
 /* MatMuls of one input by constant weights read as an Attention's Q, K
  * and V as one MatMul and a Split (plan_fuse_projections.c), starting at
  * node ni. */

@@ -853,6 +853,12 @@ static void b_convt_large(tg *t) { /* a decoder's upsampling layer */
                tg_const(t, 1, D(32), -1.f, 1.f)};
   tg_output(t, tg_node(t, "ConvTranspose", 11, in, 3, a, NA(a)));
 }
+static void b_conv_patchify(tg *t) { /* ViT's patch embedding (16 x 16, stride 16): a Transpose and a MatMul when fused */
+  attr a[] = {{.name = "strides", .n = 2, .i = {16, 16}}};
+  int in[3] = {tg_input(t, 4, D(2, 3, 32, 48)), tg_const(t, 4, D(64, 3, 16, 16), -0.1f, 0.1f),
+               tg_const(t, 1, D(64), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Conv", 11, in, 3, a, NA(a)));
+}
 static void b_lrn(tg *t) {
   attr a[] = {A_INT("size", 5), A_FLOAT("alpha", 0.02f), A_FLOAT("beta", 0.6f), A_FLOAT("bias", 2.f)};
   int x = tg_input(t, 4, D(2, 7, 5, 6));
@@ -980,7 +986,7 @@ static const op_case op_cases[] = {
     {"convt_s2_bias", b_convt_s2_bias, 0, 5e-3, 1e-2}, {"convt_group_output_padding", b_convt_group_outpad, 0, 5e-3, 1e-2},
     {"convt_same_lower_relu_fused", b_convt_same_relu, 1, 5e-3, 1e-2},
     {"convt_output_shape", b_convt_output_shape, 0, 5e-3, 1e-2}, {"convt_1d", b_convt_1d, 0, 5e-3, 1e-2},
-    {"convt_64x16x16_s2", b_convt_large, 0, 5e-3, 1e-2},
+    {"convt_64x16x16_s2", b_convt_large, 0, 5e-3, 1e-2}, {"conv_patchify_16", b_conv_patchify, 1, 5e-3, 1e-2},
     {"lrn", b_lrn, 0, 1e-5, 2e-3}, {"lrn_96_channels", b_lrn_wide, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},

@@ -905,6 +905,32 @@ static void ir_attention(const ir_graph *g) {
   UT_CHECK(att == 1 && copies == 0);
 }
 
+/* x [N, 3, 8, 12] -> Conv 4x4 stride 4 (5 channels, bias) -> y: a patch
+ * embedding, made a Transpose of the image and a MatMul (six live nodes:
+ * three Reshapes, the Transpose, the MatMul and the bias's Add).
+ * patchify_form 1: padded by 1, a plain Conv that stays. */
+static int patchify_form;
+static void build_patchify(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 8, 12}, wd[4] = {5, 3, 4, 4}, bd[1] = {5};
+  int x = value(g, "x", 4, xd), y = value(g, "y", -1, NULL);
+  int in[3] = {x, const_value(g, "w", 4, wd, 0.1f), const_value(g, "b", 1, bd, -0.2f)};
+  attr a[] = {{.name = "strides", .n = 2, .i = {4, 4}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  node(g, "Conv", 11, in, 3, y, a, patchify_form ? 2 : 1);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_patchify(const ir_graph *g) {
+  int convs = 0, transposes = 0, matmuls = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    convs += n->kind == OP_CONV;
+    transposes += n->kind == OP_TRANSPOSE;
+    matmuls += n->kind == OP_MATMUL;
+  }
+  UT_CHECK(convs == (patchify_form ? 1 : 0) && transposes == !patchify_form && matmuls == !patchify_form);
+}
+
 /* BERT's self-attention over x [2, 3, 16] (2 heads of 8): q, k and v are
  * MatMul(x, W) + b, each Reshaped to [2, 3, 2, 8] and transposed for the
  * attention, whose output goes back to [2, 3, 16]. The three projections
@@ -1332,6 +1358,11 @@ int main(void) {
   attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;
+  ir_shape in_patch = {4, {2, 3, 8, 12}};
+  check_pass("conv with stride = kernel as a transpose and a matmul", build_patchify, 6, &in_patch, ir_patchify);
+  patchify_form = 1;
+  check_pass("padded conv with stride = kernel stays a conv", build_patchify, 1, &in_patch, ir_patchify);
+  patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
   projections_form = 1;
