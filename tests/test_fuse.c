@@ -905,17 +905,19 @@ static void ir_attention(const ir_graph *g) {
   UT_CHECK(att == 1 && copies == 0);
 }
 
-/* x [N, 3, 8, 12] -> Conv 4x4 stride 4 (5 channels, bias) -> y: a patch
+/* x [N, 3, 16, 24] -> Conv 8x8 stride 8 (5 channels, bias) -> y: a patch
  * embedding, made a Transpose of the image and a MatMul (six live nodes:
  * three Reshapes, the Transpose, the MatMul and the bias's Add).
- * patchify_form 1: padded by 1, a plain Conv that stays. */
+ * patchify_form 1: padded by 1, a plain Conv that stays; 2: 4x4 stride 4
+ * (ConvNeXt's stem), left to the Conv. */
 static int patchify_form;
 static void build_patchify(ir_graph *g) {
-  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 8, 12}, wd[4] = {5, 3, 4, 4}, bd[1] = {5};
+  const int64_t k = patchify_form == 2 ? 4 : 8;
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 16, 24}, wd[4] = {5, 3, k, k}, bd[1] = {5};
   int x = value(g, "x", 4, xd), y = value(g, "y", -1, NULL);
   int in[3] = {x, const_value(g, "w", 4, wd, 0.1f), const_value(g, "b", 1, bd, -0.2f)};
-  attr a[] = {{.name = "strides", .n = 2, .i = {4, 4}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
-  node(g, "Conv", 11, in, 3, y, a, patchify_form ? 2 : 1);
+  attr a[] = {{.name = "strides", .n = 2, .i = {k, k}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
+  node(g, "Conv", 11, in, 3, y, a, patchify_form == 1 ? 2 : 1);
   UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
 }
 
@@ -1358,10 +1360,12 @@ int main(void) {
   attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;
-  ir_shape in_patch = {4, {2, 3, 8, 12}};
+  ir_shape in_patch = {4, {2, 3, 16, 24}};
   check_pass("conv with stride = kernel as a transpose and a matmul", build_patchify, 6, &in_patch, ir_patchify);
   patchify_form = 1;
   check_pass("padded conv with stride = kernel stays a conv", build_patchify, 1, &in_patch, ir_patchify);
+  patchify_form = 2;
+  check_pass("4x4 conv with stride 4 stays a conv", build_patchify, 1, &in_patch, ir_patchify);
   patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
