@@ -934,6 +934,27 @@ static void b_attn_projections(tg *t) {
   t->orank = -1;
 }
 
+/* Q and K as the two halves of one tensor's last dim (a Split the plan reads in place: K starts 64 bytes
+ * into each row, on 16 bytes but not on the 256 the BLAS's fp32 GEMM form assumes; it must not take it,
+ * and check_split_unaligned sees the aliases made) */
+static void b_attn_split_unaligned(tg *t) {
+  attr ax[] = {A_INT("axis", -1)};
+  int64_t dyn[4] = {-1, -1, -1, -1};
+  int x = tg_input(t, 4, D(1, 2, 176, 32)), v = tg_input(t, 4, D(1, 2, 176, 16));
+  t->orank = 4;
+  int p = tg_node(t, "Sigmoid", 13, &x, 1, NULL, 0); /* in the arena: a graph input's bytes are not aliased */
+  t->orank = -1;
+  int qk[2] = {tg_value(t, t->dtype, 4, dyn), tg_value(t, t->dtype, 4, dyn)}, idx = -1;
+  if (!t->st) t->st = ir_graph_add_node(t->g, OP_SPLIT, "split", "Split", 13, &p, 1, qk, 2, &idx);
+  if (!t->st) {
+    attr_table at = {ax, NA(ax)};
+    op_attrs a = attr_table_reader(&at);
+    t->st = op_find("", "Split", 13)->parse(t->g, &t->g->nodes[idx], &a);
+  }
+  int in[3] = {qk[0], qk[1], v};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
+}
+
 typedef struct op_case {
   const char *name;
   op_builder build;
@@ -1023,6 +1044,7 @@ static const op_case attn_cases[] = {
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
     {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
     {"attention_projections_split", b_attn_projections, 1, 1e-4, 1e-2},
+    {"attention_split_unaligned", b_attn_split_unaligned, 0, 1e-4, 1e-2},
 };
 
 /* The projections case runs what it says: one MatMul, and a Split whose outputs the plan reads in
@@ -1055,8 +1077,30 @@ static void check_projections_split(void) {
   if (g) ir_graph_free(g);
 }
 
+static void check_split_unaligned(void) {
+  tg t;
+  ir_graph *g = NULL;
+  ir_plan *p = NULL;
+  tg_begin(&t, HD_DT_F32);
+  b_attn_split_unaligned(&t);
+  hd_status *st = tg_end(&t, 0, &g);
+  if (!st) st = plan_create(g, (ir_shape[]){{4, {1, 2, 176, 32}}, {4, {1, 2, 176, 16}}}, NULL, &p);
+  CHECK(!st, "split_unaligned: %s", st ? hd_status_msg(st) : "");
+  hd_status_free(st);
+  int aliased = 0;
+  for (int i = 0; p && i < g->nnodes; i++)
+    for (int k = 0; g->nodes[i].kind == OP_SPLIT && k < g->nodes[i].nout; k++) {
+      const ir_tensor *o = &p->t[g->nodes[i].out[k]];
+      aliased += o->strided && o->offset == (size_t)k * 16 * sizeof(float);
+    }
+  CHECK(aliased == 2, "split_unaligned: %d of 2 outputs strided aliases at 0 and 64 bytes", aliased);
+  if (p) plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
 static void test_attention(gpu_env *e, const char *filter) {
   if (!filter || strstr("attention_projections_split", filter)) check_projections_split();
+  if (!filter || strstr("attention_split_unaligned", filter)) check_split_unaligned();
   for (size_t i = 0; i < sizeof attn_cases / sizeof attn_cases[0]; ++i) {
     const op_case *ac = &attn_cases[i];
     if (filter && !strstr(ac->name, filter)) continue;

@@ -46,6 +46,12 @@ static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *w
                             bmul * l->v_st[0], l->v_st[1], bmul * l->o_st[0], l->o_st[1]};
   for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
     if ((starts[i] * (int64_t)sizeof(float)) % 256 != 0) return NULL;
+  /* and the tensors themselves: a strided alias (a Split's column range) starts on 16 bytes only */
+  const int ops[3] = {s->p.attention.in_q, s->p.attention.in_k, s->p.attention.in_v};
+  for (int i = 0; i < 3; i++) {
+    const ir_tensor *t = gb_t(bp, s->n->in[ops[i]]);
+    if (t->storage == IR_ST_ALIAS && t->offset % 256 != 0) return NULL;
+  }
   as->sstride = (l->seq * l->kv_len + 63) / 64 * 64; /* each head's scores 256-byte aligned */
   size_t scores = sizeof(float) * (size_t)(l->batch * l->heads * as->sstride);
   if (scores > GB_ATTN_GEMM_MAX_SCORE_BYTES) return NULL;
