@@ -11,22 +11,28 @@
 // when a block is 16 codes; ld.global.nc, no L1 allocation), one block's
 // codes a load, so one scale and zero point a load, several steps of loads
 // at a time (usually a lane's whole slice), and the next column block's
-// loads are issued before this one's lane sums are reduced. Codes become
-// fp32 with the 2^23 trick (OR into a float's mantissa, one subtract that
-// also removes the zero point) and are dotted with the rows of A, each A
-// value read from shared memory serving C columns; fp32 sums throughout.
-// When the columns alone make too few blocks (N = 2048 at K = 2048) or a
-// slice of A would not fit, K is split over blocks that write fp32 partial
-// sums for gemv_sum to add in a fixed order (no atomics).
+// loads are issued before this one's lane sums are reduced.
+// With fp32 A, codes become fp32 with the 2^23 trick (OR into a float's
+// mantissa, one subtract that also removes the zero point) and are dotted
+// with the rows of A, each A value read from shared memory serving C
+// columns; fp32 sums throughout. With fp16 A (and blocks of 32 codes or
+// more) the block stages A as int16 with a scale every 32 values, and the
+// codes meet it in dp2a instructions (two products each into exact int32
+// sums: the integer form, Q16, below): about a quarter of the instructions
+// a code, and the grid is what the GPU holds at once (no partial second
+// wave). When the columns alone make too few blocks (N = 2048 at K = 2048)
+// or a slice of A would not fit, K is split over blocks that write fp32
+// partial sums for gemv_sum to add in a fixed order (no atomics).
 //
 // Measured on an H100 (test_backend_cuda --bench-nbits, fp16, block 32,
-// zero points, graph replay, us per run, M = 1/2/4/8): K = N = 4096 8.3,
-// 10.7, 17.0, 29.6 (was 8.2, 10.8, 16.8, 32.6 in the same run); Llama-3.2-1B
-// down (K 8192, N 2048) 9.7, 13.0, 18.5, 29.8 (was 12.1, 17.6, 28.7,
-// 60.2), lm_head (N 128256) 82, 105, 168, 262 (was 81, 112, 177, 337).
-// One row is still about 2x what its bytes allow: about 4 us of each small
-// case is the graph launch, and the instructions a code (shift, mask,
-// subtract, FMA) leave little slack past the loads.
+// zero points, graph replay, us per run, M = 1/2/4/8), the float form,
+// then the integer form in the same session: Llama-3.2-1B gate/up (K 2048,
+// N 2 x 8192) 8.3, 10.9, 17.8, 31.1 -> 6.7, 8.9, 14.6, 25.3; lm_head (N
+// 128256) 82.1, 105.2, 185.6, 284.5 -> 55.7, 65.7, 98.5, 175.5 (2.7 TB/s
+// at M = 1); the decode chain (16 layers + head, weights cold) 641 -> 568
+// us. qkv, o_proj and down (5, 4.5, 10 us at M = 1) did not move: at one
+// row they are bound by latency (a graph launch, A's staging, one column
+// block a block), not by instructions.
 // dequant_rows writes rows of B as dtype for a BLAS GEMM (prefill).
 // Under glu (op_nbits.glu: B's rows gate, up, gate, up, ...) a group's two
 // columns are one pair and lane 0 stores act(gate) * up; the GEMM path's
@@ -137,6 +143,71 @@ __device__ __forceinline__ void load_step(const gpu_nbits_desc &d, int64_t col0,
   }
 }
 
+// The integer form (Q16): each row of A is staged as int16 with one fp32
+// scale a 32-element A-block (scale = max |a| / 32767, so a value is off
+// by at most 1/65534 of its block's largest: well below fp16's own
+// rounding of A), and a 16-byte chunk of codes (32 codes: one A-block
+// inside one weight block) is dotted with it by dp2a, two code-times-A
+// products an instruction into an exact int32 sum. The zero point comes
+// off once a chunk as zp * (the A-block's integer sum), then one fp32
+// multiply-add applies both scales. An A-block is kQWords words: its 32
+// values as 16 int16 pairs in the order the dp2a operands take them
+// (codes 0,2 | 4,6 | 1,3 | 5,7 of each word of eight), its scale, its sum
+// and two spare words, which also put the lanes' 16-byte reads 80 bytes
+// apart: distinct banks.
+constexpr int kQWords = 20;
+
+// c + a.lo * byte X of b + a.hi * byte Y of b: (X, Y) = (0, 1), or (2, 3) when Hi.
+template <bool Hi>
+__device__ __forceinline__ int dp2(int a, uint32_t b, int c) {
+#if defined(GPU_VENDOR_HIP)
+  const int b0 = (int)((b >> (Hi ? 16 : 0)) & 255u), b1 = (int)((b >> (Hi ? 24 : 8)) & 255u);
+  return c + (int)(short)(a & 0xffff) * b0 + (a >> 16) * b1;
+#else
+  int d;
+  if (Hi) asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  else asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#endif
+}
+
+__device__ __forceinline__ int pack16(int lo, int hi) { return (lo & 0xffff) | (hi << 16); }
+
+// Sum over one word of eight codes times the A values of its pairs p.
+__device__ __forceinline__ int dot_word(uint32_t w, int4 p, int acc) {
+  const uint32_t even = w & 0x0F0F0F0Fu, odd = (w >> 4) & 0x0F0F0F0Fu;  // codes 0,2,4,6 and 1,3,5,7
+  acc = dp2<false>(p.x, even, acc);
+  acc = dp2<true>(p.y, even, acc);
+  acc = dp2<false>(p.z, odd, acc);
+  return dp2<true>(p.w, odd, acc);
+}
+
+// Stages elements k0 + t .. k0 + t + 7 of a row of A (o, zeros past kn)
+// as part of A-block t / 32 at q (every thread of the block calls it at
+// once: four lanes share an A-block's scale and sum).
+__device__ __forceinline__ void stage_q16(int *q, int t, int kn, const float *o) {
+  float amax = 0.f;
+  bool nan = false;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(o[i])), nan |= o[i] != o[i];
+  amax = fmaxf(amax, gpu::shfl_xor32(amax, 1));
+  amax = fmaxf(amax, gpu::shfl_xor32(amax, 2));
+  float bad = gpu::shfl_xor32(nan ? 1.f : 0.f, 1) + (nan ? 1.f : 0.f);
+  bad += gpu::shfl_xor32(bad, 2);
+  const float inv = amax > 0.f && amax <= 3.0e38f ? 32767.f / amax : 0.f;
+  int v[8], sum = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = __float2int_rn(o[i] * inv), sum += v[i];
+  float fs = (float)sum;  // |sum| < 2^24 (32 values of at most 32767): exact as a float
+  fs += gpu::shfl_xor32(fs, 1);
+  fs += gpu::shfl_xor32(fs, 2);
+  if (t >= kn) return;
+  int *blk = q + (t / 32) * kQWords;
+  ((int4 *)blk)[(t / 8) & 3] = make_int4(pack16(v[0], v[2]), pack16(v[4], v[6]), pack16(v[1], v[3]), pack16(v[5], v[7]));
+  // a NaN or an infinity in the A-block makes its products NaN (as the float path would)
+  if ((t & 31) == 0) blk[16] = __float_as_int(bad > 0.f || amax > 3.0e38f ? __int_as_float(0x7fc00000) : amax / 32767.f), blk[17] = (int)fs;
+}
+
 // y[m, j] (+ bias) from the sums v (bias not added) of rows m of A and
 // columns j, j + 1 of B; under glu the pair is (gate, up) and makes one
 // output, else two.
@@ -156,15 +227,16 @@ __device__ __forceinline__ void store_pair(const gpu_nbits_desc &d, int64_t m, i
 // Sums over K slice blockIdx.y (ks codes long) of y[m, j] for rows m < rows
 // (<= R) of A and C columns j a group: to y (+ bias, glu) when the grid has
 // one slice, else to ws[slice][m][j] (fp32).
-template <typename T, int R, int VB>
+template <typename T, int R, int VB, bool Q16>
 __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
     gemv_rows(gpu_nbits_desc d, int rows, bool vec, int ks, int64_t col_blocks) {
   constexpr int C = cols_for(R), NS = steps_for(R);
   // kScaled: each code scaled as it is made (one multiply a code, R rows of
   // use), so no per-step sums: the registers many rows need.
-  constexpr bool kScaled = R >= 4;
+  constexpr bool kScaled = R >= 4 && !Q16;
   extern __shared__ float4 sh4[];
   float *sa = (float *)sh4;  // [R][padded(ks)]
+  int *sq = (int *)sh4;      // Q16: [R][ks / 32][kQWords]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row_bytes = d.k_blocks * (d.block_size / 2), row_codes = row_bytes * 2;
   const int64_t k0 = (int64_t)blockIdx.y * ks;  // this slice: codes k0 .. k0 + kn - 1
@@ -190,16 +262,36 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
 
   // Stage rows of A, codes k0 .. k0 + kn - 1 (zeros past K), as fp32, while
   // the first loads are in flight.
-  const int stride = (int)padded(ks);
+  const int stride = Q16 ? ks / 32 * kQWords : (int)padded(ks);
   const T *a = (const T *)d.a;
-  for (int m = 0; m < rows; ++m)
-    for (int t = threadIdx.x * 8; t < kn; t += kThreads * 8) {
-      float o[8];
-      load8(a + m * d.k, k0 + t, d.k, vec, o);
-      float4 *p = (float4 *)(sa + m * stride + pidx(t));
-      p[0] = make_float4(o[0], o[1], o[2], o[3]);
-      p[1] = make_float4(o[4], o[5], o[6], o[7]);
-    }
+  if (Q16) {
+    // kStageRounds rounds of loads in flight at once: a long row (K = 8192)
+    // is then two trips to memory, not eight
+    constexpr int kStageRounds = 4;
+    for (int m = 0; m < rows; ++m)
+      for (int t0 = 0; t0 < kn; t0 += kThreads * 8 * kStageRounds) {  // every thread each round: stage_q16 exchanges lanes
+        float o[kStageRounds][8];
+#pragma unroll
+        for (int u = 0; u < kStageRounds; ++u) {
+          const int t = t0 + u * kThreads * 8 + threadIdx.x * 8;
+#pragma unroll
+          for (int i = 0; i < 8; ++i) o[u][i] = 0.f;
+          if (t < kn) load8(a + m * d.k, k0 + t, d.k, vec, o[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kStageRounds; ++u)
+          if (t0 + u * kThreads * 8 < kn) stage_q16(sq + m * stride, t0 + u * kThreads * 8 + threadIdx.x * 8, kn, o[u]);
+      }
+  } else {
+    for (int m = 0; m < rows; ++m)
+      for (int t = threadIdx.x * 8; t < kn; t += kThreads * 8) {
+        float o[8];
+        load8(a + m * d.k, k0 + t, d.k, vec, o);
+        float4 *p = (float4 *)(sa + m * stride + pidx(t));
+        p[0] = make_float4(o[0], o[1], o[2], o[3]);
+        p[1] = make_float4(o[4], o[5], o[6], o[7]);
+      }
+  }
   __syncthreads();  // the only barrier
 
   float acc[R][C];
@@ -214,6 +306,27 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
         const int lc = g0 + u * 32 + lane;  // this lane's chunk in the slice
         if (lc >= chunks) break;
         const step_regs<VB, C> &cur = r[u];
+        if constexpr (Q16) {
+#pragma unroll
+          for (int m = 0; m < R; ++m) {
+            if (m < rows) {
+              const int *ab = sq + m * stride + lc * kQWords;
+              const int2 sc = *(const int2 *)(ab + 16);
+              int4 p[VB / 4];
+#pragma unroll
+              for (int q = 0; q < VB / 4; ++q) p[q] = ((const int4 *)ab)[q];
+#pragma unroll
+              for (int c = 0; c < C; ++c) {
+                int dot = 0;
+#pragma unroll
+                for (int q = 0; q < VB / 4; ++q) dot = dot_word(cur.w[c][q], p[q], dot);
+                const int zp = (int)(cur.zf[c] - kMagic);
+                acc[m][c] = fmaf((float)(dot - zp * sc.y), __int_as_float(sc.x) * cur.sc[c], acc[m][c]);
+              }
+            }
+          }
+          continue;  // (the float form below)
+        }
         const int base = pidx(lc * (2 * VB));
         float part[R][C];
 #pragma unroll
@@ -329,14 +442,19 @@ constexpr int64_t kSharedMax = 48 << 10;
 constexpr int64_t kSharedMax = 96 << 10;
 #endif
 
+// The longest K slice a block takes at `rows` rows of A: rows x padded(ks)
+// floats within kSharedMax (36 KiB a block at one row: more would only
+// cost blocks an SM).
+__host__ __device__ constexpr int64_t slice_max(int rows) {
+  return rows <= 1 ? 8192
+                   : kSharedMax / (int64_t)((rows <= 2 ? 2 : rows <= 4 ? 4 : 8) * 4 * 9 / 8) / kSplitQuantum * kSplitQuantum;
+}
+
 // How a pass of `rows` rows splits K: slices of *ks codes, returned count.
 int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
   const int64_t row_codes = d->k_blocks * d->block_size;
   const int64_t per_block = kWarps * cols_for(rows), bx = (d->n + per_block - 1) / per_block;
-  // Shared memory: rows x padded(ks) floats within kSharedMax (36 KiB a
-  // block at one row: more would only cost blocks an SM).
-  const int r2 = rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
-  const int64_t ks_max = r2 == 1 ? 8192 : kSharedMax / (int64_t)(r2 * 4 * 9 / 8) / kSplitQuantum * kSplitQuantum;
+  const int64_t ks_max = slice_max(rows);
   int64_t sl = (row_codes + ks_max - 1) / ks_max;
   const int64_t want = (kTargetBlocks + bx - 1) / bx, most = (row_codes + kSplitQuantum - 1) / kSplitQuantum;
   const int64_t par = want < most ? want : most;
@@ -348,21 +466,41 @@ int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
   return (row_codes + k - 1) / k;
 }
 
-template <typename T, int R, int VB>
+// The blocks of gemv_rows<T, R, VB, Q16> the GPU holds at once (0: unknown):
+// the grid, each block walking column blocks, so no second partial wave.
+template <typename T, int R, int VB, bool Q16>
+int64_t resident_blocks(size_t sh) {
+  static int64_t cached = -1;  // a benign race writes the same value
+  if (cached >= 0) return cached;
+  int per_sm = 0, sms = 0, dev = 0;
+  if (gpuGetDevice(&dev) != gpuSuccess || gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
+      gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_rows<T, R, VB, Q16>, kThreads, sh) != gpuSuccess)
+    return 0;
+  cached = (int64_t)per_sm * sms;
+  return cached;
+}
+
+template <typename T, int R, int VB, bool Q16>
 int launch_vb(const gpu_nbits_desc &d, int rows, bool vec, dim3 grid, int64_t ks, int64_t col_blocks, gpuStream_t s) {
-  const size_t sh = (size_t)R * (size_t)padded(ks) * sizeof(float);
+  const size_t sh = Q16 ? (size_t)R * (size_t)(ks / 32 * kQWords) * sizeof(int) : (size_t)R * (size_t)padded(ks) * sizeof(float);
+  // Q16: the occupancy at the longest slice, so one value serves every shape
+  const size_t sh_most = Q16 ? (size_t)R * (size_t)(slice_max(R) / 32 * kQWords) * sizeof(int) : sh;
 #if !defined(GPU_VENDOR_HIP)
-  if (sh > (48 << 10)) {
+  if (sh_most > (48 << 10)) {
     static bool opted = false;  // once a process: a benign race sets the same value twice
     if (!opted) {
-      if (cudaFuncSetAttribute(gemv_rows<T, R, VB>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) !=
+      if (cudaFuncSetAttribute(gemv_rows<T, R, VB, Q16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) !=
           cudaSuccess)
         return -1;
       opted = true;
     }
   }
 #endif
-  return gpu::launch(gemv_rows<T, R, VB>, grid, dim3(kThreads), sh, s, d, rows, vec, (int)ks, col_blocks);
+  if (Q16) {
+    const int64_t fit = resident_blocks<T, R, VB, Q16>(sh_most);
+    if (fit > 0 && (int64_t)grid.x > fit) grid.x = (unsigned)fit;
+  }
+  return gpu::launch(gemv_rows<T, R, VB, Q16>, grid, dim3(kThreads), sh, s, d, rows, vec, (int)ks, col_blocks);
 }
 
 template <typename T, int R>
@@ -375,8 +513,11 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   // Enough blocks to fill the GPU a few times over; each walks column blocks.
   const int64_t bx = col_blocks < kMaxColBlocks ? col_blocks : kMaxColBlocks;
   const dim3 grid((unsigned)bx, (unsigned)slices);
-  const int rc = v16 ? launch_vb<T, R, 16>(d, rows, vec, grid, ks, col_blocks, s)
-                     : launch_vb<T, R, 8>(d, rows, vec, grid, ks, col_blocks, s);
+  // fp16 A: the integer form (exact sums of int16 A times the codes; A's
+  // own rounding is coarser than its int16 steps). fp32 A keeps fp32.
+  constexpr bool q16 = sizeof(T) == 2;
+  const int rc = v16 ? launch_vb<T, R, 16, q16>(d, rows, vec, grid, ks, col_blocks, s)
+                     : launch_vb<T, R, 8, false>(d, rows, vec, grid, ks, col_blocks, s);
   if (rc) return rc;
   if (slices > 1)
     return gpu::launch(gemv_sum<T>, dim3(gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256)), dim3(256), 0, s, d,

@@ -75,6 +75,9 @@ typedef hipDeviceProp_t gpuDeviceProp;
 /* a kernel's attributes (the architecture its binary was built for) */
 typedef hipFuncAttributes gpuFuncAttributes;
 #define gpuFuncGetAttributes hipFuncGetAttributes
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuDeviceGetAttribute hipDeviceGetAttribute
+#define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 
 /* graphs and stream capture */
 typedef hipGraph_t gpuGraph_t;
@@ -158,6 +161,9 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 /* a kernel's attributes (the architecture its binary was built for) */
 typedef struct cudaFuncAttributes gpuFuncAttributes;
 #define gpuFuncGetAttributes cudaFuncGetAttributes
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuDeviceGetAttribute cudaDeviceGetAttribute
+#define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 
 /* graphs and stream capture */
 typedef cudaGraph_t gpuGraph_t;

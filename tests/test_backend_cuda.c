@@ -416,6 +416,18 @@ static int tg_const(tg *t, int rank, const int64_t *dims, float lo, float hi) {
   return v;
 }
 
+/* A constant of the graph's dtype holding these values. */
+static int tg_const_vals(tg *t, int rank, const int64_t *dims, const float *vals) {
+  int v = tg_value(t, t->dtype, rank, dims);
+  if (t->st) return v;
+  size_t n = (size_t)ir_numel(rank, dims), es = hd_dtype_size(t->dtype);
+  void *d = malloc(n * es + 1);
+  for (size_t i = 0; i < n; ++i) put(t->dtype, d, i, vals[i]);
+  t->st = ir_value_set_data(t->g, v, d, n * es);
+  free(d);
+  return v;
+}
+
 static int tg_const_i64(tg *t, int rank, const int64_t *dims, const int64_t *vals) {
   int v = tg_value(t, HD_DT_I64, rank, dims);
   if (!t->st) t->st = ir_value_set_data(t->g, v, vals, sizeof(int64_t) * (size_t)ir_numel(rank, dims));
@@ -810,6 +822,15 @@ static void b_nbits_m5_ksplit_b16(tg *t) { nbits(t, D(5, 3000), 2, 3000, 40, 16,
 /* More column blocks than the grid has blocks: each block walks several. */
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
+/* Rows of A whose 32-element blocks mix values 10^4 apart (an outlier
+ * every 37 elements), K = 8192 (one block stages the whole row, two rounds
+ * of loads): fp16 A is staged as int16 with a scale a block. */
+static void b_nbits_outliers(tg *t) {
+  static float c[8192];
+  for (int i = 0; i < 8192; i++) c[i] = i % 37 == 0 ? 100.f : i % 3 ? 0.01f : -0.02f;
+  int in[2] = {tg_input(t, 2, D(2, 8192)), tg_const_vals(t, 1, D(8192), c)};
+  tg_output(t, nbits_of(t, tg_node(t, "Mul", 14, in, 2, NULL, 0), NULL, 2, 8192, 2048, 32, 1, 1));
+}
 /* SwiGLU (glu) on every path: the GEMV at 1 and 3 rows, K split over blocks
  * (gemv_sum pairs the columns), the GEMM path in one chunk and in chunks
  * with a tail (fp32: 2 x 1100 rows of 4096 make chunks of 1024 and 152). */
@@ -1012,6 +1033,7 @@ static const op_case op_cases[] = {
     {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
     {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m2_outliers_k8192", b_nbits_outliers, 0, 1e-5, 2e-3},
     {"nbits_glu_gemv_m1", b_nbits_glu_m1, 1, 1e-5, 2e-3}, {"nbits_glu_gemv_m3", b_nbits_glu_m3, 1, 1e-5, 2e-3},
     {"nbits_glu_gemv_k_split", b_nbits_glu_ksplit, 1, 1e-5, 2e-3}, {"nbits_glu_gemm_m40", b_nbits_glu_m40, 1, 5e-3, 1e-2},
     {"nbits_glu_gemm_chunks", b_nbits_glu_chunks, 1, 5e-3, 1e-2},
