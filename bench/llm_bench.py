@@ -133,6 +133,20 @@ class Decoder:
             self.bound[s] = io
         return self.logits[s]
 
+    def replay_ms(self, n):
+        """Static form: n runs of the last decode step back to back (no host sampling between them, so
+        the GPU's time a step plus what ORT's Run adds; the step's inputs are the same each time)."""
+        io = self.bound.get(1)
+        if io is None:  # --rebind
+            return float("nan")
+        self.sess.run_with_iobinding(io)
+        self.logits[1].numpy()
+        t = time.perf_counter()
+        for _ in range(n):
+            self.sess.run_with_iobinding(io)
+        self.logits[1].numpy()
+        return (time.perf_counter() - t) * 1e3 / n
+
     def step(self, ids, total):
         """One run and the last token's logits on the host (GenAI samples there)."""
         return self.run(ids, total).numpy()[:, -1, :]
@@ -240,6 +254,8 @@ def main():
                     help="after each batch, N static-mask decode steps between cudaProfilerStart/Stop (for ncu)")
     ap.add_argument("--profile-prefill", type=int, default=0,
                     help="after each batch, one prefill of N tokens between cudaProfilerStart/Stop (for ncu)")
+    ap.add_argument("--replay", type=int, default=200,
+                    help="static form: also time this many decode steps back to back (no host sampling; 0: off)")
     ap.add_argument("--rebind", action="store_true",
                     help="static form: bind every tensor again each step (the harness before 2026-11-24 21:30)")
     ap.add_argument("--json", default="")
@@ -287,6 +303,10 @@ def main():
                     step = hdep.median(times[3:])
                     row[form] = {"prefill_cold_ms": cold, "prefill_ms": warm, "step_ms": step,
                                  "tok_s": batch * 1e3 / step}
+                    if form == "static" and a.replay:
+                        row[form]["replay_ms"] = dec.replay_ms(a.replay)
+                        log(f"[{quant} b{batch} p{p}] static step replayed {a.replay}x back to back: "
+                            f"{row[form]['replay_ms']:.3f} ms")
                 ctx = p + a.steps / 2
                 kv_bytes = 2 * cfg["layers"] * batch * cfg["kv_heads"] * ctx * cfg["head_dim"] * 2
                 row["floor_ms"] = (wbytes + kv_bytes) / (peak * 1e9) * 1e3 if peak else None
