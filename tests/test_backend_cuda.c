@@ -1071,16 +1071,25 @@ static const op_case attn_cases[] = {
 
 /* The projections case runs what it says: one MatMul, and a Split whose outputs the plan reads in
  * place (rows 384 elements apart), with no Split or Transpose step left. */
-static void check_projections_split(void) {
+/* The graph build() makes (dtype; the fusion passes run when fuse) and
+ * its plan at these input shapes, in *g and *p (NULL on a failure,
+ * reported under `what`). */
+static void plan_of(void (*build)(tg *), int dtype, int fuse, const ir_shape *shapes, const char *what, ir_graph **g,
+                    ir_plan **p) {
   tg t;
-  ir_graph *g = NULL;
-  ir_plan *p = NULL;
-  tg_begin(&t, HD_DT_F16);
-  b_attn_projections(&t);
-  hd_status *st = tg_end(&t, 1, &g);
-  if (!st) st = plan_create(g, (ir_shape[]){{3, {2, 40, 128}}}, NULL, &p);
-  CHECK(!st, "projections: %s", st ? hd_status_msg(st) : "");
+  *g = NULL, *p = NULL;
+  tg_begin(&t, dtype);
+  build(&t);
+  hd_status *st = tg_end(&t, fuse, g);
+  if (!st) st = plan_create(*g, shapes, NULL, p);
+  CHECK(!st, "%s: %s", what, st ? hd_status_msg(st) : "");
   hd_status_free(st);
+}
+
+static void check_projections_split(void) {
+  ir_graph *g;
+  ir_plan *p;
+  plan_of(b_attn_projections, HD_DT_F16, 1, (ir_shape[]){{3, {2, 40, 128}}}, "projections", &g, &p);
   int matmuls = 0, strided = 0, copies = 0;
   for (int i = 0; p && i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
@@ -1100,15 +1109,10 @@ static void check_projections_split(void) {
 }
 
 static void check_split_unaligned(void) {
-  tg t;
-  ir_graph *g = NULL;
-  ir_plan *p = NULL;
-  tg_begin(&t, HD_DT_F32);
-  b_attn_split_unaligned(&t);
-  hd_status *st = tg_end(&t, 0, &g);
-  if (!st) st = plan_create(g, (ir_shape[]){{4, {1, 2, 176, 32}}, {4, {1, 2, 176, 16}}}, NULL, &p);
-  CHECK(!st, "split_unaligned: %s", st ? hd_status_msg(st) : "");
-  hd_status_free(st);
+  ir_graph *g;
+  ir_plan *p;
+  plan_of(b_attn_split_unaligned, HD_DT_F32, 0, (ir_shape[]){{4, {1, 2, 176, 32}}, {4, {1, 2, 176, 16}}}, "split_unaligned",
+          &g, &p);
   int aliased = 0;
   for (int i = 0; p && i < g->nnodes; i++)
     for (int k = 0; g->nodes[i].kind == OP_SPLIT && k < g->nodes[i].nout; k++) {
