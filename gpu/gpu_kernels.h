@@ -330,6 +330,10 @@ typedef struct gpu_nbits_desc {
    * act(gate) * up (OP_ACT_NONE: y [m, n], the plain product) */
   int glu_act;
   float glu_alpha, glu_beta;
+  /* fp16 A as it is, not staged as int16 with block scales (the integer
+   * form is a few ulps of A off where an A-block mixes magnitudes 10^3+
+   * apart): accuracy_level 1 */
+  int exact;
 } gpu_nbits_desc;
 /* y = a w^T + bias without a dequantised copy: each block stages a slice
  * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each

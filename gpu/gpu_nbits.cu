@@ -144,17 +144,19 @@ __device__ __forceinline__ void load_step(const gpu_nbits_desc &d, int64_t col0,
 }
 
 // The integer form (Q16): each row of A is staged as int16 with one fp32
-// scale a 32-element A-block (scale = max |a| / 32767, so a value is off
-// by at most 1/65534 of its block's largest: well below fp16's own
-// rounding of A), and a 16-byte chunk of codes (32 codes: one A-block
-// inside one weight block) is dotted with it by dp2a, two code-times-A
-// products an instruction into an exact int32 sum. The zero point comes
-// off once a chunk as zp * (the A-block's integer sum), then one fp32
-// multiply-add applies both scales. An A-block is kQWords words: its 32
-// values as 16 int16 pairs in the order the dp2a operands take them
-// (codes 0,2 | 4,6 | 1,3 | 5,7 of each word of eight), its scale, its sum
-// and two spare words, which also put the lanes' 16-byte reads 80 bytes
-// apart: distinct banks.
+// scale a 32-element A-block (scale = max |a| / 32767): a value moves by
+// at most 1/65534 of its A-block's largest, 1/32 of fp16's rounding of
+// that largest value, so a dot loses less than A's own rounding unless an
+// A-block mixes magnitudes far apart (a value 1000x below its block's
+// largest keeps ~5 bits; accuracy_level 1 takes the float form instead).
+// A 16-byte chunk of codes (32 codes: one A-block inside one weight block)
+// is dotted with it by dp2a, two code-times-A products an instruction into
+// an exact int32 sum. The zero point comes off once a chunk as zp * (the
+// A-block's integer sum), then one fp32 multiply-add applies both scales.
+// An A-block is kQWords words: its 32 values as 16 int16 pairs in the
+// order the dp2a operands take them (codes 0,2 | 4,6 | 1,3 | 5,7 of each
+// word of eight), its scale, its sum and two spare words, which also put
+// the lanes' 16-byte reads 80 bytes apart: distinct banks.
 constexpr int kQWords = 20;
 
 // c + a.lo * byte X of b + a.hi * byte Y of b: (X, Y) = (0, 1), or (2, 3) when Hi.
@@ -162,7 +164,7 @@ template <bool Hi>
 __device__ __forceinline__ int dp2(int a, uint32_t b, int c) {
 #if defined(GPU_VENDOR_HIP)
   const int b0 = (int)((b >> (Hi ? 16 : 0)) & 255u), b1 = (int)((b >> (Hi ? 24 : 8)) & 255u);
-  return c + (int)(short)(a & 0xffff) * b0 + (a >> 16) * b1;
+  return c + (int)(short)(a & 0xffff) * b0 + (int)(short)((uint32_t)a >> 16) * b1;
 #else
   int d;
   if (Hi) asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
@@ -171,7 +173,7 @@ __device__ __forceinline__ int dp2(int a, uint32_t b, int c) {
 #endif
 }
 
-__device__ __forceinline__ int pack16(int lo, int hi) { return (lo & 0xffff) | (hi << 16); }
+__device__ __forceinline__ int pack16(int lo, int hi) { return (int)(((uint32_t)lo & 0xffffu) | ((uint32_t)hi << 16)); }
 
 // Sum over one word of eight codes times the A values of its pairs p.
 __device__ __forceinline__ int dot_word(uint32_t w, int4 p, int acc) {
@@ -204,7 +206,8 @@ __device__ __forceinline__ void stage_q16(int *q, int t, int kn, const float *o)
   if (t >= kn) return;
   int *blk = q + (t / 32) * kQWords;
   ((int4 *)blk)[(t / 8) & 3] = make_int4(pack16(v[0], v[2]), pack16(v[4], v[6]), pack16(v[1], v[3]), pack16(v[5], v[7]));
-  // a NaN or an infinity in the A-block makes its products NaN (as the float path would)
+  // a NaN or an infinity in the A-block makes its products NaN (the float
+  // form gives +-inf for an infinity times a nonzero weight)
   if ((t & 31) == 0) blk[16] = __float_as_int(bad > 0.f || amax > 3.0e38f ? __int_as_float(0x7fc00000) : amax / 32767.f), blk[17] = (int)fs;
 }
 
@@ -513,11 +516,12 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   // Enough blocks to fill the GPU a few times over; each walks column blocks.
   const int64_t bx = col_blocks < kMaxColBlocks ? col_blocks : kMaxColBlocks;
   const dim3 grid((unsigned)bx, (unsigned)slices);
-  // fp16 A: the integer form (exact sums of int16 A times the codes; A's
-  // own rounding is coarser than its int16 steps). fp32 A keeps fp32.
+  // fp16 A: the integer form unless d.exact (accuracy_level 1). fp32 A
+  // keeps fp32.
   constexpr bool q16 = sizeof(T) == 2;
-  const int rc = v16 ? launch_vb<T, R, 16, q16>(d, rows, vec, grid, ks, col_blocks, s)
-                     : launch_vb<T, R, 8, false>(d, rows, vec, grid, ks, col_blocks, s);
+  const int rc = v16 && !d.exact ? launch_vb<T, R, 16, q16>(d, rows, vec, grid, ks, col_blocks, s)
+               : v16             ? launch_vb<T, R, 16, false>(d, rows, vec, grid, ks, col_blocks, s)
+                                 : launch_vb<T, R, 8, false>(d, rows, vec, grid, ks, col_blocks, s);
   if (rc) return rc;
   if (slices > 1)
     return gpu::launch(gemv_sum<T>, dim3(gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256)), dim3(256), 0, s, d,

@@ -22,13 +22,17 @@ static hd_status *nbits_parse(const ir_graph *g, ir_node *n, const op_attrs *a) 
   p->in_zp = op_input(n, 3) != IR_NONE ? 3 : -1;
   p->in_bias = op_input(n, 5) != IR_NONE ? 5 : -1;
   if (op_input(n, 4) != IR_NONE) return hd_error(HD_ERR_NOT_SUPPORTED, "MatMulNBits with g_idx");
-  int64_t bits, prepacked;
+  int64_t bits, prepacked, accuracy;
   HD_TRY(op_attr_int(a, "K", 0, &p->k));
   HD_TRY(op_attr_int(a, "N", 0, &p->n));
   HD_TRY(op_attr_int(a, "block_size", 0, &p->block_size));
   HD_TRY(op_attr_int(a, "bits", 4, &bits));
   HD_TRY(op_attr_int(a, "weight_prepacked", 0, &prepacked));
-  /* accuracy_level only lets a runtime compute in less precision: ignored */
+  /* accuracy_level lets a runtime compute in less precision; 0 leaves it
+   * to the runtime (GenAI's builder writes 0 for CUDA/fp16 models), 1 asks
+   * for fp32: the GPU's GEMV then keeps fp16 A as it is (gpu_nbits.cu) */
+  HD_TRY(op_attr_int(a, "accuracy_level", 0, &accuracy));
+  p->exact = accuracy == 1;
   if (bits != 4) return hd_error(HD_ERR_NOT_SUPPORTED, "MatMulNBits with %lld bits", (long long)bits);
   if (prepacked) return hd_error(HD_ERR_NOT_SUPPORTED, "MatMulNBits with prepacked weights");
   if (p->k < 1 || p->n < 1 || p->k > NBITS_MAX_DIM || p->n > NBITS_MAX_DIM)

@@ -22,6 +22,7 @@ typedef struct op_nbits {
   int64_t zp_bytes;  /* zero-point bytes a row of B: ceil(k_blocks / 2) */
   int bits;
   int in_zp, in_bias;
+  int exact; /* accuracy_level 1 (fp32 asked for): no integer staging of A on the GPU */
   op_act glu;
 } op_nbits;
 

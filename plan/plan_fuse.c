@@ -936,6 +936,7 @@ static hd_status *fuse_nbits_glu(ir_graph *g, int mi, int *changed) {
     gate->in[slots[i]] = fused[i];
   }
   pg.n *= 2;
+  pg.exact |= pu->exact;  /* fp32 asked for by either */
   pg.glu = OP_P(mul)->binary.in_act;
   OP_P(gate)->nbits = pg;
   ir_node_absorb(gate, up);

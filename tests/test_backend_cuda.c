@@ -786,13 +786,18 @@ static void b_resize_linear_down(tg *t) {
 
 /* MatMulNBits: A [.., k] x 4-bit B [n, k_blocks, bs / 2] (+ zero points, bias) */
 /* MatMulNBits of A (an input, or x when x >= 0): its output value. */
-static int nbits_of(tg *t, int x, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+/* accuracy: the node's accuracy_level (0: the attribute left out). */
+static int nbits_acc(tg *t, int x, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias,
+                     int64_t accuracy) {
   int64_t kb = (k + bs - 1) / bs;
-  attr a[] = {A_INT("K", k), A_INT("N", n), A_INT("bits", 4), A_INT("block_size", bs)};
+  attr a[] = {A_INT("K", k), A_INT("N", n), A_INT("bits", 4), A_INT("block_size", bs), A_INT("accuracy_level", accuracy)};
   int in[6] = {x >= 0 ? x : tg_input(t, a_rank, a_dims), tg_const_u8(t, 3, D(n, kb, bs / 2)),
                tg_const(t, 1, D(n * kb), -0.05f, 0.05f), zp ? tg_const_u8(t, 1, D(n * ((kb + 1) / 2))) : IR_NONE,
                IR_NONE, bias ? tg_const(t, 1, D(n), -1.f, 1.f) : IR_NONE};
-  return tg_node_in(t, "com.microsoft", "MatMulNBits", 1, in, bias ? 6 : zp ? 4 : 3, a, NA(a));
+  return tg_node_in(t, "com.microsoft", "MatMulNBits", 1, in, bias ? 6 : zp ? 4 : 3, a, accuracy ? NA(a) : NA(a) - 1);
+}
+static int nbits_of(tg *t, int x, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+  return nbits_acc(t, x, a_dims, a_rank, k, n, bs, zp, bias, 0);
 }
 static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
   tg_output(t, nbits_of(t, -1, a_dims, a_rank, k, n, bs, zp, bias));
@@ -825,12 +830,15 @@ static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1);
 /* Rows of A whose 32-element blocks mix values 10^4 apart (an outlier
  * every 37 elements), K = 8192 (one block stages the whole row, two rounds
  * of loads): fp16 A is staged as int16 with a scale a block. */
-static void b_nbits_outliers(tg *t) {
+static void nbits_outliers(tg *t, int64_t accuracy) {
   static float c[8192];
   for (int i = 0; i < 8192; i++) c[i] = i % 37 == 0 ? 100.f : i % 3 ? 0.01f : -0.02f;
   int in[2] = {tg_input(t, 2, D(2, 8192)), tg_const_vals(t, 1, D(8192), c)};
-  tg_output(t, nbits_of(t, tg_node(t, "Mul", 14, in, 2, NULL, 0), NULL, 2, 8192, 2048, 32, 1, 1));
+  tg_output(t, nbits_acc(t, tg_node(t, "Mul", 14, in, 2, NULL, 0), NULL, 2, 8192, 2048, 32, 1, 1, accuracy));
 }
+static void b_nbits_outliers(tg *t) { nbits_outliers(t, 0); }
+/* accuracy_level 1 (fp32 asked for): fp16 A is not staged as int16. */
+static void b_nbits_outliers_exact(tg *t) { nbits_outliers(t, 1); }
 /* SwiGLU (glu) on every path: the GEMV at 1 and 3 rows, K split over blocks
  * (gemv_sum pairs the columns), the GEMM path in one chunk and in chunks
  * with a tail (fp32: 2 x 1100 rows of 4096 make chunks of 1024 and 152). */
@@ -1034,6 +1042,7 @@ static const op_case op_cases[] = {
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
     {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_outliers_k8192", b_nbits_outliers, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m2_outliers_k8192_accuracy1", b_nbits_outliers_exact, 0, 1e-5, 2e-3},
     {"nbits_glu_gemv_m1", b_nbits_glu_m1, 1, 1e-5, 2e-3}, {"nbits_glu_gemv_m3", b_nbits_glu_m3, 1, 1e-5, 2e-3},
     {"nbits_glu_gemv_k_split", b_nbits_glu_ksplit, 1, 1e-5, 2e-3}, {"nbits_glu_gemm_m40", b_nbits_glu_m40, 1, 5e-3, 1e-2},
     {"nbits_glu_gemm_chunks", b_nbits_glu_chunks, 1, 5e-3, 1e-2},

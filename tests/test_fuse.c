@@ -391,8 +391,9 @@ static void ir_conv_silu(const ir_graph *g) {
  * Bg), u = MatMulNBits(x, Bu) (K 40: three blocks of 16, the last part
  * padding), h = Mul(Mul(g, Sigmoid(g)), u): one MatMulNBits over the two
  * weights interleaved, glu = x * sigmoid(x). nbits_form 0: zero points and
- * biases; 1: neither; 2: the two block sizes differ (not fused: the gate's
- * Mul only takes the SiLU). */
+ * biases; 1: neither, and the up projection asks for fp32 (accuracy_level
+ * 1); 2: the two block sizes differ (not fused: the gate's Mul only takes
+ * the SiLU). */
 static int nbits_form;
 static int const_u8(ir_graph *g, const char *name, int rank, const int64_t *dims, int seed) {
   int v = IR_NONE;
@@ -419,9 +420,11 @@ static void build_nbits_glu(ir_graph *g) {
     int in[6] = {x, const_u8(g, nm[0], 3, bd, k), const_value(g, nm[1], 1, sd, 0.05f * (float)(k + 1)),
                  nbits_form == 0 ? const_u8(g, nm[2], 1, zd, 5 + k) : IR_NONE, IR_NONE,
                  nbits_form == 0 ? const_value(g, nm[3], 1, cd, 0.3f - 0.5f * (float)k) : IR_NONE};
-    attr at[] = {{.name = "K", .n = -1, .i = {K}}, {.name = "N", .n = -1, .i = {N}}, {.name = "bits", .n = -1, .i = {4}},
-                 {.name = "block_size", .n = -1, .i = {bs}}};
-    node_in(g, "com.microsoft", "MatMulNBits", 1, in, nbits_form == 0 ? 6 : 3, outs[k], at, 4);
+    /* form 1: the up projection asks for fp32 (accuracy_level 1), which the fused node keeps */
+    attr at[] = {{.name = "K", .n = -1, .i = {K}},          {.name = "N", .n = -1, .i = {N}},
+                 {.name = "bits", .n = -1, .i = {4}},       {.name = "block_size", .n = -1, .i = {bs}},
+                 {.name = "accuracy_level", .n = -1, .i = {nbits_form == 1 && k == 1 ? 1 : 0}}};
+    node_in(g, "com.microsoft", "MatMulNBits", 1, in, nbits_form == 0 ? 6 : 3, outs[k], at, 5);
   }
   int in_a[2] = {gv, sg};
   node(g, "Sigmoid", 13, &gv, 1, sg, NULL, 0);
@@ -443,7 +446,8 @@ static void ir_nbits_glu(const ir_graph *g) {
       continue;
     }
     UT_CHECK(p->glu.kind == OP_ACT_QUICK_GELU && p->glu.alpha == 1.0f && p->n == 10 &&
-             n->out[0] == ir_graph_find_value(g, "h") && (p->in_zp >= 0) == (nbits_form == 0));
+             n->out[0] == ir_graph_find_value(g, "h") && (p->in_zp >= 0) == (nbits_form == 0) &&
+             p->exact == (nbits_form == 1));
     /* the gate's and the up projection's rows, interleaved */
     const ir_value *b = &g->values[n->in[1]], *bg = &g->values[ir_graph_find_value(g, "bg")];
     UT_CHECK(b->dims[0] == 10 && b->data && !bg->data);

@@ -121,7 +121,8 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
   ns->dtype = A->dtype;
   ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
                            .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes,
-                           .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta};
+                           .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta,
+                           .exact = p->exact};
   if (ns->d.m > gemv_max_m() && c->blas) return gemm_path(c, s, ns, ws);
   *ws = (gpu_nbits_gemv_ws(&ns->d) + 255) / 256 * 256;
   return NULL;
