@@ -469,18 +469,23 @@ int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
   return (row_codes + k - 1) / k;
 }
 
-// The blocks of gemv_rows<T, R, VB, Q16> the GPU holds at once (0: unknown):
-// the grid, each block walking column blocks, so no second partial wave.
+constexpr int kMaxDevices = 64;  // per-device caches below; devices past this are asked each launch
+
+// The blocks of gemv_rows<T, R, VB, Q16> the current GPU holds at once (0:
+// unknown): the grid, each block walking column blocks, so no second
+// partial wave.
 template <typename T, int R, int VB, bool Q16>
 int64_t resident_blocks(size_t sh) {
-  static int64_t cached = -1;  // a benign race writes the same value
-  if (cached >= 0) return cached;
+  static int64_t cached[kMaxDevices];  // the count + 1, 0: not asked yet (a benign race writes the same value)
   int per_sm = 0, sms = 0, dev = 0;
-  if (gpuGetDevice(&dev) != gpuSuccess || gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
+  if (gpuGetDevice(&dev) != gpuSuccess) return 0;
+  if (dev >= 0 && dev < kMaxDevices && cached[dev]) return cached[dev] - 1;
+  if (gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
       gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_rows<T, R, VB, Q16>, kThreads, sh) != gpuSuccess)
     return 0;
-  cached = (int64_t)per_sm * sms;
-  return cached;
+  const int64_t fit = (int64_t)per_sm * sms;
+  if (dev >= 0 && dev < kMaxDevices) cached[dev] = fit + 1;
+  return fit;
 }
 
 template <typename T, int R, int VB, bool Q16>
@@ -490,12 +495,15 @@ int launch_vb(const gpu_nbits_desc &d, int rows, bool vec, dim3 grid, int64_t ks
   const size_t sh_most = Q16 ? (size_t)R * (size_t)(slice_max(R) / 32 * kQWords) * sizeof(int) : sh;
 #if !defined(GPU_VENDOR_HIP)
   if (sh_most > (48 << 10)) {
-    static bool opted = false;  // once a process: a benign race sets the same value twice
-    if (!opted) {
+    // once a device (a function's attributes are the device's): a benign race sets the same value twice
+    static bool opted[kMaxDevices];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+    if (dev < 0 || dev >= kMaxDevices || !opted[dev]) {
       if (cudaFuncSetAttribute(gemv_rows<T, R, VB, Q16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) !=
           cudaSuccess)
         return -1;
-      opted = true;
+      if (dev >= 0 && dev < kMaxDevices) opted[dev] = true;
     }
   }
 #endif
