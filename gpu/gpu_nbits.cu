@@ -328,41 +328,41 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
               }
             }
           }
-          continue;  // (the float form below)
-        }
-        const int base = pidx(lc * (2 * VB));
-        float part[R][C];
+        } else {
+          const int base = pidx(lc * (2 * VB));
+          float part[R][C];
 #pragma unroll
-        for (int m = 0; m < R; ++m)
+          for (int m = 0; m < R; ++m)
 #pragma unroll
-          for (int c = 0; c < C; ++c) part[m][c] = kScaled ? acc[m][c] : 0.f;
+            for (int c = 0; c < C; ++c) part[m][c] = kScaled ? acc[m][c] : 0.f;
 #pragma unroll
-        for (int q = 0; q < VB / 4; ++q) {
-          float wf[C][8];
+          for (int q = 0; q < VB / 4; ++q) {
+            float wf[C][8];
 #pragma unroll
-          for (int c = 0; c < C; ++c)
+            for (int c = 0; c < C; ++c)
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              wf[c][i] = code(cur.w[c][q], i, cur.zf[c]);
-              if (kScaled) wf[c][i] *= cur.sc[c];
-            }
+              for (int i = 0; i < 8; ++i) {
+                wf[c][i] = code(cur.w[c][q], i, cur.zf[c]);
+                if (kScaled) wf[c][i] *= cur.sc[c];
+              }
 #pragma unroll
-          for (int m = 0; m < R; ++m) {
-            if (m < rows) {
-              const float4 x = *(const float4 *)(sa + m * stride + base + 8 * q);
-              const float4 y = *(const float4 *)(sa + m * stride + base + 8 * q + 4);
-              const float av[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
+            for (int m = 0; m < R; ++m) {
+              if (m < rows) {
+                const float4 x = *(const float4 *)(sa + m * stride + base + 8 * q);
+                const float4 y = *(const float4 *)(sa + m * stride + base + 8 * q + 4);
+                const float av[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
 #pragma unroll
-              for (int c = 0; c < C; ++c)
+                for (int c = 0; c < C; ++c)
 #pragma unroll
-                for (int i = 0; i < 8; ++i) part[m][c] = fmaf(av[i], wf[c][i], part[m][c]);
+                  for (int i = 0; i < 8; ++i) part[m][c] = fmaf(av[i], wf[c][i], part[m][c]);
+              }
             }
           }
+#pragma unroll
+          for (int m = 0; m < R; ++m)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[m][c] = kScaled ? part[m][c] : fmaf(part[m][c], cur.sc[c], acc[m][c]);
         }
-#pragma unroll
-        for (int m = 0; m < R; ++m)
-#pragma unroll
-          for (int c = 0; c < C; ++c) acc[m][c] = kScaled ? part[m][c] : fmaf(part[m][c], cur.sc[c], acc[m][c]);
       }
     }
     // The next NS steps: later in this column block, or the next one's first.
