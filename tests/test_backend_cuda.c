@@ -824,6 +824,10 @@ static void b_nbits_m12_chunks(tg *t) { nbits(t, D(12, 4096), 2, 4096, 1100, 64,
  * 3 of block-16 codes, the last 960 long, K's tail zero-padded). */
 static void b_nbits_m2_ksplit(tg *t) { nbits(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
 static void b_nbits_m5_ksplit_b16(tg *t) { nbits(t, D(5, 3000), 2, 3000, 40, 16, 1, 1); }
+/* The same with blocks of 32 (fp16: the integer form at 8 rows, K split
+ * into slices of 1024 over 4 blocks, the last 928 codes long, 24 of them
+ * padding past K). */
+static void b_nbits_m5_ksplit_b32(tg *t) { nbits(t, D(5, 3976), 2, 3976, 40, 32, 1, 1); }
 /* More column blocks than the grid has blocks: each block walks several. */
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
@@ -1040,6 +1044,7 @@ static const op_case op_cases[] = {
     {"lrn", b_lrn, 0, 1e-5, 2e-3}, {"lrn_96_channels", b_lrn_wide, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m5_k_split_b32_tail", b_nbits_m5_ksplit_b32, 0, 1e-5, 2e-3},
     {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_outliers_k8192", b_nbits_outliers, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_outliers_k8192_accuracy1", b_nbits_outliers_exact, 0, 1e-5, 2e-3},
