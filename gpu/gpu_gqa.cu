@@ -1,7 +1,8 @@
 // gpu_gqa: the KV-cache half of GroupQueryAttention (ops/gqa.h): one thread
 // per element of the new tokens' Q, K and V rows (rotated, appended), and
 // when present is a separate buffer one per element of its other rows. The
-// attention itself is gpu_attention.cu's kernel over present.
+// attention itself is gpu_attention.cu's kernel over present (decode's
+// kernel, gpu_gqa_decode.cu, appends the new rows itself).
 #include "gpu/gpu_rope.cuh"
 
 namespace {
@@ -17,8 +18,6 @@ __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
   gpu::wait_prior();
   gpu::start_next();
   const int64_t H = d.heads, KH = d.kv_heads, D = d.head_dim, all = H + 2 * KH, per = D / C;
-  if (d.clear && blockIdx.x == 0)
-    for (int64_t i = threadIdx.x; i < d.clear_n; i += blockDim.x) d.clear[i] = 0u;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i0 = e % per * C, r = e / per;
     const int64_t hh = r % all, bs = r / all, s = bs % d.seq, b = bs / d.seq;
@@ -29,9 +28,7 @@ __global__ void gqa_new_rows(gpu_gqa_desc d, int64_t total) {
       src = hh < H ? (const T *)d.q : hh < H + KH ? (const T *)d.k : (const T *)d.v;
       at = bs * (hh < H ? H : KH) * D + h * D;
     }
-    const int64_t tot = (int64_t)d.seqlens[b] + 1, past = past_of(d, b);
-    int64_t row = past + s < tot ? past + s : 1;
-    if (row >= d.table_rows) row = -1;
+    const int64_t past = past_of(d, b), row = gpu::gqa_rope_row(past, s, (int64_t)d.seqlens[b] + 1, d.table_rows);
     const bool rot = d.rot_dim > 0 && hh < H + KH;
     alignas(16) T v[C];
 #pragma unroll
@@ -82,6 +79,7 @@ int gqa_append(const gpu_gqa_desc *d, gpuStream_t s) {
       if (rc) return rc;
     }
   }
+  if (d->past_only) return 0;
   const int64_t total = d->batch * d->seq * (d->heads + 2 * d->kv_heads) * d->head_dim;
   constexpr int C = 16 / sizeof(T);
   const uintptr_t ptrs = (uintptr_t)d->q_out | (uintptr_t)d->present_k | (uintptr_t)d->present_v;

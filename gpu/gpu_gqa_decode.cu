@@ -14,9 +14,14 @@
 // partial softmax sums, counts itself in (an atomic a KV head, after a
 // fence), and the block that arrives last merges the ranges: one launch a
 // step, not two (the merge kernel cost ~4 us a layer of a decode step).
+// The append is here too: each block rotates the group's query heads as it
+// stages them, and the block whose range holds the new token's row makes
+// that K row (rotated) and V row from the inputs in registers, in place of
+// loading them, and writes them into present: no append kernel before it
+// (gpu_gqa_append cost ~4 us a layer too).
 #include <math.h>
 
-#include "gpu/gpu_common.cuh"
+#include "gpu/gpu_rope.cuh"
 
 namespace {
 
@@ -35,10 +40,15 @@ __device__ __forceinline__ void unpack(const uint4 &u, float *f) {
   for (int j = 0; j < vec<T>::n; ++j) f[j] = gpu::ld(e, j);
 }
 
+// The new token's row in present (gpu_gqa.cu's past_b): its position.
+__device__ __forceinline__ int64_t new_row(const gpu_gqa_decode_desc &d, int64_t b) {
+  return d.first_prompt ? 0 : (int64_t)d.seqlens[b];
+}
+
 // The keys a batch's new token sees: [first, lim).
 __device__ __forceinline__ void key_range(const gpu_gqa_decode_desc &d, int64_t b, int64_t *first, int64_t *lim) {
   const int64_t keys = (int64_t)d.seqlens[b] + 1;
-  const int64_t pos = d.first_prompt ? 0 : keys - 1;
+  const int64_t pos = new_row(d, b);
   int64_t l = keys < pos + 1 ? keys : pos + 1;
   if (l > d.present_len) l = d.present_len;
   *lim = l > 0 ? l : 0;
@@ -59,9 +69,11 @@ __device__ __forceinline__ float over_keys(float v, bool is_max) {
 
 // The softmax sums of one range of keys [k0, k0 + CH) for the query heads
 // of KV head kh: out when it is the only range, else partial / partial_ml.
+// The new token's row `to`, when in the range, is made and written here.
 template <typename T, int LPK, int GM>
 __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int64_t split,
-                                           int64_t nsplit, int64_t k0, int64_t kfirst, int64_t klim) {
+                                           int64_t nsplit, int64_t k0, int64_t kfirst, int64_t klim, int64_t to,
+                                           int64_t row) {
   constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = kThreads / LPK, W = kThreads / 32;
   __shared__ float q_sm[GM][D];
   __shared__ float red[W][GM][D];
@@ -73,7 +85,7 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
 #pragma unroll
   for (int p = 0; p < kPasses; ++p) {
     const int64_t key = k0 + p * KPP + kg;
-    if (key >= kfirst && key < klim) {
+    if (key >= kfirst && key < klim && key != to) {
       const int64_t at = (row0 + key) * D + c * EPL;
       kr[p] = *(const uint4 *)((const T *)d.k + at);
       vr[p] = *(const uint4 *)((const T *)d.v + at);
@@ -81,9 +93,47 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
       kr[p] = vr[p] = make_uint4(0, 0, 0, 0);
     }
   }
+  // The group's query heads, rotated as gpu_gqa_append would and rounded
+  // to T; where the range holds the new token's row, its K (rotated) and V
+  // too, into new_sm: one loop, so every thread's loads go out together.
+  __shared__ float new_sm[2][D];
+  const bool holds = to >= k0 && to < k0 + KPP * kPasses && to < d.present_len;
+  const int items = G * D + (holds ? 2 * D : 0);
   const T *Q = (const T *)d.q + b * d.q_batch_stride + kh * G * D;
-  for (int i = t; i < G * D; i += kThreads) q_sm[i / D][i % D] = gpu::ld(Q, (i / D) * D + i % D);
+  const int64_t kv_at = b * d.kv_batch_stride + kh * D;
+#pragma unroll
+  for (int u = 0; u < ((GM + 2) * D + kThreads - 1) / kThreads; ++u) {
+    const int i = t + u * kThreads;
+    if (i < items) {
+      const bool q = i < G * D;
+      const int j = q ? i : i - G * D, g = j / D, dd = j % D;  // not q: g 0 is K, 1 is V
+      const T *src = q ? Q : g == 0 ? (const T *)d.k_new : (const T *)d.v_new;
+      const int64_t at = q ? (int64_t)g * D : kv_at;
+      T r;
+      gpu::st(&r, 0, d.rot_dim > 0 && (q || g == 0) ? gpu::rope_elem(src, at, dd, (const T *)d.cos, (const T *)d.sin, row,
+                                                                    d.rot_dim, d.interleaved != 0)
+                                                    : gpu::ld(src, at + dd));
+      if (q) q_sm[g][dd] = gpu::ld(&r, 0);
+      else new_sm[g][dd] = gpu::ld(&r, 0);
+    }
+  }
   __syncthreads();
+  // the new row's lanes write it to present and use it
+  if (holds && (to - k0) % KPP == kg) {
+    alignas(16) T kk[EPL], vv[EPL];
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) gpu::st(kk, e, new_sm[0][c * EPL + e]), gpu::st(vv, e, new_sm[1][c * EPL + e]);
+    const uint4 nk = *(const uint4 *)kk, nv = *(const uint4 *)vv;
+    const int64_t at = (row0 + to) * D + c * EPL;
+    *(uint4 *)((T *)d.k + at) = nk;
+    *(uint4 *)((T *)d.v + at) = nv;
+    const int pn = (int)((to - k0) / KPP);
+    if (to >= kfirst && to < klim) {
+#pragma unroll
+      for (int p = 0; p < kPasses; ++p)
+        if (p == pn) kr[p] = nk, vr[p] = nv;
+    }
+  }
   // scores of this thread's keys (every lane of a key's LPK holds them)
   float s[kPasses][GM];
 #pragma unroll
@@ -215,9 +265,12 @@ __global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
   const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
   int64_t kfirst, klim;
   key_range(d, b, &kfirst, &klim);
-  const int64_t k0 = split * CH;
-  // A range without keys of the batch only counts itself in (the merge skips it).
-  if (nsplit == 1 || (k0 < klim && k0 + CH > kfirst)) range_sums<T, LPK, GM>(d, b, kh, split, nsplit, k0, kfirst, klim);
+  const int64_t k0 = split * CH, to = new_row(d, b);
+  const int64_t row = gpu::gqa_rope_row(to, 0, (int64_t)d.seqlens[b] + 1, d.table_rows);
+  // A range without keys of the batch only counts itself in (the merge
+  // skips it), unless it holds the new row to write.
+  if (nsplit == 1 || (k0 < klim && k0 + CH > kfirst) || (to >= k0 && to < k0 + CH))
+    range_sums<T, LPK, GM>(d, b, kh, split, nsplit, k0, kfirst, klim, to, row);
   if (nsplit == 1) return;
   __shared__ bool last;
   __threadfence();  // this block's partial sums, visible before it counts itself in
@@ -289,6 +342,7 @@ extern "C" int gpu_gqa_decode_splits(int dtype, int64_t head_dim, int64_t group,
 extern "C" int gpu_gqa_decode(const gpu_gqa_decode_desc *d, int dtype, void *stream) {
   if (d->batch <= 0 || d->kv_heads <= 0) return 0;
   if (gpu_gqa_decode_splits(dtype, d->head_dim, d->group, d->present_len) <= 0) return -1;
-  if (!aligned16(d->q) || !aligned16(d->k) || !aligned16(d->v)) return -1;
+  if (!aligned16(d->k) || !aligned16(d->v) || !d->q || !d->k_new || !d->v_new) return -1;
+  if (d->rot_dim > 0 && (!d->cos || !d->sin)) return -1;
   GPU_DISPATCH(dtype, decode, d, (gpuStream_t)stream)
 }

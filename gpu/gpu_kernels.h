@@ -415,34 +415,40 @@ int gpu_rotary(const gpu_rope_desc *d, int dtype, void *stream);
  * past_b + s; when past is not present's buffer, present's other rows are
  * past's (below past_b) or zeros. q/k/v: the inputs (k, v NULL: packed in
  * q). Rows outside present are skipped; positions outside the tables rotate
- * to zeros. */
+ * to zeros. past_only: only present's other rows (gpu_gqa_decode appends
+ * the new ones). */
 typedef struct gpu_gqa_desc {
   int64_t batch, seq, heads, kv_heads, head_dim, past_len, present_len, rot_dim, table_rows;
-  int first_prompt, interleaved;
+  int first_prompt, interleaved, past_only;
   const void *q, *k, *v, *past_k, *past_v, *cos, *sin;
   const int32_t *seqlens;
   void *q_out, *present_k, *present_v;
-  unsigned *clear; /* clear_n counters zeroed on the way (gpu_gqa_decode's arrivals), or NULL */
-  int64_t clear_n;
 } gpu_gqa_desc;
 int gpu_gqa_append(const gpu_gqa_desc *d, int dtype, void *stream);
-/* gpu_gqa_decode.cu: the attention of GroupQueryAttention for one new token
- * per batch, after gpu_gqa_append: q [B, 1, kv_heads * group heads, D] (the
- * rotated copy, or the packed input: q_batch_stride elements a batch), k/v
- * the present buffers [B, kv_heads, present_len, D], out [B, 1, heads * D]
- * (out_batch_stride a batch). Batch b sees keys up to seqlens[b] (fewer
- * with first_prompt or a window >= 0), scores scaled, softcapped when
- * softcap > 0. The keys are cut into gpu_gqa_decode_splits ranges; past one,
- * partial (B * kv_heads * group * splits * D floats) and partial_ml (twice
- * B * kv_heads * group * splits) hold the ranges' sums, and arrivals (B *
- * kv_heads counters, zero at the launch: gpu_gqa_append clears them) count
- * the ranges done, so the last block of a KV head merges them. -1 for a
- * shape it does not take (then gpu_attention's fused kernel runs the step). */
+/* gpu_gqa_decode.cu: GroupQueryAttention for one new token per batch, the
+ * append included: q [B, 1, kv_heads * group heads, D] (q_batch_stride
+ * elements a batch) and the new K and V heads k_new/v_new (kv_batch_stride
+ * a batch) as the inputs hold them; Q and K rotated here when rot_dim > 0
+ * (cos/sin tables of table_rows rows, interleaved or halves, as
+ * gpu_gqa_append), the new K and V written into present k/v [B, kv_heads,
+ * present_len, D] at the token's row, out [B, 1, heads * D]
+ * (out_batch_stride a batch). Present's other rows must hold past already
+ * (gpu_gqa_append's past_only when it is another buffer). Batch b sees
+ * keys up to seqlens[b] (fewer with first_prompt or a window >= 0), scores
+ * scaled, softcapped when softcap > 0. The keys are cut into
+ * gpu_gqa_decode_splits ranges; past one, partial (B * kv_heads * group *
+ * splits * D floats) and partial_ml (twice B * kv_heads * group * splits)
+ * hold the ranges' sums, and arrivals (B * kv_heads counters, zero at the
+ * launch) count the ranges done, so the last block of a KV head merges
+ * them. -1 for a shape or a pointer it does not take (checked before it
+ * writes anything). */
 typedef struct gpu_gqa_decode_desc {
-  int64_t batch, kv_heads, group, head_dim, present_len, q_batch_stride, out_batch_stride, window;
+  int64_t batch, kv_heads, group, head_dim, present_len, q_batch_stride, kv_batch_stride, out_batch_stride, window;
+  int64_t rot_dim, table_rows;
   float scale, softcap;
-  int first_prompt;
-  const void *q, *k, *v;
+  int first_prompt, interleaved;
+  const void *q, *k_new, *v_new, *cos, *sin;
+  void *k, *v;
   const int32_t *seqlens;
   void *out;
   float *partial, *partial_ml;

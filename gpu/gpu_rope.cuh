@@ -27,6 +27,14 @@ __device__ __forceinline__ float rope_elem(const T *x, int64_t xo, int64_t i, co
   return ld(x, xo + i) * ld(cs, t) + sign * ld(x, xo + j) * ld(sn, t);
 }
 
+// GroupQueryAttention's table row for new token s of a batch whose cache
+// holds past rows before it and tot = seqlens_k + 1 in all: its position
+// when that is below tot, else 1 (as ORT's kernels), -1 past the tables.
+__device__ __forceinline__ int64_t gqa_rope_row(int64_t past, int64_t s, int64_t tot, int64_t table_rows) {
+  const int64_t row = past + s < tot ? past + s : 1;
+  return row < table_rows ? row : -1;
+}
+
 }  // namespace gpu
 
 #endif

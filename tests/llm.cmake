@@ -79,6 +79,26 @@ hh_llm_model(tiny_int4 "--reference" --quant int4 --accuracy-level 0)
 hh_llm_model(tiny_int4_zp "--reference" --quant int4 --zero-points --accuracy-level 0 --seed 2)
 hh_llm_model(tiny_int4_fp16 "" --quant int4 --dtype fp16 --seed 3)
 hh_llm_model(tiny_ms "--reference" --attention ms --kv-heads 4 --seed 4)
+
+# A KV cache of 700 rows with head size 64 (no numpy reference): on a GPU,
+# decode's kernel then cuts the keys into 11 (fp16) or 22 (fp32) ranges, and
+# GenAI's in-place buffers make it append the new row into whichever range
+# holds it; genai_contract_long_kv_* below decode across a range boundary.
+set(HH_LLM_LONG_KV --layers 2 --hidden 256 --heads 8 --kv-heads 2 --head-dim 64 --mlp 256 --vocab 512 --max-len 700)
+foreach(dt fp32 fp16)
+  set(dir ${HH_LLM_DIR}/long_kv_${dt})
+  if(HIPDNN_EP_LLM_PYTHON)
+    add_custom_command(OUTPUT ${dir}/gen.stamp
+      COMMAND ${HIPDNN_EP_LLM_PYTHON} ${HH_LLM_GEN} --out ${dir} --skip-marker ${dir}/SKIP --dtype ${dt} ${HH_LLM_LONG_KV}
+      COMMAND ${CMAKE_COMMAND} -E touch ${dir}/gen.stamp
+      DEPENDS ${HH_LLM_GEN}
+      COMMENT "gen_decoder.py: long_kv_${dt}"
+      VERBATIM)
+    list(APPEND HH_LLM_STAMPS ${dir}/gen.stamp)
+  else()
+    file(WRITE ${dir}/SKIP "no python3 found when CMake configured this build\n")
+  endif()
+endforeach()
 add_custom_target(hh_llm_models ALL DEPENDS ${HH_LLM_STAMPS})
 
 # onnxruntime-genai's calling contract (issue 18): registered as
@@ -89,3 +109,7 @@ add_executable(test_genai_contract test_genai_contract.c llm_model.c)
 target_link_libraries(test_genai_contract PRIVATE hh_harness m)
 hh_add_ort_test(genai_contract test_genai_contract --model ${HH_LLM_DIR}/tiny_fp32 --steps 20)
 hh_add_ort_test(genai_contract_fp16 test_genai_contract --model ${HH_LLM_DIR}/tiny_fp16 --steps 20)
+# in place over many key ranges (above): positions 150-249 (fp32's ranges are
+# 32 rows), 180-209 (fp16's are 64: 191 -> 192 crosses one)
+hh_add_ort_test(genai_contract_long_kv test_genai_contract --model ${HH_LLM_DIR}/long_kv_fp32 --prompt 150 --steps 100)
+hh_add_ort_test(genai_contract_long_kv_fp16 test_genai_contract --model ${HH_LLM_DIR}/long_kv_fp16 --prompt 180 --steps 30)

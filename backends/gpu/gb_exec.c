@@ -44,8 +44,8 @@
 
 struct gb_exec {
   int id;                  /* its slot in every plan of the graph */
-  void *arena, *workspace, *stage;
-  size_t arena_cap, workspace_cap, stage_cap;
+  void *arena, *workspace, *zeroed, *stage;
+  size_t arena_cap, workspace_cap, zeroed_cap, stage_cap;
   uint64_t gen;            /* bumped whenever a buffer moves */
   gpuEvent_t done;         /* recorded after the last run's launches */
   gpuStream_t stream;      /* where the last run went */
@@ -92,6 +92,7 @@ static void exec_free(be_graph *bg, gb_exec *x) {
   if (x->done && gpuEventDestroy(x->done) != gpuSuccess) (void)gpuGetLastError();
   if (x->arena) c->alloc.free(c->alloc.ctx, x->arena);
   if (x->workspace) c->alloc.free(c->alloc.ctx, x->workspace);
+  if (x->zeroed) c->alloc.free(c->alloc.ctx, x->zeroed);
   if (x->stage) c->alloc.free(c->alloc.ctx, x->stage);
   free(x);
 }
@@ -137,6 +138,7 @@ static hd_status *exec_fit(be_plan *bp, gb_exec *x, int need_stage) {
   be_graph *bg = bp->bg;
   HD_TRY(ensure(bg, x, &x->arena, &x->arena_cap, bp->p.arena_bytes, "arena"));
   HD_TRY(ensure(bg, x, &x->workspace, &x->workspace_cap, bp->workspace_bytes, "workspace"));
+  HD_TRY(ensure(bg, x, &x->zeroed, &x->zeroed_cap, bp->zeroed_bytes, "zeroed memory"));
   if (need_stage) HD_TRY(ensure(bg, x, &x->stage, &x->stage_cap, bp->stage_bytes, "staging"));
   return NULL;
 }
@@ -283,6 +285,10 @@ void gb_plan_slots_free(be_plan *bp) {
   bp->slots = NULL;
 }
 
+void *gb_zeroed(const gb_launch *l, const gb_step *s) {
+  return s->zeroed_bytes && l->zeroed ? (char *)l->zeroed + s->zeroed_at : NULL;
+}
+
 dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s) {
   return &l->slot->vp[s - bp->steps];
 }
@@ -293,6 +299,9 @@ hd_status *gb_run_steps(be_plan *bp, const gb_launch *l) {
   be_context *c = bp->bg->c;
   const dnn_vendor *vd = &c->m->vd;
   HD_TRY(dnn_status(vd, vd->set_stream(c->handle, l->stream), "set stream", __FILE__, __LINE__));
+  /* One clear for every step's counters (a node of a captured graph), so
+   * no kernel has to zero them for another. */
+  if (bp->zeroed_bytes) GB_CHECK(gpuMemsetAsync(l->zeroed, 0, bp->zeroed_bytes, l->stream));
   if (l->step_events) {
     *l->first_event_ns = be_clock_ns();
     GB_CHECK(gpuEventRecord(l->step_events[0], l->stream));
@@ -313,6 +322,7 @@ static gb_launch launch_of(be_plan *bp, gb_exec *x, void *const *inputs, void *c
                  .stream = stream,
                  .workspace = x->workspace,
                  .workspace_bytes = bp->workspace_bytes,
+                 .zeroed = x->zeroed,
                  .slot = &bp->slots[x->id]};
   return l;
 }

@@ -1,12 +1,14 @@
-/* gb_gqa: GroupQueryAttention in two steps: gpu/gpu_gqa.cu rotates the
- * new tokens' Q (into the workspace) and K and appends K/V to present (in
- * place when present is past's buffer: GenAI binds one buffer as both),
- * then the attention reads Q and present, with each batch's key count from
- * seqlens_k on the device, so a run never reads a length on the host: for
- * one new token gpu/gpu_gqa_decode.cu (every load of a block in flight at
- * once, key ranges merged by the last block of each KV head to finish;
- * gpu_gqa_append clears its arrival counters on the way), else, or for shapes that one
- * does not take, gpu/gpu_attention.cu's fused kernel. */
+/* gb_gqa: GroupQueryAttention. For one new token a batch, one kernel,
+ * gpu/gpu_gqa_decode.cu: it rotates Q and the new K, appends K/V to present
+ * (in place when present is past's buffer, as GenAI binds it; a separate
+ * present first gets past's rows from gpu/gpu_gqa.cu) and attends, every
+ * load of a block in flight at once, key ranges merged by the last block of
+ * each KV head to finish (its arrival counters in the run's zeroed memory).
+ * Otherwise, or for shapes that kernel does not take, two steps:
+ * gpu/gpu_gqa.cu rotates the new tokens' Q (into the workspace) and K and
+ * appends K/V, then gpu/gpu_attention.cu's fused kernel attends. Each
+ * batch's key count comes from seqlens_k on the device, so a run never
+ * reads a length on the host. */
 #include <math.h>
 
 #include "backends/gpu/gb_internal.h"
@@ -50,7 +52,7 @@ static size_t decode_partial_floats(const op_gqa *p, const op_gqa_dims *l, int64
   return splits > 1 ? (size_t)(l->batch * p->heads * splits * (l->head_dim + 2)) : 0;
 }
 
-/* Its arrival counters, one a KV head, after the partial sums. */
+/* Its arrival counters, one a KV head (the step's zeroed memory). */
 static int64_t decode_counters(const op_gqa *p, const op_gqa_dims *l, int64_t splits) {
   return splits > 1 ? l->batch * p->kv_heads : 0;
 }
@@ -66,8 +68,9 @@ static hd_status *gqa_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (l.seq == 1) {
     int64_t len, split = decode_splits(p, &l, &len), own = decode_kernel_splits(p, &l, dt);
     size_t fused = split > 1 ? (size_t)(l.batch * p->heads * split * (l.head_dim + 2)) : 0;
-    size_t mine = decode_partial_floats(p, &l, own) + (size_t)decode_counters(p, &l, own);
+    size_t mine = decode_partial_floats(p, &l, own);
     *ws += sizeof(float) * (fused > mine ? fused : mine);
+    s->zeroed_bytes = sizeof(unsigned) * (size_t)decode_counters(p, &l, own);
   }
   return NULL;
 }
@@ -92,9 +95,24 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                     .present_k = gb_addr(bp, n->out[1], b), .present_v = gb_addr(bp, n->out[2], b)};
   int64_t own = S == 1 ? decode_kernel_splits(p, &l, dt) : 0;
   float *partial = (float *)((char *)lc->workspace + qbuf_bytes(p, &l, dt));
-  unsigned *arrivals = (unsigned *)(partial + decode_partial_floats(p, &l, own));
-  g.clear = decode_counters(p, &l, own) ? arrivals : NULL;
-  g.clear_n = decode_counters(p, &l, own);
+  if (own > 0 && ((uintptr_t)g.present_k | (uintptr_t)g.present_v) % 16 == 0) {
+    /* decode: one kernel appends and attends (a separate present gets past's rows first) */
+    size_t es = hd_dtype_size(dt);
+    int64_t qw = p->packed ? (H + 2 * KH) * D : H * D;
+    g.past_only = 1;
+    GB_KERNEL(gpu_gqa_append(&g, dt, lc->stream));
+    gpu_gqa_decode_desc dd = {
+        .batch = l.batch, .kv_heads = KH, .group = H / KH, .head_dim = D, .present_len = PL, .q_batch_stride = qw,
+        .kv_batch_stride = p->packed ? qw : KH * D, .out_batch_stride = H * D, .window = p->window,
+        .rot_dim = l.rot_dim, .table_rows = l.table_rows, .scale = l.scale, .softcap = p->softcap,
+        .first_prompt = p->first_prompt, .interleaved = p->interleaved, .q = g.q,
+        .k_new = p->packed ? (const char *)g.q + (size_t)(H * D) * es : g.k,
+        .v_new = p->packed ? (const char *)g.q + (size_t)((H + KH) * D) * es : g.v, .cos = g.cos, .sin = g.sin,
+        .k = g.present_k, .v = g.present_v, .seqlens = g.seqlens, .out = gb_addr(bp, n->out[0], b),
+        .partial = own > 1 ? partial : NULL, .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL,
+        .arrivals = own > 1 ? (unsigned *)gb_zeroed(lc, s) : NULL};
+    return gb_kernel_status(gpu_gqa_decode(&dd, dt, lc->stream), "gpu_gqa_decode", __FILE__, __LINE__);
+  }
   GB_KERNEL(gpu_gqa_append(&g, dt, lc->stream));
   /* Q: the rotated copy [B, S, H, D], or the input (packed: Q|K|V per token) */
   int64_t qw = p->rotary ? H * D : p->packed ? (H + 2 * KH) * D : H * D;
@@ -105,17 +123,6 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
                      .q = p->rotary ? lc->workspace : g.q, .k = g.present_k, .v = g.present_v,
                      .out = gb_addr(bp, n->out[0], b), .seqlens = g.seqlens, .first_prompt = p->first_prompt,
                      .window = p->window, .softcap = p->softcap};
-  if (own > 0) {
-    gpu_gqa_decode_desc dd = {.batch = l.batch, .kv_heads = KH, .group = H / KH, .head_dim = D, .present_len = PL,
-                              .q_batch_stride = qw, .out_batch_stride = H * D, .window = p->window, .scale = l.scale,
-                              .softcap = p->softcap, .first_prompt = p->first_prompt, .q = d.q, .k = d.k, .v = d.v,
-                              .seqlens = g.seqlens, .out = d.out, .partial = own > 1 ? partial : NULL,
-                              .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL,
-                              .arrivals = own > 1 ? arrivals : NULL};
-    int rc = gpu_gqa_decode(&dd, dt, lc->stream);
-    if (rc != -1) /* -1: a pointer it cannot read in 16-byte vectors: the fused kernel below */
-      return gb_kernel_status(rc, "gpu_gqa_decode", __FILE__, __LINE__);
-  }
   if (S == 1) { /* decode: rows = the group's query heads (ops strides: head h = kh * group + row) */
     int64_t group = H / KH, len, split = decode_splits(p, &l, &len);
     d.heads = KH, d.seq = group, d.fold = 1;

@@ -140,6 +140,10 @@ typedef struct gb_step {
   const gb_family *f;
   op_params p;    /* resolved for the plan's shapes */
   void *priv;
+  /* Bytes of the run's zeroed memory this step alone uses (set by its
+   * compile; arrival counters of kernels whose last block finishes the
+   * work), at zeroed_at: every run clears them before its first launch. */
+  size_t zeroed_bytes, zeroed_at;
 } gb_step;
 
 /* A plan: a graph at one set of input shapes, compiled. Read-only once
@@ -153,6 +157,7 @@ struct be_plan {
   gb_step *steps;
   int nsteps;
   size_t workspace_bytes; /* the most any step asks for */
+  size_t zeroed_bytes;    /* the steps' zeroed memory (gb_step.zeroed_bytes), together */
   size_t stage_bytes;     /* graph-capture staging of its inputs and outputs */
   void *folded;           /* device copy of p.folded (values computed at plan time) */
   gb_plan_slot *slots;    /* one per run instance (gb_exec.c) */
@@ -166,6 +171,7 @@ typedef struct gb_launch {
   gpuStream_t stream;
   void *workspace;
   size_t workspace_bytes;
+  void *zeroed; /* the run's zeroed memory (gb_zeroed) */
   gb_plan_slot *slot;
   /* Profiled runs only (else NULL): nsteps + 1 timing events, [0]
    * recorded before the first step's launches, [i + 1] after step i's. */
@@ -240,6 +246,9 @@ hd_status *gb_run_steps(be_plan *bp, const gb_launch *l);
  * [n, c, inner] (to_first), on the stream; a gpu_* kernel's return code. */
 int gb_relayout(const void *src, void *dst, int dtype, int64_t n, int64_t c, int64_t inner, int to_first,
                 gpuStream_t stream);
+/* Step s's share of the run's zeroed memory (NULL when it asked for none):
+ * all zeros when the run starts, written by nothing else in the run. */
+void *gb_zeroed(const gb_launch *l, const gb_step *s);
 /* Step s's variant-pack cache in the exec instance running it. */
 dnn_varpack *gb_exec_varpack(const gb_launch *l, const be_plan *bp, const gb_step *s);
 

@@ -329,6 +329,8 @@ hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
       break;
     }
     if (need > ws) ws = need;
+    cs->zeroed_at = bp->zeroed_bytes;
+    bp->zeroed_bytes += (cs->zeroed_bytes + 255) / 256 * 256;
   }
   for (int i = 0; i < bp->nsteps && !st; ++i)
     if (bp->steps[i].f->link) bp->steps[i].f->link(bp, &bp->steps[i]);
