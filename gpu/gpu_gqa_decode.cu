@@ -323,25 +323,33 @@ int decode(const gpu_gqa_decode_desc *d, gpuStream_t s) {
 }
 
 template <typename T>
-int splits(int64_t D, int64_t present_len) {
+int64_t splits(int64_t D, int64_t present_len) {
   const int lpk = lanes_per_key<T>(D);
   if (!lpk) return 0;
   const int64_t ch = kThreads / lpk * kPasses;
-  return (int)((present_len + ch - 1) / ch);
+  return (present_len + ch - 1) / ch;
 }
 
 bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 }  // namespace
 
-extern "C" int gpu_gqa_decode_splits(int dtype, int64_t head_dim, int64_t group, int64_t present_len) {
-  if (group < 1 || group > 8 || present_len < 1) return 0;
-  GPU_DISPATCH(dtype, splits, head_dim, present_len)
+extern "C" int gpu_gqa_decode_splits(int dtype, int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t group,
+                                     int64_t present_len) {
+  if (group < 1 || group > 8 || present_len < 1 || batch > 65535 || kv_heads > 65535) return 0;
+  int64_t n = 0;
+  switch (dtype) {
+    case GPU_DT_F32: n = splits<float>(head_dim, present_len); break;
+    case GPU_DT_F16: n = splits<gpu_half>(head_dim, present_len); break;
+    case GPU_DT_BF16: n = splits<gpu::bf16>(head_dim, present_len); break;
+    default: return 0;
+  }
+  return n <= 65535 ? (int)n : 0;  // the grid's x
 }
 
 extern "C" int gpu_gqa_decode(const gpu_gqa_decode_desc *d, int dtype, void *stream) {
   if (d->batch <= 0 || d->kv_heads <= 0) return 0;
-  if (gpu_gqa_decode_splits(dtype, d->head_dim, d->group, d->present_len) <= 0) return -1;
+  if (gpu_gqa_decode_splits(dtype, d->batch, d->kv_heads, d->head_dim, d->group, d->present_len) <= 0) return -1;
   if (!aligned16(d->k) || !aligned16(d->v) || !d->q || !d->k_new || !d->v_new) return -1;
   if (d->rot_dim > 0 && (!d->cos || !d->sin)) return -1;
   GPU_DISPATCH(dtype, decode, d, (gpuStream_t)stream)

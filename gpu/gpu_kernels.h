@@ -455,8 +455,9 @@ typedef struct gpu_gqa_decode_desc {
   unsigned *arrivals;
 } gpu_gqa_decode_desc;
 /* The number of key ranges gpu_gqa_decode uses at these sizes, or 0 when
- * it does not take them. */
-int gpu_gqa_decode_splits(int dtype, int64_t head_dim, int64_t group, int64_t present_len);
+ * it does not take them (then it would return -1). */
+int gpu_gqa_decode_splits(int dtype, int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t group,
+                          int64_t present_len);
 int gpu_gqa_decode(const gpu_gqa_decode_desc *d, int dtype, void *stream);
 
 /* The middle of attention done as two GEMMs (fp32): scores[b, h][s, l]

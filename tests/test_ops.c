@@ -788,6 +788,12 @@ static const op_case k_cases[] = {
      .in = {IN(3, 2, 1, 768), NONE, NONE, IN(4, 2, 2, 300, 64), IN(4, 2, 2, 300, 64), IVALS(I32, 1, 2, 259, 130),
             IVALS32C(1, 260), W(2, 300, 32), W(2, 300, 32)},
      .nin = 9, .attrs = {AI("num_heads", 8), AI("kv_num_heads", 2), AI("do_rotary", 1)}, .nattrs = 3, .nout = 3},
+    /* rotary (interleaved) with a group of 8: the kernel's 8-head staging rotates Q and makes the new K row */
+    {"f16_gqa_decode_d64_group8_interleaved_ranges", "GroupQueryAttention", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 1, 1, 1280), NONE, NONE, IN(4, 1, 2, 200, 64), IN(4, 1, 2, 200, 64), IVALS(I32, 1, 1, 150),
+            IVALS32C(1, 151), W(2, 200, 32), W(2, 200, 32)},
+     .nin = 9, .attrs = {AI("num_heads", 16), AI("kv_num_heads", 2), AI("do_rotary", 1), AI("rotary_interleaved", 1)},
+     .nattrs = 4, .nout = 3},
     {"f16_gqa_decode_d128_group8_window_softcap", "GroupQueryAttention", .domain = "com.microsoft", .dtype = F16,
      .in = {IN(3, 1, 1, 2560), NONE, NONE, IN(4, 1, 2, 200, 128), IN(4, 1, 2, 200, 128), IVALS(I32, 1, 1, 150),
             IVALS32C(1, 151)},

@@ -45,7 +45,7 @@ static size_t qbuf_bytes(const op_gqa *p, const op_gqa_dims *l, int dt) {
  * these sizes and the fused kernel runs the step. */
 static int64_t decode_kernel_splits(const op_gqa *p, const op_gqa_dims *l, int dt) {
   if (l->seq != 1) return 0;
-  return gpu_gqa_decode_splits(dt, l->head_dim, p->heads / p->kv_heads, l->present_len);
+  return gpu_gqa_decode_splits(dt, l->batch, p->kv_heads, l->head_dim, p->heads / p->kv_heads, l->present_len);
 }
 
 static size_t decode_partial_floats(const op_gqa *p, const op_gqa_dims *l, int64_t splits) {
@@ -111,7 +111,9 @@ static hd_status *gqa_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
         .k = g.present_k, .v = g.present_v, .seqlens = g.seqlens, .out = gb_addr(bp, n->out[0], b),
         .partial = own > 1 ? partial : NULL, .partial_ml = own > 1 ? partial + l.batch * H * own * D : NULL,
         .arrivals = own > 1 ? (unsigned *)gb_zeroed(lc, s) : NULL};
-    return gb_kernel_status(gpu_gqa_decode(&dd, dt, lc->stream), "gpu_gqa_decode", __FILE__, __LINE__);
+    int rc = gpu_gqa_decode(&dd, dt, lc->stream);
+    if (rc != -1) return gb_kernel_status(rc, "gpu_gqa_decode", __FILE__, __LINE__);
+    g.past_only = 0; /* not taken after all (a pointer it cannot use): the two steps below, past copied again */
   }
   GB_KERNEL(gpu_gqa_append(&g, dt, lc->stream));
   /* Q: the rotated copy [B, S, H, D], or the input (packed: Q|K|V per token) */
