@@ -434,6 +434,12 @@ static int tg_const_i64(tg *t, int rank, const int64_t *dims, const int64_t *val
   return v;
 }
 
+static int tg_const_i32(tg *t, int rank, const int64_t *dims, const int32_t *vals) {
+  int v = tg_value(t, HD_DT_I32, rank, dims);
+  if (!t->st) t->st = ir_value_set_data(t->g, v, vals, sizeof(int32_t) * (size_t)ir_numel(rank, dims));
+  return v;
+}
+
 /* fp32 constant of these values, whatever the graph's dtype (Resize's scales). */
 static int tg_const_f32(tg *t, int rank, const int64_t *dims, const float *vals) {
   int v = tg_value(t, HD_DT_F32, rank, dims);
@@ -456,24 +462,31 @@ static int tg_const_u8(tg *t, int rank, const int64_t *dims) {
   return v;
 }
 
-/* Adds node `type` of `domain` ("" for ONNX's) parsed by its op; returns its
- * (new, shape-unknown) output. */
-static int tg_node_in(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
-                      const attr *attrs, int nattrs) {
+/* Adds node `type` of `domain` ("" for ONNX's) parsed by its op, with nout
+ * new (shape-unknown) outputs in out[]. */
+static void tg_node_outs(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
+                         const attr *attrs, int nattrs, int *out, int nout) {
   int64_t dyn[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-  int out = tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
-  if (t->st) return out;
+  for (int i = 0; i < nout; i++) out[i] = tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
+  if (t->st) return;
   const op_def *def = op_find(domain, type, opset);
   if (!def) {
     t->st = hd_error(HD_ERR_NOT_FOUND, "no op %s-%d", type, opset);
-    return out;
+    return;
   }
   int idx;
-  t->st = ir_graph_add_node(t->g, def->kind, type, type, opset, in, nin, &out, 1, &idx);
-  if (t->st) return out;
+  t->st = ir_graph_add_node(t->g, def->kind, type, type, opset, in, nin, out, nout, &idx);
+  if (t->st) return;
   attr_table at = {attrs, nattrs};
   op_attrs a = attr_table_reader(&at);
   t->st = def->parse(t->g, &t->g->nodes[idx], &a);
+}
+
+/* The same with one output, returned. */
+static int tg_node_in(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
+                      const attr *attrs, int nattrs) {
+  int out = IR_NONE;
+  tg_node_outs(t, domain, type, opset, in, nin, attrs, nattrs, &out, 1);
   return out;
 }
 
@@ -926,6 +939,26 @@ static void b_attn_d128_cross(tg *t) {
   tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
 }
 
+/* GroupQueryAttention's decode (one new token a batch) on the kernel that appends the new K/V itself:
+ * packed Q|K|V, rotary from cos/sin tables, 8 query heads a KV head, a cache of 300 rows in several key
+ * ranges, batches at different lengths; present is a buffer apart from past, so past's rows are copied
+ * in first. Every output compared: the attention, and both presents with the new rows. */
+static void b_gqa_decode(tg *t) {
+  attr a[] = {A_INT("num_heads", 16), A_INT("kv_num_heads", 2), A_INT("do_rotary", 1)};
+  int in[9] = {tg_input(t, 3, D(2, 1, 20 * 64)),
+               IR_NONE,
+               IR_NONE,
+               tg_input(t, 4, D(2, 2, 300, 64)),
+               tg_input(t, 4, D(2, 2, 300, 64)),
+               tg_const_i32(t, 1, D(2), (const int32_t[]){259, 130}),
+               tg_const_i32(t, 1, D(1), (const int32_t[]){260}),
+               tg_const(t, 2, D(300, 32), -1.f, 1.f),
+               tg_const(t, 2, D(300, 32), -1.f, 1.f)};
+  int out[3];
+  tg_node_outs(t, "com.microsoft", "GroupQueryAttention", 1, in, 9, a, NA(a), out, 3);
+  for (int i = 0; i < 3; i++) tg_output(t, out[i]);
+}
+
 /* attention written out with K^T stored (GPT-2's export: keys contiguous) and an additive mask, fused
  * into one Attention whose K the flash kernel reads transposed; keys past whole tiles */
 static void b_attn_kt_bias(tg *t) {
@@ -1081,6 +1114,7 @@ static const op_case attn_cases[] = {
     {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
     {"attention_projections_split", b_attn_projections, 1, 1e-4, 1e-2},
     {"attention_split_unaligned", b_attn_split_unaligned, 0, 1e-4, 1e-2},
+    {"attention_gqa_decode_rotary_group8", b_gqa_decode, 0, 1e-4, 1e-2},
 };
 
 /* The projections case runs what it says: one MatMul, and a Split whose outputs the plan reads in
