@@ -8,7 +8,7 @@
 namespace {
 
 __device__ __forceinline__ int64_t past_of(const gpu_gqa_desc &d, int64_t b) {
-  return d.first_prompt ? 0 : (int64_t)d.seqlens[b] + 1 - d.seq;
+  return gpu::gqa_past(d.first_prompt, d.seqlens[b], d.seq);
 }
 
 // C consecutive elements of one head row per thread: the index arithmetic

@@ -42,7 +42,7 @@ __device__ __forceinline__ void unpack(const uint4 &u, float *f) {
 
 // The new token's row in present (gpu_gqa.cu's past_b): its position.
 __device__ __forceinline__ int64_t new_row(const gpu_gqa_decode_desc &d, int64_t b) {
-  return d.first_prompt ? 0 : (int64_t)d.seqlens[b];
+  return gpu::gqa_past(d.first_prompt, d.seqlens[b], 1);
 }
 
 // The keys a batch's new token sees: [first, lim).

@@ -27,6 +27,12 @@ __device__ __forceinline__ float rope_elem(const T *x, int64_t xo, int64_t i, co
   return ld(x, xo + i) * ld(cs, t) + sign * ld(x, xo + j) * ld(sn, t);
 }
 
+// GroupQueryAttention's rows before a batch's new tokens (seq of them) in
+// present: 0 for a first prompt, else seqlens_k + 1 - seq.
+__device__ __forceinline__ int64_t gqa_past(int first_prompt, int32_t seqlen, int64_t seq) {
+  return first_prompt ? 0 : (int64_t)seqlen + 1 - seq;
+}
+
 // GroupQueryAttention's table row for new token s of a batch whose cache
 // holds past rows before it and tot = seqlens_k + 1 in all: its position
 // when that is below tot, else 1 (as ORT's kernels), -1 past the tables.
