@@ -334,17 +334,25 @@ typedef struct gpu_nbits_desc {
    * form is a few ulps of A off where an A-block mixes magnitudes 10^3+
    * apart): accuracy_level 1 */
   int exact;
+  /* fp16 A of at least this many rows takes the tensor-core form where it
+   * is built (CUDA, sm_80 and up) and takes the blocks (32 codes or more,
+   * a power of two); 0: never */
+  int64_t mma_min_m;
 } gpu_nbits_desc;
 /* y = a w^T + bias without a dequantised copy: each block stages a slice
  * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each
  * 32-lane group streams two or four rows of B over it (passes of that many
- * rows when m is larger). A short N splits K over blocks, each writing fp32
+ * rows when m is larger); under d->mma_min_m, up to 32 rows a pass on
+ * tensor cores. A short N splits K over blocks, each writing fp32
  * partial sums to d->ws that a second kernel adds in a fixed order (no
  * atomics). -1 for a dtype or alignment it does not take (B must be
  * 8-byte aligned). */
 int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream);
 /* Bytes of d->ws gpu_nbits_gemv needs at d's sizes (0: none). */
-size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d);
+size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype);
+/* Rows of A a pass of gpu_nbits_gemv takes at d's element type and blocks:
+ * 32 on tensor cores, else GPU_NBITS_GEMV_ROWS (past them it re-reads B). */
+int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype);
 /* w [nc, k] (dtype, rows packed) = the weights of rows n0 .. n0 + nc - 1 of
  * B (a and y not read): for a BLAS GEMM over them. */
 int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc, void *w, int dtype, void *stream);

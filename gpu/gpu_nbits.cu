@@ -471,21 +471,67 @@ int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
 
 constexpr int kMaxDevices = 64;  // per-device caches below; devices past this are asked each launch
 
-// The blocks of gemv_rows<T, R, VB, Q16> the current GPU holds at once (0:
-// unknown): the grid, each block walking column blocks, so no second
-// partial wave.
-template <typename T, int R, int VB, bool Q16>
-int64_t resident_blocks(size_t sh) {
-  static int64_t cached[kMaxDevices];  // the count + 1, 0: not asked yet (a benign race writes the same value)
+// Lets kernel f take kSharedMax bytes of shared memory (past the default
+// 48 KiB; CUDA asks for the opt-in), once a device (opted: the caller's
+// flags for f): a function's attributes are the device's, and a benign
+// race sets the same value twice. 0, or -1 when the runtime refused.
+template <typename F>
+int opt_in_shared(F *f, bool *opted) {
+#if defined(GPU_VENDOR_HIP)
+  (void)f, (void)opted;
+  return 0;
+#else
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+  if (dev >= 0 && dev < kMaxDevices && opted[dev]) return 0;
+  if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) != cudaSuccess) return -1;
+  if (dev >= 0 && dev < kMaxDevices) opted[dev] = true;
+  return 0;
+#endif
+}
+
+// Adds the K slices' partial sums in d.ws into y (gemv_sum), when a pass
+// split K.
+template <typename T>
+int sum_slices(const gpu_nbits_desc &d, int rows, int64_t slices, gpuStream_t s) {
+  if (slices <= 1) return 0;
+  return gpu::launch(gemv_sum<T>, dim3(gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256)), dim3(256), 0, s, d,
+                     (int64_t)rows, (int)slices);
+}
+
+// The blocks of kernel f (threads a block, sh bytes of dynamic shared
+// memory) the current GPU holds at once (0: unknown), asked once a device
+// (cached: the caller's counts + 1 for f at sh): the grid of a kernel whose
+// blocks walk column blocks, so no second partial wave.
+template <typename F>
+int64_t resident_blocks(F *f, int threads, size_t sh, int64_t *cached) {
   int per_sm = 0, sms = 0, dev = 0;
   if (gpuGetDevice(&dev) != gpuSuccess) return 0;
   if (dev >= 0 && dev < kMaxDevices && cached[dev]) return cached[dev] - 1;
   if (gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
-      gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_rows<T, R, VB, Q16>, kThreads, sh) != gpuSuccess)
+      gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, threads, sh) != gpuSuccess)
     return 0;
   const int64_t fit = (int64_t)per_sm * sms;
   if (dev >= 0 && dev < kMaxDevices) cached[dev] = fit + 1;
   return fit;
+}
+
+// The current GPU's SMs and the shared memory one has (false: unknown),
+// asked once a device.
+bool sm_info(int64_t *sms, int64_t *smem) {
+  static int64_t cached[kMaxDevices][2];  // SMs + 1, bytes
+  int dev = 0, n = 0, b = 0;
+  if (gpuGetDevice(&dev) != gpuSuccess) return false;
+  if (dev >= 0 && dev < kMaxDevices && cached[dev][0]) {
+    *sms = cached[dev][0] - 1, *smem = cached[dev][1];
+    return true;
+  }
+  if (gpuDeviceGetAttribute(&n, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
+      gpuDeviceGetAttribute(&b, gpuDevAttrMaxSharedMemoryPerMultiprocessor, dev) != gpuSuccess)
+    return false;
+  if (dev >= 0 && dev < kMaxDevices) cached[dev][1] = b, cached[dev][0] = (int64_t)n + 1;
+  *sms = n, *smem = b;
+  return true;
 }
 
 template <typename T, int R, int VB, bool Q16>
@@ -493,22 +539,11 @@ int launch_vb(const gpu_nbits_desc &d, int rows, bool vec, dim3 grid, int64_t ks
   const size_t sh = Q16 ? (size_t)R * (size_t)(ks / 32 * kQWords) * sizeof(int) : (size_t)R * (size_t)padded(ks) * sizeof(float);
   // Q16: the occupancy at the longest slice, so one value serves every shape
   const size_t sh_most = Q16 ? (size_t)R * (size_t)(slice_max(R) / 32 * kQWords) * sizeof(int) : sh;
-#if !defined(GPU_VENDOR_HIP)
-  if (sh_most > (48 << 10)) {
-    // once a device (a function's attributes are the device's): a benign race sets the same value twice
-    static bool opted[kMaxDevices];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
-    if (dev < 0 || dev >= kMaxDevices || !opted[dev]) {
-      if (cudaFuncSetAttribute(gemv_rows<T, R, VB, Q16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) !=
-          cudaSuccess)
-        return -1;
-      if (dev >= 0 && dev < kMaxDevices) opted[dev] = true;
-    }
-  }
-#endif
+  static bool opted[kMaxDevices];
+  if (sh_most > (48 << 10) && opt_in_shared(gemv_rows<T, R, VB, Q16>, opted)) return -1;
   if (Q16) {
-    const int64_t fit = resident_blocks<T, R, VB, Q16>(sh_most);
+    static int64_t cached[kMaxDevices];
+    const int64_t fit = resident_blocks(gemv_rows<T, R, VB, Q16>, kThreads, sh_most, cached);
     if (fit > 0 && (int64_t)grid.x > fit) grid.x = (unsigned)fit;
   }
   return gpu::launch(gemv_rows<T, R, VB, Q16>, grid, dim3(kThreads), sh, s, d, rows, vec, (int)ks, col_blocks);
@@ -530,11 +565,318 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   const int rc = v16 && !d.exact ? launch_vb<T, R, 16, q16>(d, rows, vec, grid, ks, col_blocks, s)
                : v16             ? launch_vb<T, R, 16, false>(d, rows, vec, grid, ks, col_blocks, s)
                                  : launch_vb<T, R, 8, false>(d, rows, vec, grid, ks, col_blocks, s);
-  if (rc) return rc;
-  if (slices > 1)
-    return gpu::launch(gemv_sum<T>, dim3(gpu::blocks_for((int64_t)rows * (d.n / 2 + 1), 256)), dim3(256), 0, s, d,
-                       (int64_t)rows, (int)slices);
-  return 0;
+  return rc ? rc : sum_slices<T>(d, rows, slices, s);
+}
+
+// The tensor-core form (fp16 A, 2 to kMmaMaxRows rows; CUDA, sm_80 and up):
+// dequantising costs the same at any M, so several rows of A should share
+// it. A 32-lane group takes 16 rows of B (output columns) and multiplies
+// them with up to 8 * NT rows of A in mma.sync m16n8k16 steps, B as the
+// 16 x 16 operand, A as the 16 x 8 one (NT of them), fp32 sums: at 8 rows
+// as many instructions a code as at one. Each lane of a quad loads 32
+// codes (16 bytes) of its two B rows a 128-code chunk, kMmaLoads chunks in
+// flight and the next group's loads issued before this one's MMAs. A
+// step's 16 k positions need not be consecutive, only the same in both
+// operands: a word of eight codes c0..c7 gives half2 (c0, c4), (c1, c5),
+// (c2, c6), (c3, c7) by masking nibbles into fp16 1024's mantissa, so A is
+// staged in shared memory once a block, its pairs permuted to match
+// (x0, x4), (x1, x5), ... 16 bytes a lane a word, rows 64 bytes apart mod
+// 128 so a quarter warp's loads hit distinct banks. A weight is (code -
+// zp) * scale rounded to fp16 once, as the dequantising GEMM path stores
+// it; accuracy_level 1 keeps the float GEMV.
+constexpr int kMmaWarps = 4;  // a block: 4 groups of 16 B rows
+constexpr int kMmaCols = 16 * kMmaWarps;
+constexpr int kMmaChunk = 128;  // codes of a B row a group takes a step (32 a lane)
+constexpr int kMmaPad = 4;      // uint4s after a staged row of A
+constexpr int kMmaMaxRows = 32;
+
+// uint4s a staged row of A takes (ks codes), and the longest slice that
+// fits kSharedMax with 8 * nt rows.
+__host__ __device__ constexpr int64_t mma_row_u4(int64_t ks) { return ks / kMmaChunk * 16 + kMmaPad; }
+__host__ __device__ constexpr int64_t mma_slice_max(int nt) {
+  return (kSharedMax / (8 * nt * 16) - kMmaPad) / 16 * kMmaChunk;
+}
+__host__ __device__ constexpr int mma_tiles(int64_t rows) { return rows <= 8 ? 1 : rows <= 16 ? 2 : 4; }
+
+// How the tensor-core form splits K at nt tiles of rows: slices of *ks
+// codes (whole chunks, at least two a slice), returned count.
+int64_t mma_split(const gpu_nbits_desc *d, int nt, int64_t *ks) {
+  const int64_t chunks = (d->k_blocks * d->block_size + kMmaChunk - 1) / kMmaChunk;
+  const int64_t bx = (d->n + kMmaCols - 1) / kMmaCols, most = mma_slice_max(nt) / kMmaChunk;
+  int64_t sl = (chunks + most - 1) / most;
+  const int64_t want = (kTargetBlocks + bx - 1) / bx, cap = (chunks + 1) / 2;
+  const int64_t par = want < cap ? want : cap;
+  if (par > sl) sl = par;
+  const int64_t per = (chunks + sl - 1) / sl;
+  *ks = per * kMmaChunk;
+  return (chunks + per - 1) / per;
+}
+
+#if !defined(GPU_VENDOR_HIP)
+
+constexpr int kMmaLoads = 4;  // chunks of loads a lane has in flight
+
+__device__ __forceinline__ void mma_f16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t h2_bits(__half2 v) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  return u;
+}
+__device__ __forceinline__ __half2 bits_h2(uint32_t u) {
+  __half2 v;
+  memcpy(&v, &u, 4);
+  return v;
+}
+
+// Codes i and i + 4 of a word of eight as half2 (code - zp) * scale: 1024 +
+// code exactly, z2 = 1024 + zp off exactly, one rounding in the multiply.
+__device__ __forceinline__ uint32_t dq2(uint32_t w, int i, __half2 z2, __half2 s2) {
+  return h2_bits(__hmul2(__hsub2(bits_h2(((w >> (4 * i)) & 0x000F000Fu) | 0x64006400u), z2), s2));
+}
+
+// One lane's loads for kMmaLoads chunks: its two B rows' codes, and each
+// one's scale (fp16 bits) and zero point (<< 16).
+struct mma_regs {
+  uint32_t w[kMmaLoads][2][4];
+  uint32_t sz[kMmaLoads][2];
+};
+
+// Chunks c0 .. c0 + kMmaLoads - 1 of rows j of B at this lane's codes kc +
+// 128 c; past the slice (chunks) or the row, zeros with scale 0.
+__device__ __forceinline__ void mma_fetch(const gpu_nbits_desc &d, const int64_t j[2], int64_t row_bytes, int64_t kc,
+                                          int c0, int chunks, int bs_log2, mma_regs &r) {
+  const unsigned short *scales = (const unsigned short *)d.scales;
+#pragma unroll
+  for (int u = 0; u < kMmaLoads; ++u) {
+    const int64_t kk = kc + (int64_t)(c0 + u) * kMmaChunk, blk = kk >> bs_log2;
+    const bool in = c0 + u < chunks && kk < 2 * row_bytes;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (in) {
+        load_codes<16>(d.b + j[i] * row_bytes + kk / 2, r.w[u][i]);
+        const uint32_t zp = d.zp ? (d.zp[j[i] * d.zp_bytes + blk / 2] >> ((blk & 1) * 4)) & 15u : 8u;
+        r.sz[u][i] = scales[j[i] * d.k_blocks + blk] | (zp << 16);
+      } else {
+        r.w[u][i][0] = r.w[u][i][1] = r.w[u][i][2] = r.w[u][i][3] = 0u;
+        r.sz[u][i] = 0u;
+      }
+    }
+  }
+}
+
+// The MMAs of the loaded chunks c0 ... (those before `chunks`) against the
+// staged rows of A: xs at this lane's first (row g, chunk 0, lane t), rs
+// uint4s a row.
+template <int NT>
+__device__ __forceinline__ void mma_group(const mma_regs &r, int c0, int chunks, const uint4 *xs, int64_t rs,
+                                          float acc[NT][4]) {
+#pragma unroll
+  for (int u = 0; u < kMmaLoads; ++u) {
+    if (c0 + u >= chunks) break;  // the same in every lane
+    __half2 s2[2], z2[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      s2[i] = __half2half2(__ushort_as_half((unsigned short)(r.sz[u][i] & 0xffffu)));
+      z2[i] = __float2half2_rn(1024.f + (float)(r.sz[u][i] >> 16));
+    }
+    const uint4 *x = xs + (int64_t)(c0 + u) * 16;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      uint4 xv[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) xv[nt] = x[nt * 8 * rs + q * 4];
+      const uint32_t w0 = r.w[u][0][q], w1 = r.w[u][1][q];
+      uint32_t a[4] = {dq2(w0, 0, z2[0], s2[0]), dq2(w1, 0, z2[1], s2[1]), dq2(w0, 1, z2[0], s2[0]),
+                       dq2(w1, 1, z2[1], s2[1])};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_f16(acc[nt], a, xv[nt].x, xv[nt].y);
+      a[0] = dq2(w0, 2, z2[0], s2[0]), a[1] = dq2(w1, 2, z2[1], s2[1]);
+      a[2] = dq2(w0, 3, z2[0], s2[0]), a[3] = dq2(w1, 3, z2[1], s2[1]);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_f16(acc[nt], a, xv[nt].z, xv[nt].w);
+    }
+  }
+}
+
+#endif
+
+#if !defined(GPU_VENDOR_HIP)
+// A column block's sums in a lane (acc[nt]: B rows col (0, 1) and col + 8
+// (2, 3) at A rows 8 nt + 2 t (0, 2) and + 1 (1, 3)) to y as gemv_rows
+// stores them (a B row's neighbour col ^ 1 is in lane ^ 4), or to
+// ws[slice][m][col] when K is split.
+template <int NT>
+__device__ __forceinline__ void mma_store(const gpu_nbits_desc &d, const float acc[NT][4], int64_t col, int rows, int g,
+                                          int t) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float o[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) o[i] = gpu::shfl_xor32(acc[nt][i], 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t jc = col + 8 * h;
+#pragma unroll
+      for (int rr = 0; rr < 2; ++rr) {
+        const int m = 8 * nt + 2 * t + rr;
+        if (m >= rows || jc >= d.n) continue;
+        if (gridDim.y > 1) {
+          d.ws[((int64_t)blockIdx.y * rows + m) * d.n + jc] = acc[nt][2 * h + rr];
+        } else if (!(g & 1)) {
+          store_pair<gpu_half>(d, m, jc, acc[nt][2 * h + rr], o[2 * h + rr], jc + 1 < d.n);
+        }
+      }
+    }
+  }
+}
+#endif
+
+// Sums over K slice blockIdx.y (ks codes) of y[m, j], rows m < rows (<= 8 *
+// NT) of A and kMmaCols columns j a column block, the block walking column
+// blocks blockIdx.x, + gridDim.x, ... (col_blocks of them). The loads run
+// on across column blocks: each lane walks items (column block, group of
+// kMmaLoads chunks), the next item's loads issued before this one's MMAs.
+template <int NT>
+__global__ void __launch_bounds__(kMmaWarps * 32) gemv_mma(gpu_nbits_desc d, int rows, bool vec, int ks,
+                                                           int64_t col_blocks) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ uint4 sx[];  // [8 NT rows][rs]: chunk c, word q, lane t at c * 16 + q * 4 + t
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int64_t row_bytes = d.k_blocks * (d.block_size / 2), row_codes = 2 * row_bytes;
+  const int64_t k0 = (int64_t)blockIdx.y * ks, rs = mma_row_u4(ks);
+  const int kn = (int)(row_codes - k0 < ks ? row_codes - k0 : ks);
+  const int chunks = (kn + kMmaChunk - 1) / kMmaChunk, groups = (chunks + kMmaLoads - 1) / kMmaLoads;
+  const int bs_log2 = __ffsll((long long)d.block_size) - 1;
+  const int64_t kc = k0 + 32 * t;
+  // this lane's B rows in column block cb: col, col + 8 (the last row repeated past N)
+  auto rows_of = [&](int64_t cb, int64_t j[2]) {
+    const int64_t col = cb * kMmaCols + warp * 16 + g;
+    j[0] = col < d.n ? col : d.n - 1;
+    j[1] = col + 8 < d.n ? col + 8 : d.n - 1;
+  };
+  // items: (column block cb, group gi); next: the one after
+  auto next = [&](int64_t &cb, int &gi) {
+    if (++gi == groups) gi = 0, cb += gridDim.x;
+  };
+  int64_t cb = blockIdx.x, fcb = cb, j[2];
+  int gi = 0, fgi = 0;
+  mma_regs r[2];
+  rows_of(fcb, j);
+  mma_fetch(d, j, row_bytes, kc, 0, chunks, bs_log2, r[0]);
+  next(fcb, fgi);
+  // B, scales and zero points are constants: loaded ahead of the kernel
+  // before; A only after it.
+  gpu::wait_prior();
+
+  // Stage A once: 8 elements a thread, rows past `rows` and codes past K zero.
+  const gpu_half *a = (const gpu_half *)d.a;
+  const int units = chunks * 16;
+  for (int i = threadIdx.x; i < 8 * NT * units; i += blockDim.x) {
+    const int m = i / units, e = i % units;  // e: 8-element unit of the slice, in K order
+    const int64_t k = k0 + 8 * e;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (m < rows) {
+      const gpu_half *p = a + m * d.k + k;
+      if (vec && k + 8 <= d.k) {
+        v = *(const uint4 *)p;
+      } else {
+        uint32_t h[8];
+#pragma unroll
+        for (int c = 0; c < 8; ++c) h[c] = k + c < d.k ? __half_as_ushort(p[c]) : 0u;
+        v = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+      }
+    }
+    // (x0, x4), (x1, x5), (x2, x6), (x3, x7): the pairs a word's codes make
+    sx[m * rs + (e / 16) * 16 + (e % 4) * 4 + (e / 4) % 4] =
+        make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632), __byte_perm(v.y, v.w, 0x5410),
+                   __byte_perm(v.y, v.w, 0x7632));
+  }
+  __syncthreads();
+
+  float acc[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+  const uint4 *xs = sx + g * rs + t;
+  // One item from r[b]: its MMAs, and at a column block's last group its
+  // stores. False past the last item.
+  auto step = [&](const mma_regs &rb) {
+    mma_group<NT>(rb, gi * kMmaLoads, chunks, xs, rs, acc);
+    if (gi == groups - 1) {
+      mma_store<NT>(d, acc, cb * kMmaCols + warp * 16 + g, rows, g, t);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+    }
+    next(cb, gi);
+    return cb < col_blocks;
+  };
+  for (;;) {
+    if (fcb < col_blocks) rows_of(fcb, j), mma_fetch(d, j, row_bytes, kc, fgi * kMmaLoads, chunks, bs_log2, r[1]);
+    next(fcb, fgi);
+    if (!step(r[0])) break;
+    if (fcb < col_blocks) rows_of(fcb, j), mma_fetch(d, j, row_bytes, kc, fgi * kMmaLoads, chunks, bs_log2, r[0]);
+    next(fcb, fgi);
+    if (!step(r[1])) break;
+  }
+#else
+  (void)d, (void)rows, (void)vec, (void)ks, (void)col_blocks;  // built for a GPU without mma.sync: never launched (mma_built)
+#endif
+  // The next kernel may start only now (as gemv_rows).
+  gpu::start_next();
+}
+
+// Built for a GPU with mma.sync m16n8k16 (sm_80 and up)? The kernel is
+// empty otherwise; the answer is the binary's, asked once.
+bool mma_built() {
+#if defined(GPU_VENDOR_HIP)
+  return false;
+#else
+  static const bool ok = [] {
+    gpuFuncAttributes fa;
+    return gpuFuncGetAttributes(&fa, (const void *)gemv_mma<1>) == gpuSuccess && fa.binaryVersion >= 80;
+  }();
+  return ok;
+#endif
+}
+
+// Does the tensor-core form take d (its element type and blocks, and the
+// GPU's build; d->m against d->mma_min_m and pointers are the caller's)?
+bool mma_takes(const gpu_nbits_desc *d, int dtype) {
+  return dtype == GPU_DT_F16 && !d->exact && d->mma_min_m > 0 && d->block_size >= 32 &&
+         (d->block_size & (d->block_size - 1)) == 0 && mma_built();
+}
+
+template <int NT>
+int launch_mma(const gpu_nbits_desc &d, int rows, bool vec, gpuStream_t s) {
+  int64_t ks = 0;
+  const int64_t slices = mma_split(&d, NT, &ks);
+  const int64_t col_blocks = (d.n + kMmaCols - 1) / kMmaCols;
+  if (slices > 65535 || (slices > 1 && !d.ws)) return -1;
+  const size_t sh = (size_t)(8 * NT) * (size_t)mma_row_u4(ks) * sizeof(uint4);
+  static bool opted[kMaxDevices];
+  if (sh > (48 << 10) && opt_in_shared(gemv_mma<NT>, opted)) return -1;
+  // The grid: what the GPU holds at once (by registers, and by this
+  // launch's shared memory with the 1 KiB an SM reserves a block), each
+  // block walking column blocks.
+  static int64_t cached[kMaxDevices];
+  const int64_t by_regs = resident_blocks(gemv_mma<NT>, kMmaWarps * 32, 0, cached);
+  int64_t sms = 0, smem = 0, bx = col_blocks;
+  if (by_regs > 0 && sm_info(&sms, &smem)) {
+    int64_t fit = sms * (smem / (int64_t)(sh + 1024));
+    if (fit > by_regs) fit = by_regs;
+    fit /= slices;  // the slices share the GPU
+    if (fit < 1) fit = 1;
+    if (bx > fit) bx = fit;
+  }
+  if (bx > 0x7fffffff) bx = 0x7fffffff;
+  const int rc = gpu::launch(gemv_mma<NT>, dim3((unsigned)bx, (unsigned)slices), dim3(kMmaWarps * 32), sh, s, d, rows,
+                             vec, (int)ks, col_blocks);
+  return rc ? rc : sum_slices<gpu_half>(d, rows, slices, s);
 }
 
 template <typename T>
@@ -545,6 +887,19 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
   if (d->block_size < 16 || (d->block_size & (d->block_size - 1)) != 0 || bp % 8 != 0 || d->k < 1) return -1;
   const bool v16 = blob % 16 == 0 && bp % 16 == 0;
   const bool vec = (uintptr_t)d->a % 16 == 0 && (d->k * (int64_t)sizeof(T)) % 16 == 0;
+  if (sizeof(T) == 2 && v16 && d->m >= d->mma_min_m && mma_takes(d, GPU_DT_F16)) {
+    for (int64_t m0 = 0; m0 < d->m; m0 += kMmaMaxRows) {  // passes of up to 32 rows
+      gpu_nbits_desc p = *d;
+      const int rows = d->m - m0 < kMmaMaxRows ? (int)(d->m - m0) : kMmaMaxRows;
+      p.a = (const T *)d->a + m0 * d->k;
+      p.y = (T *)d->y + m0 * (d->glu_act ? d->n / 2 : d->n);
+      const int nt = mma_tiles(rows);
+      const int rc = nt == 1 ? launch_mma<1>(p, rows, vec, s) : nt == 2 ? launch_mma<2>(p, rows, vec, s)
+                                                                       : launch_mma<4>(p, rows, vec, s);
+      if (rc) return rc;
+    }
+    return 0;
+  }
   for (int64_t m0 = 0; m0 < d->m; m0 += GPU_NBITS_GEMV_ROWS) {
     gpu_nbits_desc p = *d;
     const int rows = d->m - m0 < GPU_NBITS_GEMV_ROWS ? (int)(d->m - m0) : GPU_NBITS_GEMV_ROWS;
@@ -668,10 +1023,21 @@ extern "C" int gpu_nbits_dequant(const gpu_nbits_desc *d, int64_t n0, int64_t nc
   }
 }
 
-extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d) {
+extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype) {
   if (d->m <= 0 || d->n <= 0 || d->block_size < 16) return 0;
-  const int rows = d->m < GPU_NBITS_GEMV_ROWS ? (int)d->m : GPU_NBITS_GEMV_ROWS;
   size_t most = 0;
+  if (d->m >= d->mma_min_m && mma_takes(d, dtype)) {
+    // passes of kMmaMaxRows rows, the last with fewer tiles (a shorter slice)
+    const int rows = d->m < kMmaMaxRows ? (int)d->m : kMmaMaxRows;
+    for (int nt = 1; nt <= mma_tiles(rows); nt *= 2) {
+      int64_t ks = 0;
+      const int64_t sl = mma_split(d, nt, &ks);
+      const size_t b = sl > 1 ? (size_t)sl * (size_t)rows * (size_t)d->n * sizeof(float) : 0;
+      if (b > most) most = b;
+    }
+    // a GEMV pass when B's pointer is not 16-byte aligned at the launch
+  }
+  const int rows = d->m < GPU_NBITS_GEMV_ROWS ? (int)d->m : GPU_NBITS_GEMV_ROWS;
   for (int r = rows; r >= 1; --r) {  // a last pass may have fewer rows, so more slices
     int64_t ks = 0;
     const int64_t sl = plan_split(d, r, &ks);
@@ -680,4 +1046,8 @@ extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d) {
     if (d->m <= GPU_NBITS_GEMV_ROWS) break;  // one pass of exactly m rows
   }
   return most;
+}
+
+extern "C" int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype) {
+  return mma_takes(d, dtype) ? (int64_t)kMmaMaxRows : GPU_NBITS_GEMV_ROWS;
 }

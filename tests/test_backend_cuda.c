@@ -856,6 +856,16 @@ static void nbits_outliers(tg *t, int64_t accuracy) {
 static void b_nbits_outliers(tg *t) { nbits_outliers(t, 0); }
 /* accuracy_level 1 (fp32 asked for): fp16 A is not staged as int16. */
 static void b_nbits_outliers_exact(tg *t) { nbits_outliers(t, 1); }
+/* fp16 on tensor cores (gemv_mma): 8 and 16 rows over more column blocks
+ * than a K split wants (one slice: stored in the kernel, paired with lane
+ * ^ 4), an odd N whose last column has no pair; 32 rows (four tiles) in
+ * blocks of 128 with a K split. The cases above take it too at 2 to 20
+ * rows (K tails inside a chunk, several slices, blocks of 32 and 64).
+ * fp32 runs past 8 rows on the dequantise + GEMM path (TF32: its
+ * tolerance). */
+static void b_nbits_mma_m8_wide(tg *t) { nbits(t, D(8, 256), 2, 256, 16400, 32, 1, 1); }
+static void b_nbits_mma_m16_wide_odd(tg *t) { nbits(t, D(16, 512), 2, 512, 16389, 32, 0, 1); }
+static void b_nbits_mma_m32(tg *t) { nbits(t, D(4, 8, 1024), 3, 1024, 300, 128, 1, 1); }
 /* SwiGLU (glu) on every path: the GEMV at 1 and 3 rows, K split over blocks
  * (gemv_sum pairs the columns), the GEMM path in one chunk and in chunks
  * with a tail (fp32: 2 x 1100 rows of 4096 make chunks of 1024 and 152). */
@@ -864,6 +874,8 @@ static void b_nbits_glu_m3(tg *t) { nbits_swiglu(t, D(1, 3, 520), 3, 520, 77, 16
 static void b_nbits_glu_ksplit(tg *t) { nbits_swiglu(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
 static void b_nbits_glu_m40(tg *t) { nbits_swiglu(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
 static void b_nbits_glu_chunks(tg *t) { nbits_swiglu(t, D(12, 4096), 2, 4096, 1100, 64, 1, 0); }
+/* glu stored by gemv_mma itself (one slice), 8 rows */
+static void b_nbits_glu_mma_wide(tg *t) { nbits_swiglu(t, D(8, 256), 2, 256, 8200, 32, 1, 1); }
 
 /* ConvTranspose (W [C_in, C_out / group, k...]) and LRN */
 static void b_convt_s2_bias(tg *t) {
@@ -1084,6 +1096,9 @@ static const op_case op_cases[] = {
     {"nbits_glu_gemv_m1", b_nbits_glu_m1, 1, 1e-5, 2e-3}, {"nbits_glu_gemv_m3", b_nbits_glu_m3, 1, 1e-5, 2e-3},
     {"nbits_glu_gemv_k_split", b_nbits_glu_ksplit, 1, 1e-5, 2e-3}, {"nbits_glu_gemm_m40", b_nbits_glu_m40, 1, 5e-3, 1e-2},
     {"nbits_glu_gemm_chunks", b_nbits_glu_chunks, 1, 5e-3, 1e-2},
+    {"nbits_mma_m8_wide", b_nbits_mma_m8_wide, 0, 1e-5, 2e-3},
+    {"nbits_mma_m16_wide_odd_n", b_nbits_mma_m16_wide_odd, 0, 5e-3, 2e-3},
+    {"nbits_mma_m32_b128", b_nbits_mma_m32, 0, 5e-3, 2e-3}, {"nbits_glu_mma_wide", b_nbits_glu_mma_wide, 1, 1e-5, 2e-3},
 };
 
 static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ctx, const char *tag) {
@@ -1189,15 +1204,27 @@ static void test_attention(gpu_env *e, const char *filter) {
   }
 }
 
-/* MatMulNBits with its path forced (HIPDNN_EP_NBITS_GEMV_MAX_M): 20 rows on
- * the GEMV in passes of 8 (what a module without a BLAS runs), 3 rows on the
- * dequantise + GEMM path. */
+/* MatMulNBits with its path forced (HIPDNN_EP_NBITS_GEMV_MAX_M,
+ * HIPDNN_EP_NBITS_MMA_MIN_M): 20 rows on the GEMV in passes of 8 (what a
+ * module without a BLAS runs; fp16 with the tensor-core form off), 40 rows
+ * on tensor cores in passes of 32 and 8 (glu too), one row on tensor
+ * cores, 3 rows on the dequantise + GEMM path. */
 static void test_nbits_paths(gpu_env *e) {
   static const op_case gemv = {"nbits_gemv_m20_passes", b_nbits_m20_tail, 0, 1e-5, 2e-3};
+  static const op_case mma = {"nbits_mma_m40_passes", b_nbits_m40, 0, 1e-5, 2e-3};
+  static const op_case mma_glu = {"nbits_glu_mma_m40_passes", b_nbits_glu_m40, 1, 1e-5, 2e-3};
+  static const op_case mma1 = {"nbits_mma_m1", b_nbits_m1, 0, 1e-5, 2e-3};
   static const op_case gemm = {"nbits_gemm_m3", b_nbits_m3_b128, 0, 5e-3, 1e-2};
   setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "1000", 1);
   run_op_case(e, &gemv, HD_DT_F32, e->ctx, "");
-  run_op_case(e, &gemv, HD_DT_F16, e->ctx_cap, " [graph]");
+  setenv("HIPDNN_EP_NBITS_MMA_MIN_M", "0", 1);
+  run_op_case(e, &gemv, HD_DT_F16, e->ctx_cap, " [graph, no mma]");
+  unsetenv("HIPDNN_EP_NBITS_MMA_MIN_M");
+  run_op_case(e, &mma, HD_DT_F16, e->ctx_cap, " [graph]");
+  run_op_case(e, &mma_glu, HD_DT_F16, e->ctx, "");
+  setenv("HIPDNN_EP_NBITS_MMA_MIN_M", "1", 1);
+  run_op_case(e, &mma1, HD_DT_F16, e->ctx, " [mma from 1 row]");
+  unsetenv("HIPDNN_EP_NBITS_MMA_MIN_M");
   setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "0", 1);
   run_op_case(e, &gemm, HD_DT_F32, e->ctx_strict, " [no tf32]");
   run_op_case(e, &gemm, HD_DT_F16, e->ctx_cap, " [graph]");
@@ -2047,76 +2074,94 @@ done:
  * fp16, graph capture): each path at each M (HIPDNN_EP_NBITS_GEMV_MAX_M
  * forces one), and a dense fp16 MatMul of the same size; the GEMV's rate
  * counts the bytes it must read (codes, scales, zero points). */
+/* One MatMulNBits [m, k] x [n, k]^T (fp16, zero points) or, with dense,
+ * a MatMul of fp16 weights, timed under graph replay with the environment
+ * as it is (us a run; -1 on a failure). */
+static double time_nbits(gpu_env *e, int64_t m, int64_t k, int64_t n, int64_t bs, int dense) {
+  tg t;
+  ir_graph *g = NULL;
+  tg_begin(&t, HD_DT_F16);
+  if (!dense) {
+    nbits(&t, D(m, k), 2, k, n, bs, 1, 0);
+  } else {
+    int in[2] = {tg_input(&t, 2, D(m, k)), tg_const(&t, 2, D(k, n), -0.05f, 0.05f)};
+    tg_output(&t, tg_node(&t, "MatMul", 13, in, 2, NULL, 0));
+  }
+  hd_status *st = tg_end(&t, 0, &g);
+  if (st) {
+    CHECK(0, "bench_nbits: build: %s", hd_status_msg(st));
+    hd_status_free(st);
+    return -1;
+  }
+  double us = time_graph(e, e->ctx_cap, g);
+  ir_graph_free(g);
+  return us;
+}
+
+/* The environment knobs a timing runs under: the most rows the GEMV takes
+ * and the rows from which it runs on tensor cores (NULL: the default). */
+static void nbits_env(const char *gemv_max_m, const char *mma_min_m) {
+  if (gemv_max_m) setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", gemv_max_m, 1);
+  else unsetenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
+  if (mma_min_m) setenv("HIPDNN_EP_NBITS_MMA_MIN_M", mma_min_m, 1);
+  else unsetenv("HIPDNN_EP_NBITS_MMA_MIN_M");
+}
+
 static void bench_nbits(gpu_env *e, int chain_only) {
   static const int64_t ms[] = {1, 2, 4, 8, 12, 16, 24, 32, 64, 128, 512};
   const int64_t K = 4096, N = 4096, bs = 32, kb = K / bs;
   double bytes = (double)N * (double)K / 2 + (double)N * (double)kb * 2.5;
   printf("\nMatMulNBits fp16, K = N = %lld, block %lld, zero points (graph replay; us per run)\n", (long long)K,
          (long long)bs);
-  printf("%-5s %10s %14s %12s %12s\n", "M", "gemv", "dequant+gemm", "dense fp16", "gemv GB/s");
+  printf("%-5s %10s %10s %14s %12s %12s\n", "M", "gemv", "gemv mma", "dequant+gemm", "dense fp16", "mma GB/s");
   for (size_t i = 0; i < (chain_only ? 0 : sizeof ms / sizeof ms[0]); ++i) {
-    double us[3];
-    for (int path = 0; path < 3; ++path) {
-      tg t;
-      ir_graph *g = NULL;
-      tg_begin(&t, HD_DT_F16);
-      if (path < 2) {
-        nbits(&t, D(ms[i], K), 2, K, N, bs, 1, 0);
-      } else {
-        int in[2] = {tg_input(&t, 2, D(ms[i], K)), tg_const(&t, 2, D(K, N), -0.05f, 0.05f)};
-        tg_output(&t, tg_node(&t, "MatMul", 13, in, 2, NULL, 0));
-      }
-      hd_status *st = tg_end(&t, 0, &g);
-      us[path] = -1;
-      if (st) {
-        CHECK(0, "bench_nbits: build: %s", hd_status_msg(st));
-        hd_status_free(st);
-        continue;
-      }
-      setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", path == 0 ? "1000000" : "0", 1);
-      us[path] = time_graph(e, e->ctx_cap, g);
-      ir_graph_free(g);
-    }
-    unsetenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
-    printf("%-5lld %10.1f %14.1f %12.1f %12.0f\n", (long long)ms[i], us[0], us[1], us[2], bytes / us[0] / 1e3);
+    double us[4];
+    nbits_env("1000000", "0");
+    us[0] = time_nbits(e, ms[i], K, N, bs, 0);
+    nbits_env("1000000", "1");
+    us[1] = time_nbits(e, ms[i], K, N, bs, 0);
+    nbits_env("0", NULL);
+    us[2] = time_nbits(e, ms[i], K, N, bs, 0);
+    us[3] = time_nbits(e, ms[i], K, N, bs, 1);
+    printf("%-5lld %10.1f %10.1f %14.1f %12.1f %12.0f\n", (long long)ms[i], us[0], us[1], us[2], us[3],
+           bytes / us[1] / 1e3);
   }
-  /* Llama-3.2-1B's decode layers (K, N), GEMV only. */
+  nbits_env(NULL, NULL);
+  /* Llama-3.2-1B's decode layers (K, N) on the GEMV: the CUDA-core form at
+   * 1 and 8 rows, the tensor-core one at 1 to 32. */
   static const struct { const char *name; int64_t k, n; } ls[] = {
-      {"qkv", 2048, 3072}, {"o_proj", 2048, 2048}, {"gate/up", 2048, 8192}, {"down", 8192, 2048}, {"lm_head", 2048, 128256}};
-  static const int64_t lms[] = {1, 2, 4, 8};
-  printf("\nMatMulNBits GEMV fp16, Llama-3.2-1B decode shapes, block %lld, zero points (us per run; GB/s at M = 1)\n",
+      {"qkv", 2048, 3072}, {"o_proj", 2048, 2048}, {"gate/up", 2048, 16384}, {"down", 8192, 2048}, {"lm_head", 2048, 128256}};
+  static const struct { int64_t m; const char *mma_min_m; } lms[] = {{1, "0"}, {8, "0"}, {1, "1"}, {2, "1"}, {4, "1"},
+                                                                      {8, "1"}, {16, "1"}, {32, "1"}};
+  enum { NLMS = sizeof lms / sizeof lms[0] };
+  printf("\nMatMulNBits GEMV fp16, Llama-3.2-1B decode shapes, block %lld, zero points (us per run; GB/s of the "
+         "tensor-core form at M = 8)\n",
          (long long)bs);
-  printf("%-8s %6s %7s %8s %8s %8s %8s %8s\n", "layer", "K", "N", "M=1", "M=2", "M=4", "M=8", "GB/s");
+  printf("%-8s %6s %7s %7s %7s | %7s %7s %7s %7s %7s %7s %7s\n", "layer", "K", "N", "M=1", "M=8", "mma M=1", "M=2",
+         "M=4", "M=8", "M=16", "M=32", "GB/s");
   for (size_t i = 0; i < (chain_only ? 0 : sizeof ls / sizeof ls[0]); ++i) {
-    double us[4], lb = (double)ls[i].n * (double)ls[i].k / 2 + (double)ls[i].n * (double)(ls[i].k / bs) * 2.5;
-    for (size_t j = 0; j < 4; ++j) {
-      tg t;
-      ir_graph *g = NULL;
-      tg_begin(&t, HD_DT_F16);
-      nbits(&t, D(lms[j], ls[i].k), 2, ls[i].k, ls[i].n, bs, 1, 0);
-      hd_status *st = tg_end(&t, 0, &g);
-      us[j] = -1;
-      if (st) {
-        CHECK(0, "bench_nbits: build: %s", hd_status_msg(st));
-        hd_status_free(st);
-        continue;
-      }
-      us[j] = time_graph(e, e->ctx_cap, g);
-      ir_graph_free(g);
+    double us[NLMS], lb = (double)ls[i].n * (double)ls[i].k / 2 + (double)ls[i].n * (double)(ls[i].k / bs) * 2.5;
+    for (size_t j = 0; j < NLMS; ++j) {
+      nbits_env("1000000", lms[j].mma_min_m);
+      us[j] = time_nbits(e, lms[j].m, ls[i].k, ls[i].n, bs, 0);
     }
-    printf("%-8s %6lld %7lld %8.1f %8.1f %8.1f %8.1f %8.0f\n", ls[i].name, (long long)ls[i].k, (long long)ls[i].n, us[0],
-           us[1], us[2], us[3], lb / us[0] / 1e3);
+    printf("%-8s %6lld %7lld %7.1f %7.1f | %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %7.0f\n", ls[i].name, (long long)ls[i].k,
+           (long long)ls[i].n, us[0], us[1], us[2], us[3], us[4], us[5], us[6], us[7], lb / us[5] / 1e3);
   }
+  nbits_env(NULL, NULL);
   /* A decode step's GEMVs in one graph, weights cold (550 MB, past the L2):
    * 16 x (2048 -> 3072, 3072 -> 2048, SwiGLU 2048 -> 2 x 8192, 8192 ->
-   * 2048) and a 2048 -> 128256 head, chained at M = 1; the SwiGLU fused
-   * into one GEMV or left as two GEMVs and a Mul. */
-  printf("\nMatMulNBits decode chain (M = 1, fp16, block 32, zero points; 16 layers + head, one graph)\n");
-  for (int fuse = 1; fuse >= 0; fuse--) {
+   * 2048) and a 2048 -> 128256 head, chained at M rows; the SwiGLU fused
+   * into one GEMV or left as two GEMVs and a Mul; at 8 rows with the
+   * tensor-core form and without. */
+  printf("\nMatMulNBits decode chain (fp16, block 32, zero points; 16 layers + head, one graph)\n");
+  static const struct { int64_t m; int fuse; const char *mma_min_m; } cs[] = {
+      {1, 1, NULL}, {1, 0, NULL}, {8, 1, "0"}, {8, 1, NULL}, {16, 1, NULL}};
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
     tg t;
     ir_graph *g = NULL;
     tg_begin(&t, HD_DT_F16);
-    int x = tg_input(&t, 2, D(1, 2048));
+    int x = tg_input(&t, 2, D(cs[c].m, 2048));
     double wb = 0;
     for (int l = 0; l < 16; l++) {
       x = nbits_of(&t, x, NULL, 2, 2048, 3072, bs, 1, 0);
@@ -2132,17 +2177,22 @@ static void bench_nbits(gpu_env *e, int chain_only) {
     }
     tg_output(&t, nbits_of(&t, x, NULL, 2, 2048, 128256, bs, 1, 0));
     wb += 2048.0 * 128256 * (0.5 + 2.5 / (double)bs);
-    hd_status *st = tg_end(&t, fuse, &g);
+    hd_status *st = tg_end(&t, cs[c].fuse, &g);
     if (st) {
       CHECK(0, "bench_nbits: chain: %s", hd_status_msg(st));
       hd_status_free(st);
       continue;
     }
+    nbits_env(NULL, cs[c].mma_min_m);
     double us = time_graph(e, e->ctx_cap, g);
     ir_graph_free(g);
-    printf("%-28s %8.1f us  %6.0f GB/s  (%.0f MB of weights; %.1f us at 3.35 TB/s)\n",
-           fuse ? "SwiGLU fused (glu GEMV)" : "SwiGLU as 2 GEMVs + Mul", us, wb / us / 1e3, wb / 1e6, wb / 3.35e6);
+    char label[64];
+    snprintf(label, sizeof label, "M=%lld, SwiGLU %s%s", (long long)cs[c].m, cs[c].fuse ? "fused" : "as 2 GEMVs + Mul",
+             cs[c].mma_min_m ? ", no mma" : "");
+    printf("%-34s %8.1f us  %6.0f GB/s  (%.0f MB of weights; %.1f us at 3.35 TB/s)\n", label, us, wb / us / 1e3,
+           wb / 1e6, wb / 3.35e6);
   }
+  nbits_env(NULL, NULL);
 }
 
 /* What the engine cache test reads from the module's log: candidates timed

@@ -2,9 +2,11 @@
  * on the device as the model gives them (uploaded once with the graph's
  * constants), so a step reads each weight as half a byte. Per plan, by the
  * rows M of A (its leading dims):
- *   - M <= GB_NBITS_GEMV_MAX_M (decode), or no BLAS: gpu_nbits_gemv, one
- *     pass over B per 8 rows of A, dequantised in registers, fp32 sums (a
- *     workspace of fp32 partial sums when it splits K over blocks);
+ *   - M up to gpu_nbits_gemv_max_m (decode, batched decode), or no BLAS:
+ *     gpu_nbits_gemv, one pass over B per 8 rows of A (per 32 rows of fp16
+ *     A on tensor cores from GB_NBITS_MMA_MIN_M rows), dequantised in
+ *     registers, fp32 sums (a workspace of fp32 partial sums when it splits
+ *     K over blocks);
  *   - larger M (prefill): column chunks of B dequantised into the workspace
  *     as A's type, each multiplied by the BLAS (tensor cores; TF32 only when
  *     use_tf32 allows) with the bias in its epilogue.
@@ -18,13 +20,16 @@
  * 2, read 2) with the multiply on tensor cores. Measured on an H100 (K = N
  * = 4096, fp16, block 32; test_backend_cuda --bench-nbits): GEMV 8.3,
  * 10.7, 17.0, 29.6 us at M = 1, 2, 4, 8; dequantise + GEMM 30.5-31 us for
- * any M up to 32: the two cross near M = 8. */
+ * any M up to 32: the two cross near M = 8. The tensor-core form costs
+ * about what one row does at any M up to 32. */
 #include <stdlib.h>
 
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 
-#define GB_NBITS_GEMV_MAX_M GPU_NBITS_GEMV_ROWS
+/* Rows of fp16 A from which the GEMV runs on tensor cores (see
+ * gpu_nbits.cu; HIPDNN_EP_NBITS_MMA_MIN_M overrides it, 0: never). */
+#define GB_NBITS_MMA_MIN_M 2
 /* Most bytes of B dequantised at once: a column chunk this small mostly
  * stays in the 50 MB L2 of an H100/H200 between the dequantising kernel's
  * writes and the GEMM's reads, and bounds the workspace for any N (an LLM
@@ -34,14 +39,15 @@
  * weights start 256-byte aligned, as the BLAS's algorithms assume. */
 #define GB_NBITS_CHUNK_ALIGN 128
 
-/* The most rows the GEMV takes: GB_NBITS_GEMV_MAX_M, or the environment's
- * HIPDNN_EP_NBITS_GEMV_MAX_M (a number >= 0), which benchmarks and tests
- * use to time and check both paths at one shape; read per plan. */
-static int64_t gemv_max_m(void) {
-  const char *v = getenv("HIPDNN_EP_NBITS_GEMV_MAX_M");
+/* The environment's number `name` (>= 0), else dflt; read per plan.
+ * Benchmarks and tests use HIPDNN_EP_NBITS_GEMV_MAX_M (the most rows the
+ * GEMV takes) and HIPDNN_EP_NBITS_MMA_MIN_M to time and check each path at
+ * one shape. */
+static int64_t env_rows(const char *name, int64_t dflt) {
+  const char *v = getenv(name);
   char *end = NULL;
   long long m = v && v[0] ? strtoll(v, &end, 10) : -1;
-  return m >= 0 && end && *end == '\0' ? (int64_t)m : GB_NBITS_GEMV_MAX_M;
+  return m >= 0 && end && *end == '\0' ? (int64_t)m : dflt;
 }
 
 typedef struct gb_nbits_step {
@@ -122,9 +128,10 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
   ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
                            .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes,
                            .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta,
-                           .exact = p->exact};
-  if (ns->d.m > gemv_max_m() && c->blas) return gemm_path(c, s, ns, ws);
-  *ws = (gpu_nbits_gemv_ws(&ns->d) + 255) / 256 * 256;
+                           .exact = p->exact, .mma_min_m = env_rows("HIPDNN_EP_NBITS_MMA_MIN_M", GB_NBITS_MMA_MIN_M)};
+  const int64_t gemv_max_m = env_rows("HIPDNN_EP_NBITS_GEMV_MAX_M", gpu_nbits_gemv_max_m(&ns->d, ns->dtype));
+  if (ns->d.m > gemv_max_m && c->blas) return gemm_path(c, s, ns, ws);
+  *ws = (gpu_nbits_gemv_ws(&ns->d, ns->dtype) + 255) / 256 * 256;
   return NULL;
 }
 
