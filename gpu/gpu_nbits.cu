@@ -647,11 +647,12 @@ struct mma_regs {
   uint32_t sz[kMmaLoads][2];
 };
 
-// Chunks c0 .. c0 + kMmaLoads - 1 of rows j of B at this lane's codes kc +
+// Chunks c0 .. c0 + kMmaLoads - 1 of rows j0, j1 of B at this lane's codes kc +
 // 128 c; past the slice (chunks) or the row, zeros with scale 0.
-__device__ __forceinline__ void mma_fetch(const gpu_nbits_desc &d, const int64_t j[2], int64_t row_bytes, int64_t kc,
-                                          int c0, int chunks, int bs_log2, mma_regs &r) {
+__device__ __forceinline__ void mma_fetch(const gpu_nbits_desc &d, int64_t j0, int64_t j1, int64_t row_bytes,
+                                          int64_t kc, int c0, int chunks, int bs_log2, mma_regs &r) {
   const unsigned short *scales = (const unsigned short *)d.scales;
+  const int64_t j[2] = {j0, j1};
 #pragma unroll
   for (int u = 0; u < kMmaLoads; ++u) {
     const int64_t kk = kc + (int64_t)(c0 + u) * kMmaChunk, blk = kk >> bs_log2;
@@ -755,20 +756,20 @@ __global__ void __launch_bounds__(kMmaWarps * 32) gemv_mma(gpu_nbits_desc d, int
   const int bs_log2 = __ffsll((long long)d.block_size) - 1;
   const int64_t kc = k0 + 32 * t;
   // this lane's B rows in column block cb: col, col + 8 (the last row repeated past N)
-  auto rows_of = [&](int64_t cb, int64_t j[2]) {
+  auto rows_of = [&](int64_t cb, int64_t &j0, int64_t &j1) {
     const int64_t col = cb * kMmaCols + warp * 16 + g;
-    j[0] = col < d.n ? col : d.n - 1;
-    j[1] = col + 8 < d.n ? col + 8 : d.n - 1;
+    j0 = col < d.n ? col : d.n - 1;
+    j1 = col + 8 < d.n ? col + 8 : d.n - 1;
   };
   // items: (column block cb, group gi); next: the one after
   auto next = [&](int64_t &cb, int &gi) {
     if (++gi == groups) gi = 0, cb += gridDim.x;
   };
-  int64_t cb = blockIdx.x, fcb = cb, j[2];
+  int64_t cb = blockIdx.x, fcb = cb, j0, j1;
   int gi = 0, fgi = 0;
   mma_regs r[2];
-  rows_of(fcb, j);
-  mma_fetch(d, j, row_bytes, kc, 0, chunks, bs_log2, r[0]);
+  rows_of(fcb, j0, j1);
+  mma_fetch(d, j0, j1, row_bytes, kc, 0, chunks, bs_log2, r[0]);
   next(fcb, fgi);
   // B, scales and zero points are constants: loaded ahead of the kernel
   // before; A only after it.
@@ -815,12 +816,18 @@ __global__ void __launch_bounds__(kMmaWarps * 32) gemv_mma(gpu_nbits_desc d, int
     next(cb, gi);
     return cb < col_blocks;
   };
+  // The next item's loads into r[b]
+  auto fetch_next = [&](mma_regs &rb) {
+    if (fcb < col_blocks) {
+      rows_of(fcb, j0, j1);
+      mma_fetch(d, j0, j1, row_bytes, kc, fgi * kMmaLoads, chunks, bs_log2, rb);
+    }
+    next(fcb, fgi);
+  };
   for (;;) {
-    if (fcb < col_blocks) rows_of(fcb, j), mma_fetch(d, j, row_bytes, kc, fgi * kMmaLoads, chunks, bs_log2, r[1]);
-    next(fcb, fgi);
+    fetch_next(r[1]);
     if (!step(r[0])) break;
-    if (fcb < col_blocks) rows_of(fcb, j), mma_fetch(d, j, row_bytes, kc, fgi * kMmaLoads, chunks, bs_log2, r[0]);
-    next(fcb, fgi);
+    fetch_next(r[0]);
     if (!step(r[1])) break;
   }
 #else
