@@ -578,7 +578,8 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
 // flight and the next group's loads issued before this one's MMAs. A
 // step's 16 k positions need not be consecutive, only the same in both
 // operands: a word of eight codes c0..c7 gives half2 (c0, c4), (c1, c5),
-// (c2, c6), (c3, c7) by masking nibbles into fp16 1024's mantissa, so A is
+// (c2, c6), (c3, c7) by masking nibbles into fp16 1024's mantissa (dq_word:
+// five integer and eight half2 instructions a word), so A is
 // staged in shared memory once a block, its pairs permuted to match
 // (x0, x4), (x1, x5), ... 16 bytes a lane a word, rows 64 bytes apart mod
 // 128 so a quarter warp's loads hit distinct banks. A weight is (code -
@@ -634,10 +635,18 @@ __device__ __forceinline__ __half2 bits_h2(uint32_t u) {
   return v;
 }
 
-// Codes i and i + 4 of a word of eight as half2 (code - zp) * scale: 1024 +
-// code exactly, z2 = 1024 + zp off exactly, one rounding in the multiply.
-__device__ __forceinline__ uint32_t dq2(uint32_t w, int i, __half2 z2, __half2 s2) {
-  return h2_bits(__hmul2(__hsub2(bits_h2(((w >> (4 * i)) & 0x000F000Fu) | 0x64006400u), z2), s2));
+// A word of eight codes as half2 (c0, c4), (c1, c5), (c2, c6), (c3, c7) of
+// (code - zp) * scale: the low nibbles of each half masked into fp16 1024's
+// mantissa (1024 + code), the high ones as 1024 + 16 code (times 1/16, exact:
+// 64 + code); z2 = 1024 + zp and f2 = -(64 + zp) off exactly, one rounding in
+// the multiply by s2.
+__device__ __forceinline__ void dq_word(uint32_t w, __half2 z2, __half2 f2, __half2 s2, uint32_t o[4]) {
+  const __half2 k16 = __float2half2_rn(0.0625f);
+  const uint32_t w8 = w >> 8;
+  o[0] = h2_bits(__hmul2(__hsub2(bits_h2((w & 0x000F000Fu) | 0x64006400u), z2), s2));
+  o[1] = h2_bits(__hmul2(__hfma2(bits_h2((w & 0x00F000F0u) | 0x64006400u), k16, f2), s2));
+  o[2] = h2_bits(__hmul2(__hsub2(bits_h2((w8 & 0x000F000Fu) | 0x64006400u), z2), s2));
+  o[3] = h2_bits(__hmul2(__hfma2(bits_h2((w8 & 0x00F000F0u) | 0x64006400u), k16, f2), s2));
 }
 
 // One lane's loads for kMmaLoads chunks: its two B rows' codes, and each
@@ -680,11 +689,12 @@ __device__ __forceinline__ void mma_group(const mma_regs &r, int c0, int chunks,
 #pragma unroll
   for (int u = 0; u < kMmaLoads; ++u) {
     if (c0 + u >= chunks) break;  // the same in every lane
-    __half2 s2[2], z2[2];
+    __half2 s2[2], z2[2], f2[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       s2[i] = __half2half2(__ushort_as_half((unsigned short)(r.sz[u][i] & 0xffffu)));
       z2[i] = __float2half2_rn(1024.f + (float)(r.sz[u][i] >> 16));
+      f2[i] = __float2half2_rn(-64.f - (float)(r.sz[u][i] >> 16));
     }
     const uint4 *x = xs + (int64_t)(c0 + u) * 16;
 #pragma unroll
@@ -693,21 +703,19 @@ __device__ __forceinline__ void mma_group(const mma_regs &r, int c0, int chunks,
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) xv[nt] = x[nt * 8 * rs + q * 4];
       const uint32_t w0 = r.w[u][0][q], w1 = r.w[u][1][q];
-      uint32_t a[4] = {dq2(w0, 0, z2[0], s2[0]), dq2(w1, 0, z2[1], s2[1]), dq2(w0, 1, z2[0], s2[0]),
-                       dq2(w1, 1, z2[1], s2[1])};
+      uint32_t o0[4], o1[4];
+      dq_word(w0, z2[0], f2[0], s2[0], o0);
+      dq_word(w1, z2[1], f2[1], s2[1], o1);
+      uint32_t a[4] = {o0[0], o1[0], o0[1], o1[1]};
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) mma_f16(acc[nt], a, xv[nt].x, xv[nt].y);
-      a[0] = dq2(w0, 2, z2[0], s2[0]), a[1] = dq2(w1, 2, z2[1], s2[1]);
-      a[2] = dq2(w0, 3, z2[0], s2[0]), a[3] = dq2(w1, 3, z2[1], s2[1]);
+      a[0] = o0[2], a[1] = o1[2], a[2] = o0[3], a[3] = o1[3];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) mma_f16(acc[nt], a, xv[nt].z, xv[nt].w);
     }
   }
 }
 
-#endif
-
-#if !defined(GPU_VENDOR_HIP)
 // A column block's sums in a lane (acc[nt]: B rows col (0, 1) and col + 8
 // (2, 3) at A rows 8 nt + 2 t (0, 2) and + 1 (1, 3)) to y as gemv_rows
 // stores them (a B row's neighbour col ^ 1 is in lane ^ 4), or to
