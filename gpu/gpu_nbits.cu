@@ -1064,5 +1064,6 @@ extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype) {
 }
 
 extern "C" int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype) {
-  return mma_takes(d, dtype) ? (int64_t)kMmaMaxRows : GPU_NBITS_GEMV_ROWS;
+  // a start past 32 rows (HIPDNN_EP_NBITS_MMA_MIN_M) leaves every pass on the CUDA-core form
+  return mma_takes(d, dtype) && d->mma_min_m <= kMmaMaxRows ? (int64_t)kMmaMaxRows : GPU_NBITS_GEMV_ROWS;
 }
