@@ -37,4 +37,20 @@ bool early_launch_on() {
 #endif
 }
 
+bool built_for(const void *kernel, int arch, std::atomic<int> *cached) {
+  // 0 not asked yet, 1 yes, 2 no; devices past kCachedDevices are asked each call
+  int dev = 0;
+  if (gpuGetDevice(&dev) != gpuSuccess) return false;
+  const bool keep = dev >= 0 && dev < kCachedDevices;
+  int known = keep ? cached[dev].load(std::memory_order_relaxed) : 0;
+  if (!known) {
+    gpuFuncAttributes fa;
+    // the PTX's version: code JIT-compiled from an older PTX reports the
+    // device's binary version, its __CUDA_ARCH__ branches the old ones
+    known = gpuFuncGetAttributes(&fa, kernel) == gpuSuccess && fa.ptxVersion >= arch ? 1 : 2;
+    if (keep) cached[dev].store(known, std::memory_order_relaxed);
+  }
+  return known == 1;
+}
+
 }  // namespace gpu

@@ -4,6 +4,8 @@
 #ifndef GPU_COMMON_CUH
 #define GPU_COMMON_CUH
 
+#include <atomic>
+
 #include "gpu/gpu_kernels.h"
 #include "gpu/gpu_vendor.h"
 
@@ -199,6 +201,13 @@ __device__ __forceinline__ void start_next() {
 
 // Whether launches on the current device may overlap (gpu_common.cu).
 bool early_launch_on();
+
+// Was kernel's code for the current device built from PTX of `arch` (80:
+// sm_80) or later, i.e. are its `__CUDA_ARCH__ >= arch` branches the ones
+// that run? cached: the caller's answers for that kernel, kCachedDevices of
+// them (gpu_common.cu).
+constexpr int kCachedDevices = 64;
+bool built_for(const void *kernel, int arch, std::atomic<int> *cached);
 
 // kernel<<<grid, block, shared, s>>>(args), early where early_launch_on();
 // a failed launch is also left for last_error(), as <<< >>> leaves it.

@@ -482,14 +482,11 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
 }
 
 // Built for a GPU with mma.sync m16n8k16 (sm_80 and up)? The kernels are
-// empty otherwise; the answer is the binary's, asked once per element type.
+// empty otherwise; asked once a device and element type.
 template <typename T>
 bool flash_built() {
-  static const bool ok = [] {
-    gpuFuncAttributes fa;
-    return gpuFuncGetAttributes(&fa, (const void *)flash_rows<T, 64, 4, false>) == gpuSuccess && fa.binaryVersion >= 80;
-  }();
-  return ok;
+  static std::atomic<int> cached[gpu::kCachedDevices];
+  return gpu::built_for((const void *)flash_rows<T, 64, 4, false>, 80, cached);
 }
 
 // rows of unit-stride elements starting on 16 bytes (n elements); with

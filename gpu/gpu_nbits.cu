@@ -846,16 +846,13 @@ __global__ void __launch_bounds__(kMmaWarps * 32) gemv_mma(gpu_nbits_desc d, int
 }
 
 // Built for a GPU with mma.sync m16n8k16 (sm_80 and up)? The kernel is
-// empty otherwise; the answer is the binary's, asked once.
+// empty otherwise.
 bool mma_built() {
 #if defined(GPU_VENDOR_HIP)
   return false;
 #else
-  static const bool ok = [] {
-    gpuFuncAttributes fa;
-    return gpuFuncGetAttributes(&fa, (const void *)gemv_mma<1>) == gpuSuccess && fa.binaryVersion >= 80;
-  }();
-  return ok;
+  static std::atomic<int> cached[gpu::kCachedDevices];
+  return gpu::built_for((const void *)gemv_mma<1>, 80, cached);
 #endif
 }
 

@@ -106,6 +106,7 @@ static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, 
            s->n->op_type, s->n->name, (long long)d->m, (long long)d->n, (long long)d->k, hd_status_msg(st));
     if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
     hd_status_free(st);
+    *ws = (gpu_nbits_gemv_ws(d, ns->dtype) + 255) / 256 * 256; /* its K-split sums */
     return NULL;
   }
   ns->chunk = chunk;
