@@ -469,7 +469,7 @@ int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
   return (row_codes + k - 1) / k;
 }
 
-constexpr int kMaxDevices = 64;  // per-device caches below; devices past this are asked each launch
+constexpr int kMaxDevices = gpu::kCachedDevices;  // per-device caches below; devices past this are asked each launch
 
 // Lets kernel f take kSharedMax bytes of shared memory (past the default
 // 48 KiB; CUDA asks for the opt-in), once a device (opted: the caller's
