@@ -23,9 +23,9 @@ bool early_launch_on() {
   if (!w) return false;
   // Per device, its compute capability (sm_90 brought the launch attribute):
   // 0 not asked yet, 1 yes, 2 no.
-  static std::atomic<int> per_device[64];
+  static std::atomic<int> per_device[kCachedDevices];
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kCachedDevices) return false;
   int known = per_device[dev].load(std::memory_order_relaxed);
   if (!known) {
     int major = 0;

@@ -69,6 +69,11 @@ static hd_status *nbits_support(be_context *c, const ir_graph *g, const ir_node 
   return NULL;
 }
 
+/* The GEMV's workspace: its K-split partial sums, 256-byte rounded. */
+static size_t gemv_workspace(const gb_nbits_step *ns) {
+  return (gpu_nbits_gemv_ws(&ns->d, ns->dtype) + 255) / 256 * 256;
+}
+
 static void free_mms(be_context *c, gb_nbits_step *ns) {
   if (ns->mm) gb_mm_put(c, ns->mm);
   if (ns->mm_tail) gb_mm_put(c, ns->mm_tail);
@@ -106,7 +111,7 @@ static hd_status *gemm_path(be_context *c, const gb_step *s, gb_nbits_step *ns, 
            s->n->op_type, s->n->name, (long long)d->m, (long long)d->n, (long long)d->k, hd_status_msg(st));
     if (hd_status_code(st) == HD_ERR_OUT_OF_MEMORY) return st;
     hd_status_free(st);
-    *ws = (gpu_nbits_gemv_ws(d, ns->dtype) + 255) / 256 * 256; /* its K-split sums */
+    *ws = gemv_workspace(ns);
     return NULL;
   }
   ns->chunk = chunk;
@@ -132,7 +137,7 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
                            .exact = p->exact, .mma_min_m = env_rows("HIPDNN_EP_NBITS_MMA_MIN_M", GB_NBITS_MMA_MIN_M)};
   const int64_t gemv_max_m = env_rows("HIPDNN_EP_NBITS_GEMV_MAX_M", gpu_nbits_gemv_max_m(&ns->d, ns->dtype));
   if (ns->d.m > gemv_max_m && c->blas) return gemm_path(c, s, ns, ws);
-  *ws = (gpu_nbits_gemv_ws(&ns->d, ns->dtype) + 255) / 256 * 256;
+  *ws = gemv_workspace(ns);
   return NULL;
 }
 
