@@ -34,7 +34,8 @@ static hd_status *check_vtable(const be_vtable *vt, const char *name) {
       !vt->context_destroy || !vt->supports_node || !vt->graph_compile || !vt->graph_free ||
       !vt->plan_compile || !vt->plan_free || !vt->plan_run)
     return hd_error(HD_ERR_INTERNAL, "backend '%s' lacks a required member", name);
-  if (!vt->host_memory && (!vt->mem_alloc || !vt->mem_free || !vt->copy || !vt->stream_create ||
+  if (!vt->host_memory && (!vt->mem_alloc || !vt->mem_free || !vt->copy || !vt->copy_rows_padded ||
+                           !vt->stream_create ||
                            !vt->stream_destroy || !vt->stream_sync || !vt->event_create ||
                            !vt->event_destroy || !vt->event_record || !vt->stream_wait_event ||
                            !vt->event_sync || !vt->event_query))
@@ -122,6 +123,21 @@ hd_status *be_copy(be_module *m, int ordinal, void *dst, const void *src, size_t
     return NULL;
   }
   return m->vt->copy(m, ordinal, dst, src, bytes, kind, stream);
+}
+
+hd_status *be_copy_rows_padded(be_module *m, int ordinal, void *dst, size_t dst_pitch, const void *src,
+                               size_t src_pitch, size_t row_bytes, size_t rows, be_copy_kind kind, void *stream) {
+  if (dst_pitch < row_bytes || src_pitch < row_bytes)
+    return hd_error(HD_ERR_INTERNAL, "a padded copy of %zu-byte rows to %zu-byte rows", row_bytes, dst_pitch);
+  if (rows == 0 || dst_pitch == 0) return NULL;
+  if (m->vt->host_memory) {
+    for (size_t r = 0; r < rows; r++) {
+      memmove((char *)dst + r * dst_pitch, (const char *)src + r * src_pitch, row_bytes);
+      memset((char *)dst + r * dst_pitch + row_bytes, 0, dst_pitch - row_bytes);
+    }
+    return NULL;
+  }
+  return m->vt->copy_rows_padded(m, ordinal, dst, dst_pitch, src, src_pitch, row_bytes, rows, kind, stream);
 }
 
 hd_status *be_stream_create(be_module *m, int ordinal, void **stream) {

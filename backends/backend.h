@@ -24,7 +24,7 @@
 #include "ir/ir.h"
 #include "ops/ops.h"
 
-#define BE_API_VERSION 5
+#define BE_API_VERSION 6
 
 /* The symbol a loadable backend module exports:
  *   hd_status *hipdnn_ep_backend_open(int api_version, const be_host *host,
@@ -140,6 +140,10 @@ typedef struct be_vtable {
   /* stream NULL: synchronous */
   hd_status *(*copy)(be_module *m, int ordinal, void *dst, const void *src, size_t bytes,
                      be_copy_kind kind, void *stream);
+  /* rows of row_bytes, src_pitch apart, to rows dst_pitch apart in device
+   * memory dst, each zeroed past row_bytes (be_copy_rows_padded) */
+  hd_status *(*copy_rows_padded)(be_module *m, int ordinal, void *dst, size_t dst_pitch, const void *src,
+                                 size_t src_pitch, size_t row_bytes, size_t rows, be_copy_kind kind, void *stream);
 
   /* streams and events (opaque runtime handles) */
   hd_status *(*stream_create)(be_module *m, int ordinal, void **stream);
@@ -227,6 +231,12 @@ void be_host_free_pinned(be_module *m, void *p);
 hd_status *be_mem_info(be_module *m, int ordinal, size_t *free_bytes, size_t *total_bytes);
 hd_status *be_copy(be_module *m, int ordinal, void *dst, const void *src, size_t bytes,
                    be_copy_kind kind, void *stream);
+/* Copies `rows` rows of row_bytes, src_pitch bytes apart in src, to rows
+ * dst_pitch (>= row_bytes) apart in dst, zeroing each dst row past
+ * row_bytes: a tensor widened along its last axis. dst is device memory
+ * (host memory on a host-memory backend); kind says where src is. */
+hd_status *be_copy_rows_padded(be_module *m, int ordinal, void *dst, size_t dst_pitch, const void *src,
+                               size_t src_pitch, size_t row_bytes, size_t rows, be_copy_kind kind, void *stream);
 hd_status *be_stream_create(be_module *m, int ordinal, void **stream);
 void be_stream_destroy(be_module *m, int ordinal, void *stream);
 hd_status *be_stream_sync(be_module *m, int ordinal, void *stream);

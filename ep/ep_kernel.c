@@ -7,7 +7,12 @@
  * thread; the plan cache is guarded by a mutex and its entries are
  * reference-counted, so evicting a plan never frees one another thread is
  * running; what a run writes on the device belongs to the backend's
- * per-run instances, ordered on the GPU (backends/gpu/gb_exec.c). */
+ * per-run instances, ordered on the GPU (backends/gpu/gb_exec.c).
+ *
+ * An input whose width may grow every run (GenAI's attention mask) is
+ * padded with zeros to a bucketed width where the plan computes the same
+ * results at it (plan/plan_pad.c): the run binds its own padded copy, and
+ * one plan (one captured graph) serves the bucket. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,7 @@ typedef struct ep_kernel {
   uint64_t tick;
   int warned_host;
   uint8_t *must_fold; /* per node: computed at plan time only (plan_eval.must_fold) */
+  plan_pad *pad;      /* the input plans may take padded, or NULL */
 } ep_kernel;
 
 /* What one Compute call reads and binds; owned by the calling thread. */
@@ -49,6 +55,8 @@ typedef struct run_state {
   void **in_ptrs, **out_ptrs;
   void **out_host;  /* per output: the host tensor to copy back to, or NULL */
   void **stage;     /* per input, then per output: device staging, or NULL */
+  void *padded;     /* the padded copy of input k->pad->input, or NULL */
+  void *pad_src;    /* what it was copied from */
   int must_sync;    /* the host must wait for the stream before returning */
   ep_prof_run *prof; /* NULL unless this run is profiled (ep_profile.h) */
 } run_state;
@@ -78,7 +86,15 @@ static int same_shapes(const ir_shape *a, const ir_shape *b, int n) {
   return 1;
 }
 
-static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **out) {
+/* How plan_acquire may go about a plan it does not have. */
+typedef enum plan_miss {
+  PLAN_MISS_NONE,   /* leave it: *out = NULL */
+  PLAN_MISS_BUILD,  /* build it */
+  PLAN_MISS_PADDED, /* build it if it holds at the run's own width (plan_pad_holds) */
+} plan_miss;
+
+static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_miss miss, plan_entry **out) {
+  *out = NULL;
   int nin = k->g->ninputs;
   plan_entry *e = calloc(1, sizeof *e);
   if (!e) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -88,6 +104,13 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **
     memcpy(e->shapes, shapes, sizeof(ir_shape) * (size_t)nin);
     const plan_eval host = {NULL, ref_step_run, k->must_fold};
     st = plan_create(k->g, shapes, &host, &e->plan);
+  }
+  /* A padded width that does not hold (a prefill; a present longer than
+   * the past) may not plan at all: the run's own width will say. */
+  if (miss == PLAN_MISS_PADDED && (st || !plan_pad_holds(k->pad, e->plan))) {
+    hd_status_free(st);
+    plan_entry_free(k, e);
+    return NULL;
   }
   if (!st) st = be_plan_compile(k->ep->dev->be, k->bg, e->plan, &e->bp);
   if (st) {
@@ -99,9 +122,11 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_entry **
 }
 
 /* The plan for these shapes, with a reference for the caller (give it back
- * with plan_release). Built under the lock: the first run at a new shape
- * pays for it, and no two threads build the same plan. */
-static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry **out, int *built) {
+ * with plan_release), or *out = NULL where `miss` leaves it. Built under
+ * the lock: the first run at a new shape pays for it, and no two threads
+ * build the same plan. */
+static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_miss miss, plan_entry **out,
+                               int *built) {
   int nin = k->g->ninputs;
   plan_entry *evicted = NULL;
   hd_status *st = NULL;
@@ -109,10 +134,10 @@ static hd_status *plan_acquire(ep_kernel *k, const ir_shape *shapes, plan_entry 
   plan_entry *e = NULL;
   for (int i = 0; i < k->nplans && !e; i++)
     if (same_shapes(k->plans[i]->shapes, shapes, nin)) e = k->plans[i];
-  if (!e) {
-    st = plan_build(k, shapes, &e);
-    *built = 1;
-    if (!st) {
+  if (!e && miss != PLAN_MISS_NONE) {
+    st = plan_build(k, shapes, miss, &e);
+    *built = e != NULL;
+    if (!st && e) {
       if (k->nplans == EP_MAX_PLANS) {
         int lru = 0;
         for (int i = 1; i < k->nplans; i++)
@@ -212,6 +237,7 @@ static void mark_uses(ep_kernel *k, run_state *rs) {
     if (ep_device_mark_use(dev, rs->in_ptrs[i], rs->stream) == 2) rs->must_sync = 1;
   for (int j = 0; j < k->g->noutputs; j++)
     if (ep_device_mark_use(dev, rs->out_ptrs[j], rs->stream) == 2) rs->must_sync = 1;
+  if (rs->pad_src && ep_device_mark_use(dev, rs->pad_src, rs->stream) == 2) rs->must_sync = 1;
 }
 
 /* ---- profiles: each step of a profiled run as one event ---- */
@@ -289,6 +315,44 @@ static hd_status *run_profiled(ep_kernel *k, run_state *rs, plan_entry *e) {
   return st;
 }
 
+/* Binds a copy of input k->pad->input padded with zeros to the width plan
+ * e was built at; owned by the run, ordered on its stream. */
+static hd_status *pad_input(ep_kernel *k, run_state *rs, const plan_entry *e) {
+  int i = k->pad->input;
+  const ir_shape *have = &rs->shapes[i], *want = &e->shapes[i];
+  int64_t w = have->dims[have->rank - 1], to = want->dims[want->rank - 1];
+  if (w == to) return NULL;
+  size_t esz = hd_dtype_size(k->g->values[k->g->inputs[i]].dtype);
+  size_t rows = (size_t)ir_numel(have->rank - 1, have->dims), bytes = rows * (size_t)to * esz;
+  if (k->device) HD_TRY(ep_allocator_alloc_on(k->ep->device_alloc, bytes ? bytes : 1, rs->stream, &rs->padded));
+  else if (!(rs->padded = malloc(bytes ? bytes : 1))) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  rs->pad_src = rs->in_ptrs[i];
+  HD_TRY(be_copy_rows_padded(k->ep->dev->be, k->ep->dev->ordinal, rs->padded, (size_t)to * esz, rs->pad_src,
+                             (size_t)w * esz, (size_t)w * esz, rows, BE_COPY_DEVICE_TO_DEVICE, rs->stream));
+  rs->in_ptrs[i] = rs->padded;
+  return NULL;
+}
+
+/* The plan for this run: the one for its shapes where cached; else, where
+ * an input may be padded, the one for the padded width if it holds there
+ * (plan_pad.c); else one built for its shapes. */
+static hd_status *plan_for_run(ep_kernel *k, run_state *rs, plan_entry **e, int *built) {
+  int64_t width = k->pad ? plan_pad_width(k->pad, rs->shapes) : 0;
+  if (width) {
+    HD_TRY(plan_acquire(k, rs->shapes, PLAN_MISS_NONE, e, built));
+    if (*e) return NULL;
+    ir_shape *padded = malloc(sizeof(ir_shape) * (size_t)k->g->ninputs);
+    if (!padded) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(padded, rs->shapes, sizeof(ir_shape) * (size_t)k->g->ninputs);
+    ir_shape *x = &padded[k->pad->input];
+    x->dims[x->rank - 1] = width;
+    hd_status *st = plan_acquire(k, padded, PLAN_MISS_PADDED, e, built);
+    free(padded);
+    if (st || *e) return st;
+  }
+  return plan_acquire(k, rs->shapes, PLAN_MISS_BUILD, e, built);
+}
+
 static hd_status *run(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   be_module *be = k->ep->dev->be;
   if (k->device) EP_ORT_TRY(ep_api->KernelContext_GetGPUComputeStream(ctx, &rs->stream), "reading the compute stream");
@@ -296,9 +360,10 @@ static hd_status *run(ep_kernel *k, OrtKernelContext *ctx, run_state *rs) {
   plan_entry *e = NULL;
   int built = 0;
   int64_t t_plan = rs->prof ? be_clock_ns() : 0;
-  HD_TRY(plan_acquire(k, rs->shapes, &e, &built));
+  HD_TRY(plan_for_run(k, rs, &e, &built));
   if (rs->prof && built) profile_plan_build(k, rs, e, t_plan);
-  hd_status *st = bind_outputs(k, ctx, rs, e->plan);
+  hd_status *st = k->pad ? pad_input(k, rs, e) : NULL;
+  if (!st) st = bind_outputs(k, ctx, rs, e->plan);
   if (!st && k->device) mark_uses(k, rs);
   if (!st) st = rs->prof ? run_profiled(k, rs, e) : be_plan_run(be, e->bp, rs->in_ptrs, rs->out_ptrs, rs->stream);
   /* Outputs known at plan time (a shape, a constant mask) are plan data. */
@@ -351,6 +416,8 @@ static OrtStatus *ORT_API_CALL k_compute(OrtNodeComputeInfo *p, void *state, Ort
    * streams until this run's work on them is done. */
   for (size_t i = 0; ptrs && i < nin + nout; i++)
     if (rs.stage[i]) ep_allocator_free(k->ep->device_alloc, rs.stage[i]);
+  if (rs.padded && k->device) ep_allocator_free(k->ep->device_alloc, rs.padded);
+  else free(rs.padded);
   free(ptrs);
   free(rs.shapes);
   ep_prof_run_end(rs.prof);
@@ -416,6 +483,10 @@ hd_status *ep_kernel_create(ep_ep *ep, const char *name, ep_graph *eg, OrtNodeCo
     return st;
   }
   st = find_folds(k);
+  if (!st) st = plan_pad_find(k->g, &k->pad);
+  if (!st && k->pad)
+    HD_LOG(HD_LOG_VERBOSE, "'%s': input '%s' may be padded to a planned width", k->name,
+           k->g->values[k->g->inputs[k->pad->input]].name);
   if (!st) st = ep_kernels_add(ep, &k->base);
   if (st) {
     ep_kernel_destroy(&k->base);
@@ -439,6 +510,7 @@ void ep_kernel_destroy(OrtNodeComputeInfo *p) {
   ir_graph_free(k->g);
   pthread_mutex_destroy(&k->mu);
   free(k->must_fold);
+  plan_pad_free(k->pad);
   free(k->name);
   free(k);
 }

@@ -53,6 +53,8 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemsetAsync hipMemsetAsync
+#define gpuMemcpy2DAsync hipMemcpy2DAsync
+#define gpuMemset2DAsync hipMemset2DAsync
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
@@ -140,6 +142,8 @@ typedef struct cudaDeviceProp gpuDeviceProp;
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemsetAsync cudaMemsetAsync
+#define gpuMemcpy2DAsync cudaMemcpy2DAsync
+#define gpuMemset2DAsync cudaMemset2DAsync
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice

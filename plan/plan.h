@@ -8,7 +8,8 @@
  *                     a producer and its consumer
  *   plan_precision.c  the `precision` option: an fp32 partition computed in
  *                     fp16 or bf16, fp32 at its inputs and outputs
- *   plan_layout.c     channels last (NHWC) for convolution chains */
+ *   plan_layout.c     channels last (NHWC) for convolution chains
+ *   plan_pad.c        inputs a plan may take zero-padded (a growing mask) */
 #ifndef PLAN_H
 #define PLAN_H
 
@@ -74,6 +75,30 @@ typedef struct plan_layout_report {
  * convolutions outnumber the Transposes it needs two to one; the rule in
  * plan_layout.c. Run after plan_precision. rep may be NULL. */
 hd_status *plan_layout(ir_graph *g, int mode, const plan_support *sup, plan_layout_report *rep);
+
+/* ---- padded inputs (plan_pad.c) ---- */
+
+/* A graph input whose plans may be built at a larger last-axis width than
+ * the run's, the run binding a zero-padded copy: every result is the same
+ * (GenAI's attention mask; the rule in plan_pad.c). */
+typedef struct plan_pad {
+  const ir_graph *g;
+  int input; /* graph-input position */
+  int *gqa;  /* GroupQueryAttention nodes reading the width */
+  int ngqa;
+} plan_pad;
+
+/* The first input of g that may be padded, or *out = NULL when none. */
+hd_status *plan_pad_find(const ir_graph *g, plan_pad **out);
+void plan_pad_free(plan_pad *pp);
+/* The width to plan at for these input shapes (the next power of two from
+ * 64, at most every GroupQueryAttention's past length), or 0 when the
+ * input's own width is the one to plan at. */
+int64_t plan_pad_width(const plan_pad *pp, const ir_shape *shapes);
+/* Whether p, built at a width from plan_pad_width, computes what the
+ * run's own width would: each GroupQueryAttention a decode step of one
+ * query row whose present is its past buffer. */
+int plan_pad_holds(const plan_pad *pp, const ir_plan *p);
 
 /* ---- patterns (plan_match.c) ---- */
 

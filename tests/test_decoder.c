@@ -30,6 +30,10 @@
  * vocabulary, not near-uniform), the two KV forms giving the CPU EP the
  * same tokens, and with --reference the CPU EP against the numpy decode in
  * DIR/reference.bin (the generator's own check of the layout's meaning).
+ * In the shared form, the plans our EP builds over the decode steps (its
+ * verbose log): at most one per width bucket, the attention mask bound
+ * padded (plan/plan_pad.c), where one a step is what a growing mask costs
+ * without it.
  *
  * --full-ep: also every node on our EP (session.disable_cpu_ep_fallback).
  * Until the ops listed by --pending are ours this exits 77 (SKIP) naming the
@@ -277,6 +281,25 @@ typedef struct dc_result {
 
 /* Prefill + o->gen steps on both sessions (sess[0] = CPU EP). Returns 0 when
  * every check passed. */
+/* The plan widths a shared-KV decode from `prompt` to `last` columns may
+ * take (plan/plan_pad.c's buckets: powers of two from 64, at most the
+ * buffer's length): the plans it may build, with one for the prefill. */
+static int plan_budget(int64_t prompt, int64_t last, int64_t max_length) {
+  int n = 1;
+  for (int64_t w = 64, lo = prompt + 1; lo <= last; w *= 2) {
+    int64_t hi = w < max_length ? w : max_length;
+    if (hi >= lo) n++, lo = hi + 1;
+    if (hi == max_length) break;
+  }
+  return n;
+}
+
+static int count_lines(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
 static int decode(hh_ort *h, const lm_model *m, const dc_opts *o, dc_sess *sess, int64_t b, int kv_form,
                   const dc_ref *ref, double tol, double ref_tol, dc_result *r) {
   const char *form = !m->has_cache ? "no-cache" : dc_form_names[kv_form];
@@ -294,6 +317,7 @@ static int decode(hh_ort *h, const lm_model *m, const dc_opts *o, dc_sess *sess,
       }
   }
   int64_t len = o->prompt;
+  int count_plans = m->has_cache && kv_form == DC_SHARED && !hh_log_capture_begin(h);
   for (int64_t step = 0; step <= o->gen && !bad; step++) {
     /* the prefill feeds the prompt; a step the last token; no cache: all of it */
     int64_t s = !m->has_cache ? len : step == 0 ? o->prompt : 1, pos = len - s;
@@ -372,6 +396,16 @@ static int decode(hh_ort *h, const lm_model *m, const dc_opts *o, dc_sess *sess,
     if (!bad) r->steps_done = (int)step + 1;
     len++;
   }
+  char *log = NULL;
+  if (count_plans && !hh_log_capture_end(h, &log) && !bad) {
+    int built = count_lines(log, "new plan"), budget = plan_budget(o->prompt, len - 1, m->max_length);
+    if (built > budget) {
+      fprintf(stderr, "FAIL batch %lld %s: %d plans built over %lld steps, at most %d expected (one per width bucket)\n",
+              (long long)b, form, built, (long long)o->gen, budget);
+      bad = 1;
+    }
+  }
+  free(log);
   for (int k = 0; k < 2; k++) kv_release(h, &sess[k], 2 * m->layers);
   if (!bad) {
     printf("  batch %lld, %-8s: %d steps (prefill %lld + %lld), tokens identical", (long long)b, form, r->steps_done,

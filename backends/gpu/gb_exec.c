@@ -24,13 +24,14 @@
  * on an instance is eager (a warm-up: variant packs, lazy library state);
  * its second captures every launch into one GPU graph, keyed to the bound
  * input/output pointers, and launches it; later runs with the same
- * pointers only launch it. When the pointers change, the slot re-captures
- * once against the instance's staging buffers and from then on copies
- * inputs in and outputs out around the graph — unless those copies would
- * cost more than the launches a graph saves (an LLM's KV cache: hundreds of
- * MB of inputs and outputs): then that run is eager, and a graph is keyed
- * to the new pointers if they hold still. Staging memory is allocated only
- * when a slot first stages. When the instance's buffers
+ * pointers only launch it. Each input or output whose pointer moves is
+ * from then on bound to the instance's staging copy of it, copied in
+ * (out) around the graph, and the slot captures once more: a decoder's
+ * token ids and mask move every step, its KV cache holds still. The
+ * copies pay against the launches a graph saves only up to a size (the
+ * plan's move_at): when a larger buffer moves, that run is eager and a
+ * graph is keyed to the new pointers if they hold still. Staging memory
+ * is allocated only when a slot first stages. When the instance's buffers
  * move (it grew for a larger plan), its generation changes and the slot
  * captures again. Anything that makes capture fail turns it off for the
  * slot, which then runs eagerly. */
@@ -44,8 +45,8 @@
 
 struct gb_exec {
   int id;                  /* its slot in every plan of the graph */
-  void *arena, *workspace, *zeroed, *stage;
-  size_t arena_cap, workspace_cap, zeroed_cap, stage_cap;
+  void *arena, *workspace, *zeroed, *stage, *moved;
+  size_t arena_cap, workspace_cap, zeroed_cap, stage_cap, moved_cap; /* moved: staging for move_at */
   uint64_t gen;            /* bumped whenever a buffer moves */
   gpuEvent_t done;         /* recorded after the last run's launches */
   gpuStream_t stream;      /* where the last run went */
@@ -72,7 +73,8 @@ struct gb_plan_slot {
   int runs;                 /* eager runs so far */
   int ran;                  /* the plan has run on this instance (its frees wait) */
   int capture_off;          /* capture failed or is impossible: run eagerly */
-  int staged;               /* the graph reads/writes the staging buffers */
+  int nstaged;              /* I/Os the graph reads/writes through the staging */
+  uint8_t *staged;          /* per input, then output: bound to its staging copy */
   void **key_in, **key_out; /* pointers the graph (or the last run) was bound to */
   dnn_varpack *vp;          /* per step */
 };
@@ -94,6 +96,7 @@ static void exec_free(be_graph *bg, gb_exec *x) {
   if (x->workspace) c->alloc.free(c->alloc.ctx, x->workspace);
   if (x->zeroed) c->alloc.free(c->alloc.ctx, x->zeroed);
   if (x->stage) c->alloc.free(c->alloc.ctx, x->stage);
+  if (x->moved) c->alloc.free(c->alloc.ctx, x->moved);
   free(x);
 }
 
@@ -236,8 +239,41 @@ static void exec_release(be_graph *bg, gb_exec *x, gpuStream_t stream) {
 static void slot_clear(be_plan *bp, gb_plan_slot *sl) {
   if (sl->graph && gpuGraphExecDestroy((gpuGraphExec_t)sl->graph) != gpuSuccess) (void)gpuGetLastError();
   sl->graph = NULL;
-  sl->runs = sl->capture_off = sl->staged = 0;
+  sl->runs = sl->capture_off = sl->nstaged = 0;
+  if (sl->staged) memset(sl->staged, 0, (size_t)(bp->bg->g->ninputs + bp->bg->g->noutputs));
   for (int i = 0; sl->vp && i < bp->nsteps; ++i) dnn_varpack_free(&bp->bg->c->m->vd, &sl->vp[i]);
+}
+
+/* Bytes of input i, or of output i - ninputs. */
+static size_t io_bytes(const be_plan *bp, int i) {
+  const ir_graph *g = bp->bg->g;
+  return bp->p.t[i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]].nbytes;
+}
+
+/* Copying an input in or an output out around a graph, at ~1.5 TB/s,
+ * against the ~4 us of host launch time a captured step saves: staging
+ * pays while the bytes stay under this per step. */
+#define GB_STAGE_BYTES_PER_STEP ((size_t)3 << 20)
+
+/* Which inputs and outputs may be staged under a graph: the smallest
+ * first, while their bytes together pay (GB_STAGE_BYTES_PER_STEP). */
+static hd_status *plan_move_places(be_plan *bp) {
+  const ir_graph *g = bp->bg->g;
+  int nio = g->ninputs + g->noutputs;
+  bp->move_at = malloc(sizeof(size_t) * (size_t)(nio + 1));
+  if (!bp->move_at) return GB_OOM();
+  for (int i = 0; i < nio; ++i) bp->move_at[i] = GB_NOT_STAGED;
+  size_t budget = (size_t)(bp->nsteps + 1) * GB_STAGE_BYTES_PER_STEP, at = 0;
+  for (;;) { /* nio is a partition's inputs and outputs: tens to hundreds */
+    int pick = -1;
+    for (int i = 0; i < nio; ++i)
+      if (bp->move_at[i] == GB_NOT_STAGED && (pick < 0 || io_bytes(bp, i) < io_bytes(bp, pick))) pick = i;
+    if (pick < 0 || at + align_up(io_bytes(bp, pick)) > budget) break;
+    bp->move_at[pick] = at;
+    at += align_up(io_bytes(bp, pick));
+  }
+  bp->move_bytes = at ? at : 256;
+  return NULL;
 }
 
 hd_status *gb_plan_slots_create(be_plan *bp) {
@@ -248,15 +284,15 @@ hd_status *gb_plan_slots_create(be_plan *bp) {
   for (int i = 0; i < GB_MAX_EXECS; ++i) {
     gb_plan_slot *sl = &bp->slots[i];
     sl->key_in = calloc(nio, sizeof(void *));
+    sl->staged = calloc(nio, 1);
     sl->vp = calloc((size_t)(bp->nsteps ? bp->nsteps : 1), sizeof *sl->vp);
-    if (!sl->key_in || !sl->vp) return GB_OOM(); /* gb_plan_slots_free cleans up */
+    if (!sl->key_in || !sl->staged || !sl->vp) return GB_OOM(); /* gb_plan_slots_free cleans up */
     sl->key_out = sl->key_in + g->ninputs;
   }
   size_t total = 0;
-  for (int i = 0; i < g->ninputs; ++i) total += align_up(bp->p.t[g->inputs[i]].nbytes);
-  for (int i = 0; i < g->noutputs; ++i) total += align_up(bp->p.t[g->outputs[i]].nbytes);
+  for (int i = 0; i < g->ninputs + g->noutputs; ++i) total += align_up(io_bytes(bp, i));
   bp->stage_bytes = total ? total : 256;
-  return NULL;
+  return plan_move_places(bp);
 }
 
 void gb_plan_slots_free(be_plan *bp) {
@@ -280,9 +316,12 @@ void gb_plan_slots_free(be_plan *bp) {
     slot_clear(bp, sl);
     free(sl->vp);
     free(sl->key_in);
+    free(sl->staged);
   }
   free(bp->slots);
   bp->slots = NULL;
+  free(bp->move_at);
+  bp->move_at = NULL;
 }
 
 void *gb_zeroed(const gb_launch *l, const gb_step *s) {
@@ -379,13 +418,8 @@ static hd_status *capture(be_plan *bp, gb_exec *x, void *const *inputs, void *co
   return NULL;
 }
 
-static int same_ptrs(void *const *a, void *const *b, int n) {
-  for (int i = 0; i < n; ++i)
-    if (a[i] != b[i]) return 0;
-  return 1;
-}
-
-/* The instance's staging buffers for plan bp: inputs, then outputs. */
+/* The instance's staging of every input and output of plan bp (a run
+ * with misaligned pointers): inputs, then outputs. */
 static void stage_ptrs(const be_plan *bp, const gb_exec *x, void **in, void **out) {
   const ir_graph *g = bp->bg->g;
   char *at = x->stage;
@@ -411,12 +445,29 @@ static hd_status *copy_io(void *const *dst, void *const *src, const ir_plan *p, 
   return NULL;
 }
 
-/* Copying a plan's inputs in and outputs out around a graph, at ~1.5 TB/s,
- * against the ~4 us of host launch time a captured step saves: staging
- * pays while the bytes stay under this per step. */
-#define GB_STAGE_BYTES_PER_STEP ((size_t)3 << 20)
+/* Copies the staged inputs (to_stage) or outputs (from the staging) of
+ * slot sl around its graph. */
+static hd_status *copy_staged(const be_plan *bp, const gb_exec *x, const gb_plan_slot *sl, void *const *inputs,
+                              void *const *outputs, int to_stage, gpuStream_t stream) {
+  const ir_graph *g = bp->bg->g;
+  int from = to_stage ? 0 : g->ninputs, to = to_stage ? g->ninputs : g->ninputs + g->noutputs;
+  for (int i = from; i < to; ++i) {
+    size_t bytes = io_bytes(bp, i);
+    const ir_tensor *t = &bp->p.t[i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]];
+    if (!sl->staged[i] || !bytes || (t->storage != IR_ST_INPUT && t->storage != IR_ST_OUTPUT)) continue;
+    char *stage = (char *)x->moved + bp->move_at[i];
+    void *user = i < g->ninputs ? inputs[i] : outputs[i - g->ninputs];
+    GB_CHECK(gpuMemcpyAsync(to_stage ? stage : user, to_stage ? (void *)user : stage, bytes, gpuMemcpyDeviceToDevice,
+                            stream));
+  }
+  return NULL;
+}
 
-static int staging_pays(const be_plan *bp) { return bp->stage_bytes <= (size_t)(bp->nsteps + 1) * GB_STAGE_BYTES_PER_STEP; }
+static void key_to(const be_plan *bp, gb_plan_slot *sl, void *const *inputs, void *const *outputs) {
+  const ir_graph *g = bp->bg->g;
+  memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)g->ninputs);
+  memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)g->noutputs);
+}
 
 /* A run through the slot's captured graph; *done = 0 when the caller must
  * run eagerly instead. */
@@ -425,75 +476,70 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
   const ir_graph *g = bp->bg->g;
   gb_plan_slot *sl = &bp->slots[x->id];
   *done = 0;
-  int ni = g->ninputs, no = g->noutputs;
+  int ni = g->ninputs, nio = g->ninputs + g->noutputs;
   if (sl->gen != x->gen) { /* the instance's buffers moved: start over */
     slot_clear(bp, sl);
     sl->gen = x->gen;
   }
-  int same = same_ptrs(sl->key_in, inputs, ni) && same_ptrs(sl->key_out, outputs, no);
   if (sl->runs < 1) { /* the warm-up run is eager; remember its pointers */
-    memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
-    memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
+    key_to(bp, sl, inputs, outputs);
     return NULL;
   }
   gpuStreamCaptureStatus cs = gpuStreamCaptureStatusNone;
-  if (!stream || gpuStreamIsCapturing(stream, &cs) != gpuSuccess ||
-      cs != gpuStreamCaptureStatusNone) {
+  if (!stream || gpuStreamIsCapturing(stream, &cs) != gpuSuccess || cs != gpuStreamCaptureStatusNone) {
     (void)gpuGetLastError();
     return NULL; /* the legacy stream, or the caller is capturing us: eager */
   }
-  if (!sl->graph || (!sl->staged && !same)) {
-    /* First capture: keyed to the caller's pointers when they held still
-     * since the warm-up; otherwise (and after any change) to the staging
-     * buffers, for good — or, where copies through them cost more than
-     * the graph saves, no graph for this run, keyed to its pointers. */
-    int stage = sl->graph != NULL || !same;
-    if (stage && !staging_pays(bp)) {
-      if (sl->graph && gpuGraphExecDestroy((gpuGraphExec_t)sl->graph) != gpuSuccess) (void)gpuGetLastError();
-      sl->graph = NULL;
-      memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
-      memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
-      return NULL;
+  /* What moved since the graph (or the warm-up) was keyed, besides what
+   * the graph already reads through the staging. */
+  int moved = 0, too_large = 0;
+  for (int i = 0; i < nio; ++i) {
+    void *now = i < ni ? inputs[i] : outputs[i - ni], *key = i < ni ? sl->key_in[i] : sl->key_out[i - ni];
+    if (sl->staged[i] || now == key) continue;
+    moved++;
+    too_large |= bp->move_at[i] == GB_NOT_STAGED;
+  }
+  if (too_large) { /* no graph for this run; one keyed to these pointers if they hold still */
+    if (sl->graph && gpuGraphExecDestroy((gpuGraphExec_t)sl->graph) != gpuSuccess) (void)gpuGetLastError();
+    sl->graph = NULL;
+    key_to(bp, sl, inputs, outputs);
+    return NULL;
+  }
+  if (!sl->graph || moved) {
+    for (int i = 0; i < nio; ++i) {
+      void *now = i < ni ? inputs[i] : outputs[i - ni], *key = i < ni ? sl->key_in[i] : sl->key_out[i - ni];
+      if (!sl->staged[i] && now != key) sl->staged[i] = 1, sl->nstaged++;
     }
-    if (stage) {
-      HD_TRY(exec_fit(bp, x, 1));
-      if (sl->gen != x->gen) { /* new staging buffers: every buffer counts as moved; warm up again */
+    if (sl->nstaged) {
+      HD_TRY(ensure(bp->bg, x, &x->moved, &x->moved_cap, bp->move_bytes, "staging"));
+      if (sl->gen != x->gen) { /* new staging: every buffer counts as moved; warm up again */
         slot_clear(bp, sl);
         sl->gen = x->gen;
-        memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
-        memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
+        key_to(bp, sl, inputs, outputs);
         return NULL;
       }
     }
-  }
-  void **stage_in = calloc((size_t)(ni + no + 1), sizeof(void *));
-  if (!stage_in) return GB_OOM();
-  void **stage_out = stage_in + ni;
-  stage_ptrs(bp, x, stage_in, stage_out);
-  hd_status *st = NULL;
-  if (!sl->graph || (!sl->staged && !same)) {
-    int stage = sl->graph != NULL || !same;
-    st = capture(bp, x, stage ? stage_in : inputs, stage ? stage_out : outputs, stream);
+    /* bound: the staging copy where staged, the caller's buffer elsewhere */
+    void **bound = calloc((size_t)nio + 1, sizeof(void *));
+    if (!bound) return GB_OOM();
+    for (int i = 0; i < nio; ++i)
+      bound[i] = sl->staged[i] ? (char *)x->moved + bp->move_at[i] : i < ni ? inputs[i] : outputs[i - ni];
+    hd_status *st = capture(bp, x, bound, bound + ni, stream);
+    free(bound);
     if (st) {
       HD_LOG(HD_LOG_WARNING, "%s: graph capture off for this plan instance, runs stay eager: %s",
              gb_backend_name, hd_status_msg(st));
       hd_status_free(st);
       sl->capture_off = 1;
-      free(stage_in);
       return NULL;
     }
-    sl->staged = stage;
-    if (!stage) {
-      memcpy(sl->key_in, inputs, sizeof(void *) * (size_t)ni);
-      memcpy(sl->key_out, outputs, sizeof(void *) * (size_t)no);
-    }
+    key_to(bp, sl, inputs, outputs);
   }
-  if (sl->staged) st = copy_io(stage_in, inputs, &bp->p, g->inputs, ni, stream);
-  if (!st) st = gb_status(gpuGraphLaunch((gpuGraphExec_t)sl->graph, stream), "gpuGraphLaunch", __FILE__, __LINE__);
-  if (!st && sl->staged) st = copy_io(outputs, stage_out, &bp->p, g->outputs, no, stream);
-  free(stage_in);
-  *done = !st;
-  return st;
+  HD_TRY(copy_staged(bp, x, sl, inputs, outputs, 1, stream));
+  GB_CHECK(gpuGraphLaunch((gpuGraphExec_t)sl->graph, stream));
+  HD_TRY(copy_staged(bp, x, sl, inputs, outputs, 0, stream));
+  *done = 1;
+  return NULL;
 }
 
 /* A pointer the DNN library's plans may not take (they ask for 16 bytes). */

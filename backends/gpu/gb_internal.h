@@ -146,6 +146,9 @@ typedef struct gb_step {
   size_t zeroed_bytes, zeroed_at;
 } gb_step;
 
+/* be_plan.move_at of an input or output never staged under a graph. */
+#define GB_NOT_STAGED SIZE_MAX
+
 /* A plan: a graph at one set of input shapes, compiled. Read-only once
  * gb_plan_compile returns, so any number of runs may use it at once: the
  * memory a run writes is a run instance of the graph (gb_exec), and what a
@@ -158,7 +161,12 @@ struct be_plan {
   int nsteps;
   size_t workspace_bytes; /* the most any step asks for */
   size_t zeroed_bytes;    /* the steps' zeroed memory (gb_step.zeroed_bytes), together */
-  size_t stage_bytes;     /* graph-capture staging of its inputs and outputs */
+  size_t stage_bytes;     /* staging of all its inputs and outputs (misaligned ones) */
+  /* Graph capture: per input, then output, its place in the staging of
+   * those that may move under a captured graph (GB_NOT_STAGED: a buffer
+   * too large to copy per run), and their bytes together. */
+  size_t *move_at;
+  size_t move_bytes;
   void *folded;           /* device copy of p.folded (values computed at plan time) */
   gb_plan_slot *slots;    /* one per run instance (gb_exec.c) */
   size_t counted;         /* device bytes of this plan in the graph's figures (gb_graph_memory) */

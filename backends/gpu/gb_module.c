@@ -115,6 +115,20 @@ static hd_status *gb_copy(be_module *m, int ordinal, void *dst, const void *src,
   return NULL;
 }
 
+static hd_status *gb_copy_rows_padded(be_module *m, int ordinal, void *dst, size_t dst_pitch, const void *src,
+                                      size_t src_pitch, size_t row_bytes, size_t rows, be_copy_kind kind,
+                                      void *stream) {
+  HD_TRY(check_ordinal(m, ordinal));
+  if (kind == BE_COPY_DEVICE_TO_HOST) return hd_error(HD_ERR_INTERNAL, "a padded copy to host memory");
+  GB_CHECK(gpuSetDevice(ordinal));
+  gpuStream_t s = (gpuStream_t)stream;
+  int k = kind == BE_COPY_HOST_TO_DEVICE ? gpuMemcpyHostToDevice : gpuMemcpyDeviceToDevice;
+  if (row_bytes) GB_CHECK(gpuMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, k, s));
+  if (dst_pitch > row_bytes)
+    GB_CHECK(gpuMemset2DAsync((char *)dst + row_bytes, dst_pitch, 0, dst_pitch - row_bytes, rows, s));
+  return NULL;
+}
+
 static hd_status *gb_stream_create(be_module *m, int ordinal, void **stream) {
   *stream = NULL;
   HD_TRY(check_ordinal(m, ordinal));
@@ -199,6 +213,7 @@ static const be_vtable gb_vtable = {
     .host_free_pinned = gb_host_free_pinned,
     .mem_info = gb_mem_info,
     .copy = gb_copy,
+    .copy_rows_padded = gb_copy_rows_padded,
     .stream_create = gb_stream_create,
     .stream_destroy = gb_stream_destroy,
     .stream_sync = gb_stream_sync,
