@@ -104,12 +104,15 @@ add_custom_target(hh_llm_models ALL DEPENDS ${HH_LLM_STAMPS})
 
 # onnxruntime-genai's calling contract (issue 18): registered as
 # AMDGPUExecutionProvider, init session + allocator lookup, KV cache from that
-# allocator bound as past and present through IoBinding, 20 greedy steps
-# against the CPU EP (tests/test_genai_contract.c).
+# allocator bound as past and present through IoBinding, 60 greedy steps
+# against the CPU EP (tests/test_genai_contract.c); then 4 generators on one
+# session at once, each against itself run alone (prompts 12-36: their
+# masks cross the 64-column bucket at different steps).
+find_package(Threads REQUIRED)
 add_executable(test_genai_contract test_genai_contract.c llm_model.c)
-target_link_libraries(test_genai_contract PRIVATE hh_harness m)
-hh_add_ort_test(genai_contract test_genai_contract --model ${HH_LLM_DIR}/tiny_fp32 --steps 20)
-hh_add_ort_test(genai_contract_fp16 test_genai_contract --model ${HH_LLM_DIR}/tiny_fp16 --steps 20)
+target_link_libraries(test_genai_contract PRIVATE hh_harness m Threads::Threads)
+hh_add_ort_test(genai_contract test_genai_contract --model ${HH_LLM_DIR}/tiny_fp32 --steps 60 --generators 4)
+hh_add_ort_test(genai_contract_fp16 test_genai_contract --model ${HH_LLM_DIR}/tiny_fp16 --steps 60 --generators 4)
 # in place over many key ranges (above): positions 150-249 (fp32's ranges are
 # 32 rows), 180-209 (fp16's are 64: 191 -> 192 crosses one)
 hh_add_ort_test(genai_contract_long_kv test_genai_contract --model ${HH_LLM_DIR}/long_kv_fp32 --prompt 150 --steps 100)

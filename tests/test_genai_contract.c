@@ -15,12 +15,18 @@
  *    allocator for the device's HOST_ACCESSIBLE memory info, logits copied
  *    back with an environment CopyTensors and no stream;
  *  - a prefill and --steps greedy steps whose tokens must equal the CPU EP's
- *    running the same loop in host memory.
+ *    running the same loop in host memory;
+ *  - --generators N: N decodes of one session at once, each on its own
+ *    thread with its own KV cache (GenAI's generators share a model's
+ *    session), prompts 8 tokens apart so their masks' widths differ: every
+ *    step's logits must equal (rel L2 <= 1e-5) and every token be the
+ *    same as that decode run alone.
  * On a machine without a GPU the name offers the CPU (reference backend):
  * device memory is host memory there, and the GPU-only parts say SKIP.
  *
- *   test_genai_contract --model DIR [--prompt 12] [--steps 20] */
+ *   test_genai_contract --model DIR [--prompt 12] [--steps 20] [--generators N] */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +37,8 @@
 #define GENAI_EP "AMDGPUExecutionProvider"
 #define GC_MAX_DEVICES 8
 #define GC_MAX_STEPS 256
+#define GC_MAX_GENERATORS 8
+#define GC_PROMPT_APART 8 /* tokens between the generators' prompts */
 
 static int failures;
 
@@ -45,6 +53,7 @@ typedef struct gc_mem {
 typedef struct gc_decode {
   int64_t tokens[GC_MAX_STEPS + 1];
   double min_spread; /* the smallest max-min of a logits row: they must carry signal */
+  float *logits;     /* NULL, or room for each step's last logits row ([steps + 1][vocab]) */
 } gc_decode;
 
 static int gc_fail(hh_ort *h, const char *what) {
@@ -143,7 +152,7 @@ static int kv_alloc(hh_ort *h, const lm_model *m, const gc_mem *mem, OrtValue **
 /* One run: ids (s tokens of seq from pos) with attention_mask ones over
  * total columns; the greedy token of the last position comes back. */
 static int step(hh_ort *h, OrtSession *s, const lm_model *m, const gc_mem *mem, OrtValue **kv, const int64_t *seq,
-                int64_t pos, int64_t n, int64_t total, int64_t *next, double *spread) {
+                int64_t pos, int64_t n, int64_t total, int64_t *next, double *spread, float *row) {
   const OrtApi *a = h->api;
   OrtIoBinding *io = NULL;
   OrtValue *ids = NULL, *mask = NULL, *logits = NULL, *host_logits = NULL;
@@ -181,6 +190,7 @@ static int step(hh_ort *h, OrtSession *s, const lm_model *m, const gc_mem *mem, 
     double hi = -INFINITY, lo = INFINITY;
     for (size_t v = 0; v < (size_t)m->vocab; v++) {
       double x = hh_tensor_get(&lt, off + v);
+      if (row) row[v] = (float)x;
       if (x > hi) hi = x, best = v;
       if (x < lo) lo = x;
     }
@@ -208,7 +218,8 @@ static int decode(hh_ort *h, OrtSession *s, const lm_model *m, const gc_mem *mem
   for (int k = 0; k <= steps && !rc; k++) {
     double spread = 0;
     int64_t pos = k == 0 ? 0 : len - 1, n = k == 0 ? prompt : 1;
-    rc = step(h, s, m, mem, kv, seq, pos, n, len, &out->tokens[k], &spread);
+    rc = step(h, s, m, mem, kv, seq, pos, n, len, &out->tokens[k], &spread,
+              out->logits ? out->logits + (size_t)k * (size_t)m->vocab : NULL);
     if (rc) break;
     if (spread < out->min_spread) out->min_spread = spread;
     seq[len++] = out->tokens[k];
@@ -216,6 +227,80 @@ static int decode(hh_ort *h, OrtSession *s, const lm_model *m, const gc_mem *mem
   for (int i = 0; i < 2 * m->layers; i++)
     if (kv[i]) h->api->ReleaseValue(kv[i]);
   return rc;
+}
+
+/* ---- generators at once ---- */
+
+typedef struct gc_gen {
+  hh_ort h; /* a copy: its own error text */
+  OrtSession *s;
+  const lm_model *m;
+  const gc_mem *mem;
+  int64_t prompt;
+  int steps, rc;
+  gc_decode alone, together;
+} gc_gen;
+
+static void *gen_thread(void *arg) {
+  gc_gen *g = arg;
+  g->rc = decode(&g->h, g->s, g->m, g->mem, g->prompt, g->steps, &g->together);
+  return NULL;
+}
+
+static double rel_l2(const float *a, const float *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]), den += (double)b[i] * b[i];
+  return sqrt(num) / (den > 0 ? sqrt(den) : 1);
+}
+
+/* n decodes of s at once, each against the same decode run alone first. */
+static void generators(hh_ort *h, OrtSession *s, const lm_model *m, const gc_mem *mem, int64_t prompt, int steps,
+                       int n) {
+  gc_gen *gs = calloc((size_t)n, sizeof *gs);
+  pthread_t th[GC_MAX_GENERATORS];
+  size_t per = (size_t)(steps + 1) * (size_t)m->vocab;
+  int started = 0, bad = 0, wrong = 0;
+  HT_CHECK(gs != NULL, "out of host memory");
+  for (int i = 0; gs && i < n && !bad; i++) {
+    gc_gen *g = &gs[i];
+    g->h = *h, g->s = s, g->m = m, g->mem = mem, g->prompt = prompt + GC_PROMPT_APART * i, g->steps = steps;
+    g->alone.logits = malloc(per * sizeof(float));
+    g->together.logits = malloc(per * sizeof(float));
+    if (!g->alone.logits || !g->together.logits) bad = gc_fail(h, "out of host memory");
+    else if (decode(h, s, m, mem, g->prompt, steps, &g->alone)) bad = gc_fail(h, "a generator's decode alone");
+  }
+  for (; !bad && started < n; started++)
+    if (pthread_create(&th[started], NULL, gen_thread, &gs[started])) {
+      bad = gc_fail(h, "pthread_create");
+      break;
+    }
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  double worst = 0;
+  for (int i = 0; !bad && i < n; i++) {
+    gc_gen *g = &gs[i];
+    if (g->rc) {
+      fprintf(stderr, "FAIL generator %d (prompt %lld): %s\n", i, (long long)g->prompt, hh_err(&g->h));
+      wrong++;
+      continue;
+    }
+    for (int k = 0; k <= steps; k++) {
+      double r = rel_l2(g->together.logits + (size_t)k * m->vocab, g->alone.logits + (size_t)k * m->vocab,
+                        (size_t)m->vocab);
+      if (!(r <= worst)) worst = r;
+      if (!(r <= 1e-5) || g->together.tokens[k] != g->alone.tokens[k]) {
+        fprintf(stderr, "FAIL generator %d (prompt %lld) step %d: token %lld, %lld alone; logits rel L2 %.3g\n", i,
+                (long long)g->prompt, k, (long long)g->together.tokens[k], (long long)g->alone.tokens[k], r);
+        wrong++;
+        break;
+      }
+    }
+  }
+  failures += wrong;
+  if (!bad)
+    printf("%d generators at once (prompts %lld..%lld, %d steps): %d as each alone, worst logits rel L2 %.3g\n", n,
+           (long long)prompt, (long long)(prompt + GC_PROMPT_APART * (n - 1)), steps, n - wrong, worst);
+  for (int i = 0; gs && i < n; i++) free(gs[i].alone.logits), free(gs[i].together.logits);
+  free(gs);
 }
 
 /* The element type of the decoder's KV inputs, from a session. */
@@ -261,24 +346,26 @@ static int device_memory(hh_ort *h, const OrtEpDevice *dev, OrtSession *init, Or
 int main(int argc, char **argv) {
   const char *dir = NULL;
   int64_t prompt = 12;
-  int steps = 20;
+  int steps = 20, ngen = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) dir = argv[++i];
     else if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) prompt = atoll(argv[++i]);
     else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) steps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--generators") == 0 && i + 1 < argc) ngen = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s --model DIR [--prompt N] [--steps N]\n", argv[0]);
+      fprintf(stderr, "usage: %s --model DIR [--prompt N] [--steps N] [--generators N]\n", argv[0]);
       return 2;
     }
   }
-  if (!dir || prompt < 1 || steps < 1 || steps > GC_MAX_STEPS) {
-    fprintf(stderr, "usage: %s --model DIR [--prompt N] [--steps 1..%d]\n", argv[0], GC_MAX_STEPS);
+  if (!dir || prompt < 1 || steps < 1 || steps > GC_MAX_STEPS || ngen < 0 || ngen > GC_MAX_GENERATORS) {
+    fprintf(stderr, "usage: %s --model DIR [--prompt N] [--steps 1..%d] [--generators 0..%d]\n", argv[0],
+            GC_MAX_STEPS, GC_MAX_GENERATORS);
     return 2;
   }
   lm_model m;
   int rc = lm_model_open(dir, &m);
   if (rc) return rc;
-  if (!m.has_cache || prompt + steps > m.max_length) {
+  if (!m.has_cache || prompt + (ngen ? GC_PROMPT_APART * (ngen - 1) : 0) + steps > m.max_length) {
     fprintf(stderr, "FAIL: %s: needs a KV cache and max_length >= prompt + steps\n", dir);
     return 1;
   }
@@ -361,6 +448,7 @@ int main(int argc, char **argv) {
     int distinct = 0;
     for (int k = 1; k <= steps; k++) distinct += cpu.tokens[k] != cpu.tokens[k - 1];
     HT_CHECK(distinct > 0, "the CPU EP repeats one token: a decode that carries no signal");
+    if (ngen) generators(&h, s_ep, &m, &mem, prompt, steps, ngen);
   }
 done:
   if (mem.device && mem.device != h.alloc) h.api->ReleaseAllocator(mem.device);
