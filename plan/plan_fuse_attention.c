@@ -4,6 +4,11 @@
  *   MatMul(Q', K') (alpha)       Q' = Q or Q * c, K' = K^T or K^T * c
  *   -> Where(keep, scores, fill) or Where(drop, fill, scores)? -> Add(scores, bias)?
  *   -> Softmax(last axis) -> Where(IsNaN(probs), 0, probs)? -> MatMul(probs, V) -> Transpose?
+ * A bias that is Where(keep, 0, fill) or Where(drop, fill, 0) of scalars
+ * (transformers' masks since 4.5x: a boolean [B, 1, S, L] made once, one
+ * Where a layer) is read as the boolean mask with fill added: the Where's
+ * kernel and its [B, 1, S, L] bias go, and the attention reads a byte a
+ * score instead of an element.
  * Transposes feeding Q, K^T and V (each read only there) become the node's
  * strides, and so does a Transpose of the output: no copy runs for them,
  * and the scores never reach memory. */
@@ -114,6 +119,21 @@ static int fits_scores(const ir_value *m, const ir_value *s) {
   return 1;
 }
 
+/* bias = Where(cond, a, b) of scalars a and b, one of them 0, read only by
+ * the Add being fused: *keep = cond, *fill = the other scalar, *invert = 1
+ * when cond marks what is masked (Where(drop, fill, 0)). */
+static int bias_as_mask(ir_graph *g, int bias, int *keep, double *fill, int *invert, attn_match *m) {
+  ir_node *w = pf_sole_producer(g, bias);
+  if (!w || !pf_is_kind(w, OP_WHERE) || w->nin != 3 || g->values[w->in[0]].dtype != HD_DT_BOOL) return 0;
+  if (g->values[bias].nuses != 1 || g->values[bias].graph_output != IR_NONE) return 0;
+  double a = pf_scalar_of(g, w->in[1]), b = pf_scalar_of(g, w->in[2]);
+  if (isnan(a) || isnan(b) || (a == 0.0) == (b == 0.0)) return 0;
+  *keep = w->in[0];
+  *invert = a != 0.0;
+  *fill = a != 0.0 ? a : b;
+  return add_kill(m, g, w);
+}
+
 /* A head size the backends run. Exporters reshape with computed shapes, so
  * it is often unknown here: then the plan checks it (a clear error past
  * OP_ATTN_MAX_HEAD_DIM, which no exported transformer has). */
@@ -173,6 +193,8 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   if (!same_dim(qv, r - 1, kv, r - 2) || !same_dim(kv, r - 1, vv, r - 2) || !fits_head(qv) || !fits_head(vv)) return NULL;
   const ir_value *sv = &g->values[nd->out[0]];
   if (bias != IR_NONE && (g->values[bias].dtype != dt || !fits_scores(&g->values[bias], sv))) return NULL;
+  int mask_add = 0;
+  if (keep == IR_NONE && bias != IR_NONE && bias_as_mask(g, bias, &keep, &fill, &invert, &m)) bias = IR_NONE, mask_add = 1;
   if (keep != IR_NONE && !fits_scores(&g->values[keep], sv)) return NULL;
   op_attention p;
   memset(&p, 0, sizeof p);
@@ -205,6 +227,7 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   p.scale = (float)scale;
   p.mask_form = OP_ATTN_MASK_BCAST;
   p.fill = (float)fill;
+  p.mask_add = mask_add;
   p.mask_invert = invert;
   p.empty_zero = empty_zero;
   for (int i = 0; i < m.nkill; i++) {

@@ -983,6 +983,31 @@ static void b_attn_kt_bias(tg *t) {
   tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
 }
 
+/* transformers' BERT mask: a boolean [B, 1, S, S] made once and, per layer, Add(scores, Where(keep, 0, fill)),
+ * fused into an Attention that reads the booleans with fill added. Batch 0 keeps every key (the flash kernel's
+ * warps find whole tiles kept and skip the masking), batch 1 drops keys past 100 (padding) and, for rows 64-79,
+ * key 5 too (a tile kept but for one score). */
+static void b_attn_where_mask(tg *t) {
+  attr ax[] = {A_INT("axis", -1)};
+  int q = tg_input(t, 4, D(2, 4, 128, 64)), kt = tg_input(t, 4, D(2, 4, 64, 128)), v = tg_input(t, 4, D(2, 4, 128, 64));
+  int keep = tg_value(t, HD_DT_BOOL, 4, D(2, 1, 128, 128));
+  if (!t->st) {
+    uint8_t *m = malloc(2 * 128 * 128);
+    for (int i = 0; i < 2 * 128 * 128; i++) {
+      int b = i / (128 * 128), row = i / 128 % 128, key = i % 128;
+      m[i] = b == 0 || (key < 100 && !(key == 5 && row >= 64 && row < 80));
+    }
+    t->st = ir_value_set_data(t->g, keep, m, 2 * 128 * 128);
+    free(m);
+  }
+  int in_w[3] = {keep, tg_const_vals(t, 0, NULL, (const float[]){0.f}), tg_const_vals(t, 0, NULL, (const float[]){-30000.f})};
+  int in_s[2] = {q, kt};
+  int in_b[2] = {tg_node(t, "MatMul", 13, in_s, 2, NULL, 0), tg_node(t, "Where", 16, in_w, 3, NULL, 0)};
+  int p = tg_node(t, "Softmax", 13, (int[1]){tg_node(t, "Add", 14, in_b, 2, NULL, 0)}, 1, ax, NA(ax));
+  int in_o[2] = {p, v};
+  tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
+}
+
 /* BERT's self-attention written out: three projections of x (MatMul + bias), each Reshaped to heads
  * and transposed; fused, the projections are one MatMul and a Split that the plan reads in place
  * (strided views of the merged output), which the attention reads through its strides */
@@ -1127,6 +1152,7 @@ static const op_case attn_cases[] = {
     {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
     {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
+    {"attention_flash_where_mask", b_attn_where_mask, 1, 1e-4, 1e-2},
     {"attention_projections_split", b_attn_projections, 1, 1e-4, 1e-2},
     {"attention_split_unaligned", b_attn_split_unaligned, 0, 1e-4, 1e-2},
     {"attention_gqa_decode_rotary_group8", b_gqa_decode, 0, 1e-4, 1e-2},
@@ -2498,6 +2524,7 @@ static void bench_attention(gpu_env *e) {
   static const struct { const char *name; int64_t b, h, kh, s, d; int causal, mask; } as[] = {
       {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0, 0},
       {"BERT + mask [1,1,S,S] b1", 1, 12, 12, 128, 64, 0, 1}, {"BERT + mask [8,1,S,S] b8", 8, 12, 12, 128, 64, 0, 1},
+      {"BERT + bool kept b1", 1, 12, 12, 128, 64, 0, 2},      {"BERT + bool kept b8", 8, 12, 12, 128, 64, 0, 2},
       {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1, 0},
       {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1, 0}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1, 0},
       {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1, 0}};
@@ -2514,7 +2541,15 @@ static void bench_attention(gpu_env *e) {
       int in[4] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
                    tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
                    tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
-                   as[i].mask ? tg_const(&t, 4, D(as[i].b, 1, as[i].s, as[i].s), -1.f, 1.f) : -1};
+                   as[i].mask == 1 ? tg_const(&t, 4, D(as[i].b, 1, as[i].s, as[i].s), -1.f, 1.f) : -1};
+      if (as[i].mask == 2) { /* a boolean mask keeping every score: a padding mask over full sequences */
+        in[3] = tg_value(&t, HD_DT_BOOL, 4, D(as[i].b, 1, as[i].s, as[i].s));
+        size_t n = (size_t)(as[i].b * as[i].s * as[i].s);
+        uint8_t *ones = malloc(n);
+        if (ones) memset(ones, 1, n);
+        if (!t.st) t.st = ones ? ir_value_set_data(t.g, in[3], ones, n) : hd_error(HD_ERR_OUT_OF_MEMORY, "bench");
+        free(ones);
+      }
       tg_output(&t, tg_node(&t, "Attention", 23, in, as[i].mask ? 4 : 3, a, NA(a)));
       hd_status *st = tg_end(&t, 0, &g);
       us[k] = -1;

@@ -845,6 +845,8 @@ static int sqrt_of_head_dim(ir_graph *g, int x) {
 static int attention_shape_scale; /* sqrt(D) from shapes (sqrt_of_head_dim), not a constant */
 static int attention_inverted;  /* Where(drop, fill, scores), GPT-2's form */
 static int attention_nan_guard; /* -inf fill, a row with every key masked, Where(IsNaN(p), 0, p) after the softmax */
+/* 1: the mask as a bias, Add(scores, Where(keep, 0, fill)) (transformers' BERT); 2: Where(drop, fill, 0) */
+static int attention_where_bias;
 
 static void build_attention(ir_graph *g) {
   int64_t xd[4] = {2, 3, 2, 8}, bd[1] = {8}, md[4] = {1, 1, 1, 3}, cd[2] = {3, 3};
@@ -866,13 +868,22 @@ static void build_attention(ir_graph *g) {
   UT_OK(ir_graph_add_value(g, "causal", HD_DT_BOOL, 2, cd, &keep));
   const uint8_t tri[9] = {1, 0, 0, 1, 1, 0, 1, 1, 1}, upper[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0};
   const uint8_t first_row_masked[9] = {0, 0, 0, 1, 1, 0, 1, 1, 1};
-  UT_OK(ir_value_set_data(g, keep, attention_inverted ? upper : attention_nan_guard ? first_row_masked : tri, sizeof tri));
+  int drop_form = attention_inverted || attention_where_bias == 2;
+  UT_OK(ir_value_set_data(g, keep, drop_form ? upper : attention_nan_guard ? first_row_masked : tri, sizeof tri));
   int sw = head_value(g, "sw", 3), sm = head_value(g, "sm", 3), p = head_value(g, "p", 3);
   int neg = const_value(g, "neg", 0, NULL, attention_nan_guard ? -INFINITY : -1e9f);
-  int in_w[3] = {keep, attention_inverted ? neg : sd, attention_inverted ? sd : neg};
-  node(g, "Where", 16, in_w, 3, sw, NULL, 0);
-  int in_m[2] = {sw, const_value(g, "key_bias", 4, md, 0.0f)};
-  node(g, "Add", 14, in_m, 2, sm, NULL, 0);
+  if (attention_where_bias) {
+    int zero = const_value(g, "zero_bias", 0, NULL, 0.4f), mb = value(g, "mask_bias", 2, cd); /* base - 0.4: zero */
+    int in_w[3] = {keep, drop_form ? neg : zero, drop_form ? zero : neg};
+    node(g, "Where", 16, in_w, 3, mb, NULL, 0);
+    int in_m[2] = {sd, mb};
+    node(g, "Add", 14, in_m, 2, sm, NULL, 0);
+  } else {
+    int in_w[3] = {keep, attention_inverted ? neg : sd, attention_inverted ? sd : neg};
+    node(g, "Where", 16, in_w, 3, sw, NULL, 0);
+    int in_m[2] = {sw, const_value(g, "key_bias", 4, md, 0.0f)};
+    node(g, "Add", 14, in_m, 2, sm, NULL, 0);
+  }
   attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
   node(g, "Softmax", 13, &sm, 1, p, axis, 1);
   if (attention_nan_guard) {
@@ -898,8 +909,9 @@ static void ir_attention(const ir_graph *g) {
     if (n->kind == OP_ATTENTION) {
       const op_attention *p = &OP_P(n)->attention;
       att++;
-      UT_CHECK(p->batched && p->k_transposed && p->in_mask == 3 && p->in_bias == 4);
-      UT_CHECK(p->mask_invert == attention_inverted);
+      UT_CHECK(p->batched && p->k_transposed && p->in_mask == 3 && p->in_bias == (attention_where_bias ? -1 : 4));
+      UT_CHECK(p->mask_invert == (attention_inverted || attention_where_bias == 2));
+      UT_CHECK(p->mask_add == (attention_where_bias != 0));
       UT_CHECK(p->empty_zero == attention_nan_guard);
       UT_CHECK(p->q_perm[1] == 2 && p->k_perm[3] == 1 && p->out_perm[1] == 2);
       UT_CHECK(fabsf(p->scale - 0.7f / 2.8284f) < 1e-3f);
@@ -1361,6 +1373,11 @@ int main(void) {
   attention_nan_guard = 1;
   check_pass("attention (a row of -inf, where(isnan(p), 0, p))", build_attention, 3, &in_att, ir_attention);
   attention_nan_guard = 0;
+  attention_where_bias = 1;
+  check_pass("attention (add(scores, where(keep, 0, fill)): a mask)", build_attention, 3, &in_att, ir_attention);
+  attention_where_bias = 2;
+  check_pass("attention (add(scores, where(drop, fill, 0)): a mask)", build_attention, 3, &in_att, ir_attention);
+  attention_where_bias = 0;
   attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;
