@@ -1603,6 +1603,17 @@ done:
   if (g) ir_graph_free(g);
 }
 
+/* Frees what a capture case allocated: device buffers, host buffers, its
+ * plans and graph. */
+static void capture_case_free(gpu_env *e, void **dev, int ndev, void **host, int nhost, plan_pair *pp, ir_plan *p,
+                              ir_graph *g) {
+  for (int i = 0; i < ndev; ++i) be_mem_free(e->cu, 0, dev[i]);
+  for (int i = 0; i < nhost; ++i) free(host[i]);
+  plan_pair_free(e, pp);
+  if (p) plan_free(p);
+  if (g) ir_graph_free(g);
+}
+
 /* Graph capture with one small input moving every run beside a large one
  * and a large output holding still (a decoder's token ids beside its KV
  * cache): the small one is staged, the large ones stay bound, the graph
@@ -1661,18 +1672,7 @@ static void test_capture_mixed_io(gpu_env *e) {
          "%zu bytes of staging\n",
          mismatches ? "BAD" : "ok", runs - mismatches, cap_mem.run - eager_mem.run);
 done:
-  for (int i = 0; i < 2; ++i) {
-    be_mem_free(e->cu, 0, dx[i]);
-    be_mem_free(e->cu, 0, ds[i]);
-  }
-  be_mem_free(e->cu, 0, dout);
-  be_mem_free(e->cu, 0, dref);
-  free(hx);
-  free(h1);
-  free(h2);
-  plan_pair_free(e, &pp);
-  if (p) plan_free(p);
-  if (g) ir_graph_free(g);
+  capture_case_free(e, (void *[]){dx[0], dx[1], ds[0], ds[1], dout, dref}, 6, (void *[]){hx, h1, h2}, 3, &pp, p, g);
 }
 
 /* Graph capture with inputs and outputs too large to stage (copies would
@@ -1723,19 +1723,8 @@ static void test_capture_large_io(gpu_env *e) {
   printf("%-4s graph capture with I/O too large to stage: %d runs bitwise equal to eager (pointers moving, still, moving)\n",
          mismatches ? "BAD" : "ok", runs - mismatches);
 done:
-  for (int i = 0; i < 2; ++i) {
-    be_mem_free(e->cu, 0, dx[i]);
-    be_mem_free(e->cu, 0, dout[i]);
-  }
-  be_mem_free(e->cu, 0, dy);
-  be_mem_free(e->cu, 0, dref);
-  free(hx);
-  free(hy);
-  free(h1);
-  free(h2);
-  plan_pair_free(e, &pp);
-  if (p) plan_free(p);
-  if (g) ir_graph_free(g);
+  capture_case_free(e, (void *[]){dx[0], dx[1], dout[0], dout[1], dy, dref}, 6, (void *[]){hx, hy, h1, h2}, 4, &pp, p,
+                    g);
 }
 
 /* Many threads, each on its own stream, run one plan at once (eager and
