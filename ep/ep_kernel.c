@@ -113,6 +113,12 @@ static hd_status *plan_build(ep_kernel *k, const ir_shape *shapes, plan_miss mis
     return NULL;
   }
   if (!st) st = be_plan_compile(k->ep->dev->be, k->bg, e->plan, &e->bp);
+  if (st && miss == PLAN_MISS_PADDED) { /* nor compile: the run's own width may */
+    hd_status_free(st);
+    st = NULL;
+    plan_entry_free(k, e);
+    return NULL;
+  }
   if (st) {
     plan_entry_free(k, e);
     return st;
@@ -320,6 +326,7 @@ static hd_status *run_profiled(ep_kernel *k, run_state *rs, plan_entry *e) {
 static hd_status *pad_input(ep_kernel *k, run_state *rs, const plan_entry *e) {
   int i = k->pad->input;
   const ir_shape *have = &rs->shapes[i], *want = &e->shapes[i];
+  if (have->rank < 1 || have->rank != want->rank) return NULL;
   int64_t w = have->dims[have->rank - 1], to = want->dims[want->rank - 1];
   if (w == to) return NULL;
   size_t esz = hd_dtype_size(k->g->values[k->g->inputs[i]].dtype);

@@ -128,10 +128,11 @@ static int bias_as_mask(ir_graph *g, int bias, int *keep, double *fill, int *inv
   if (g->values[bias].nuses != 1 || g->values[bias].graph_output != IR_NONE) return 0;
   double a = pf_scalar_of(g, w->in[1]), b = pf_scalar_of(g, w->in[2]);
   if (isnan(a) || isnan(b) || (a == 0.0) == (b == 0.0)) return 0;
+  if (!add_kill(m, g, w)) return 0;
   *keep = w->in[0];
   *invert = a != 0.0;
   *fill = a != 0.0 ? a : b;
-  return add_kill(m, g, w);
+  return 1;
 }
 
 /* A head size the backends run. Exporters reshape with computed shapes, so

@@ -188,9 +188,12 @@ int64_t plan_pad_width(const plan_pad *pp, const ir_shape *shapes) {
     const ir_shape *past = &shapes[pp->g->values[n->in[3]].graph_input];
     if (past->rank != 4) return 0;
     if (past->dims[2] < cap) cap = past->dims[2];
+    /* the rotary tables must cover the planned total too (a constant's rows) */
+    const ir_value *cos = op_input(n, 7) != IR_NONE ? &pp->g->values[n->in[7]] : NULL;
+    if (cos && cos->rank >= 1 && cos->dims[0] >= 0 && cos->dims[0] < cap) cap = cos->dims[0];
   }
   int64_t padded = PAD_MIN_WIDTH;
-  while (padded < width && padded < cap) padded *= 2;
+  while (padded < width && padded < cap && padded <= INT64_MAX / 2) padded *= 2;
   if (padded > cap) padded = cap;
   return padded > width ? padded : 0;
 }

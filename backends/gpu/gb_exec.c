@@ -511,7 +511,14 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
       if (!sl->staged[i] && now != key) sl->staged[i] = 1, sl->nstaged++;
     }
     if (sl->nstaged) {
-      HD_TRY(ensure(bp->bg, x, &x->moved, &x->moved_cap, bp->move_bytes, "staging"));
+      hd_status *st = ensure(bp->bg, x, &x->moved, &x->moved_cap, bp->move_bytes, "staging");
+      if (st) { /* no memory to stage through: this slot runs eagerly */
+        HD_LOG(HD_LOG_WARNING, "%s: graph capture off for this plan instance: %s", gb_backend_name, hd_status_msg(st));
+        hd_status_free(st);
+        slot_clear(bp, sl);
+        sl->capture_off = 1;
+        return NULL;
+      }
       if (sl->gen != x->gen) { /* new staging: every buffer counts as moved; warm up again */
         slot_clear(bp, sl);
         sl->gen = x->gen;
