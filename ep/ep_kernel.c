@@ -52,6 +52,7 @@ typedef struct ep_kernel {
 typedef struct run_state {
   void *stream;     /* this run's compute stream (NULL on the host) */
   ir_shape *shapes; /* per input */
+  ir_shape *padded_shapes; /* per input: shapes with the padded input's width planned (plan_for_run) */
   void **in_ptrs, **out_ptrs;
   void **out_host;  /* per output: the host tensor to copy back to, or NULL */
   void **stage;     /* per input, then per output: device staging, or NULL */
@@ -348,13 +349,11 @@ static hd_status *plan_for_run(ep_kernel *k, run_state *rs, plan_entry **e, int 
   if (width) {
     HD_TRY(plan_acquire(k, rs->shapes, PLAN_MISS_NONE, e, built));
     if (*e) return NULL;
-    ir_shape *padded = malloc(sizeof(ir_shape) * (size_t)k->g->ninputs);
-    if (!padded) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+    ir_shape *padded = rs->padded_shapes;
     memcpy(padded, rs->shapes, sizeof(ir_shape) * (size_t)k->g->ninputs);
     ir_shape *x = &padded[k->pad->input];
     x->dims[x->rank - 1] = width;
     hd_status *st = plan_acquire(k, padded, PLAN_MISS_PADDED, e, built);
-    free(padded);
     if (st || *e) return st;
   }
   return plan_acquire(k, rs->shapes, PLAN_MISS_BUILD, e, built);
@@ -407,12 +406,13 @@ static OrtStatus *ORT_API_CALL k_compute(OrtNodeComputeInfo *p, void *state, Ort
   size_t nin = (size_t)k->g->ninputs, nout = (size_t)k->g->noutputs;
   run_state rs = {0};
   rs.prof = ep_prof_run_begin(k->ep->prof);
-  rs.shapes = calloc(nin + 1, sizeof *rs.shapes);
+  rs.shapes = calloc(2 * (nin + 1), sizeof *rs.shapes);
   void **ptrs = calloc(3 * (nin + nout) + 4, sizeof(void *));
   hd_status *st = NULL;
   if (!rs.shapes || !ptrs) {
     st = hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   } else {
+    rs.padded_shapes = rs.shapes + nin + 1;
     rs.in_ptrs = ptrs;
     rs.out_ptrs = rs.in_ptrs + nin + 1;
     rs.out_host = rs.out_ptrs + nout + 1;
