@@ -244,11 +244,13 @@ static void slot_clear(be_plan *bp, gb_plan_slot *sl) {
   for (int i = 0; sl->vp && i < bp->nsteps; ++i) dnn_varpack_free(&bp->bg->c->m->vd, &sl->vp[i]);
 }
 
-/* Bytes of input i, or of output i - ninputs. */
-static size_t io_bytes(const be_plan *bp, int i) {
+/* Input i, or output i - ninputs, of plan bp. */
+static const ir_tensor *io_tensor(const be_plan *bp, int i) {
   const ir_graph *g = bp->bg->g;
-  return bp->p.t[i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]].nbytes;
+  return &bp->p.t[i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]];
 }
+
+static size_t io_bytes(const be_plan *bp, int i) { return io_tensor(bp, i)->nbytes; }
 
 /* Copying an input in or an output out around a graph, at ~1.5 TB/s,
  * against the ~4 us of host launch time a captured step saves: staging
@@ -452,8 +454,8 @@ static hd_status *copy_staged(const be_plan *bp, const gb_exec *x, const gb_plan
   const ir_graph *g = bp->bg->g;
   int from = to_stage ? 0 : g->ninputs, to = to_stage ? g->ninputs : g->ninputs + g->noutputs;
   for (int i = from; i < to; ++i) {
-    size_t bytes = io_bytes(bp, i);
-    const ir_tensor *t = &bp->p.t[i < g->ninputs ? g->inputs[i] : g->outputs[i - g->ninputs]];
+    const ir_tensor *t = io_tensor(bp, i);
+    size_t bytes = t->nbytes;
     if (!sl->staged[i] || !bytes || (t->storage != IR_ST_INPUT && t->storage != IR_ST_OUTPUT)) continue;
     char *stage = (char *)x->moved + bp->move_at[i];
     void *user = i < g->ninputs ? inputs[i] : outputs[i - g->ninputs];
@@ -461,6 +463,11 @@ static hd_status *copy_staged(const be_plan *bp, const gb_exec *x, const gb_plan
                             stream));
   }
   return NULL;
+}
+
+/* Whether I/O i, bound to its caller's buffer, moved since the slot was keyed. */
+static int io_moved(const gb_plan_slot *sl, int ni, void *const *inputs, void *const *outputs, int i) {
+  return !sl->staged[i] && (i < ni ? inputs[i] != sl->key_in[i] : outputs[i - ni] != sl->key_out[i - ni]);
 }
 
 static void key_to(const be_plan *bp, gb_plan_slot *sl, void *const *inputs, void *const *outputs) {
@@ -494,8 +501,7 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
    * the graph already reads through the staging. */
   int moved = 0, too_large = 0;
   for (int i = 0; i < nio; ++i) {
-    void *now = i < ni ? inputs[i] : outputs[i - ni], *key = i < ni ? sl->key_in[i] : sl->key_out[i - ni];
-    if (sl->staged[i] || now == key) continue;
+    if (!io_moved(sl, ni, inputs, outputs, i)) continue;
     moved++;
     too_large |= bp->move_at[i] == GB_NOT_STAGED;
   }
@@ -506,10 +512,8 @@ static hd_status *run_graph(be_plan *bp, gb_exec *x, void *const *inputs, void *
     return NULL;
   }
   if (!sl->graph || moved) {
-    for (int i = 0; i < nio; ++i) {
-      void *now = i < ni ? inputs[i] : outputs[i - ni], *key = i < ni ? sl->key_in[i] : sl->key_out[i - ni];
-      if (!sl->staged[i] && now != key) sl->staged[i] = 1, sl->nstaged++;
-    }
+    for (int i = 0; i < nio; ++i)
+      if (io_moved(sl, ni, inputs, outputs, i)) sl->staged[i] = 1, sl->nstaged++;
     if (sl->nstaged) {
       hd_status *st = ensure(bp->bg, x, &x->moved, &x->moved_cap, bp->move_bytes, "staging");
       if (st) { /* no memory to stage through: this slot runs eagerly */
