@@ -77,14 +77,22 @@ __device__ __forceinline__ float attn_bias(const gpu_attn_desc &d, int64_t b, in
 // a tile's of them at once): scaled, softcapped, masked (fill, or + fill
 // for an additive mask), biased. Keys past kv_len or rows past seq are the
 // caller's to drop.
-__device__ __forceinline__ float attn_score_with(const gpu_attn_desc &d, const attn_span &a, float dot, int64_t pos,
-                                                 int64_t key, bool mask_drops, float bias) {
-  float s = d.scale * dot;
-  if (d.softcap > 0.f) s = d.softcap * tanhf(s / d.softcap);
+// In two halves: attn_scaled (scale, softcap), attn_masked (the masks, the
+// bias), for a caller that does each over a tile in one loop.
+__device__ __forceinline__ float attn_scaled(const gpu_attn_desc &d, float dot) {
+  const float s = d.scale * dot;
+  return d.softcap > 0.f ? d.softcap * tanhf(s / d.softcap) : s;
+}
+__device__ __forceinline__ float attn_masked(const gpu_attn_desc &d, const attn_span &a, float s, int64_t pos,
+                                             int64_t key, bool mask_drops, float bias) {
   const bool masked = (d.causal && key > pos) || (a.use_lens && key >= a.lens) ||
                       (a.windowed && key <= pos - d.window) || mask_drops;
   if (masked) s = d.mask_add ? s + d.fill : d.fill;
   return s + bias;
+}
+__device__ __forceinline__ float attn_score_with(const gpu_attn_desc &d, const attn_span &a, float dot, int64_t pos,
+                                                 int64_t key, bool mask_drops, float bias) {
+  return attn_masked(d, a, attn_scaled(d, dot), pos, key, mask_drops, bias);
 }
 
 template <typename T>

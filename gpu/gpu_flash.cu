@@ -311,6 +311,25 @@ __device__ __forceinline__ void merge_slices(const gpu_attn_desc &d, float *cm, 
   }
 }
 
+// This lane's mask verdicts over a tile (bit 4 j + e: rows[e / 2], key kb +
+// 8 j + (e & 1)), mask elements of type M; mrow: where the rows start.
+template <typename M, int NK>
+__device__ __forceinline__ uint32_t tile_drops(const gpu_attn_desc &d, const int64_t mrow[2], const int64_t rows[2],
+                                               int64_t kb) {
+  const M *mask = (const M *)d.mask;
+  uint32_t drops = 0;
+#pragma unroll
+  for (int j = 0; j < NK / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int64_t key = kb + j * 8 + (e & 1);
+      const bool valid = rows[e / 2] < d.seq && key < d.kv_len;
+      drops |= (uint32_t)(valid && (mask[mrow[e / 2] + key * d.mask_st[3]] != 0) == (bool)d.mask_invert) << (4 * j + e);
+    }
+  }
+  return drops;
+}
+
 // SPLIT: the W warps share 16 query rows and split each key tile W ways
 // (the slices' softmax states merged through shared memory at the end),
 // for grids too small to fill the GPU with one warp per 16 rows: a warp's
@@ -386,16 +405,30 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     uint32_t drops = 0;
     T bias[NK / 8][4];
     if (!whole) {
+      const int64_t kb = k0 + kofs + 2 * t4;  // this lane's first key in the tile
+      // where this lane's rows start in the mask and the bias (a key adds
+      // key * st[3]; not kept across tiles: registers)
+      int64_t mrow[2], brow[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mrow[r] = b * d.mask_st[0] + h * d.mask_st[1] + rows[r] * d.mask_st[2];
+        brow[r] = b * d.bias_st[0] + h * d.bias_st[1] + rows[r] * d.bias_st[2];
+      }
+      if (d.mask && !d.mask_lens) {
+        // one loop a mask type, chosen once a tile (not a score: that made
+        // the unrolled loop three interleaved ones, more code to fetch)
+        if (d.mask_dtype == GPU_DT_I32) drops = tile_drops<int32_t, NK>(d, mrow, rows, kb);
+        else if (d.mask_dtype == GPU_DT_I64) drops = tile_drops<int64_t, NK>(d, mrow, rows, kb);
+        else drops = tile_drops<unsigned char, NK>(d, mrow, rows, kb);
+      }
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int64_t row = rows[e / 2], key = k0 + kofs + j * 8 + 2 * t4 + (e & 1);
-          const bool valid = row < d.seq && key < d.kv_len;
-          drops |= (uint32_t)(valid && gpu::attn_mask_drops(d, b, h, row, key)) << (4 * j + e);
-          bias[j][e] = valid && d.bias ? ((const T *)d.bias)[b * d.bias_st[0] + h * d.bias_st[1] + row * d.bias_st[2] +
-                                                               key * d.bias_st[3]]
-                                       : T();
+          const int64_t key = kb + j * 8 + (e & 1);
+          bias[j][e] = d.bias && rows[e / 2] < d.seq && key < d.kv_len
+                           ? ((const T *)d.bias)[brow[e / 2] + key * d.bias_st[3]]
+                           : T();
         }
       }
     }
@@ -406,33 +439,40 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
       F::template scores_t<NK>(s, qf, ks, kofs, lane);
     else
       F::template scores<NK>(s, qf, ks, kofs, lane);
-    float tmax[2] = {-INFINITY, -INFINITY};
-    if (whole) {
+    // scaled (softcapped in a loop of its own, skipped whole without one),
+    // then masked where some row sees part of the tile: compact loops. The
+    // kernel is bound by fetching its unrolled code (ncu, BERT b8: ~40% of
+    // a warp's cycles), so less code a tile is time: with the scale, cap
+    // and masks in one loop a score, the masked BERT b1 took 13.3 us, 11.3
+    // like this (architecture.md)
+#pragma unroll
+    for (int j = 0; j < NK / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[j][e] *= d.scale;
+    if (d.softcap > 0.f) {
+#pragma unroll
+      for (int j = 0; j < NK / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] = d.softcap * tanhf(s[j][e] / d.softcap);
+    }
+    if (!whole) {
+      const int64_t kb = k0 + kofs + 2 * t4;
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float x = d.scale * s[j][e];
-          if (d.softcap > 0.f) x = d.softcap * tanhf(x / d.softcap);
-          s[j][e] = x;
-          tmax[e / 2] = fmaxf(tmax[e / 2], x);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < NK / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = e / 2;
-          const int64_t row = rows[r], key = k0 + kofs + j * 8 + 2 * t4 + (e & 1);
-          const bool valid = row < d.seq && key < d.kv_len;
-          s[j][e] = valid ? gpu::attn_score_with(d, a, s[j][e], row + a.past, key, (drops >> (4 * j + e)) & 1u,
-                                                 gpu::ld(&bias[j][e], 0))
-                          : -INFINITY;
-          tmax[r] = fmaxf(tmax[r], s[j][e]);
+          const int64_t row = rows[e / 2], key = kb + j * 8 + (e & 1);
+          s[j][e] = row < d.seq && key < d.kv_len ? gpu::attn_masked(d, a, s[j][e], row + a.past, key,
+                                                                     (drops >> (4 * j + e)) & 1u, gpu::ld(&bias[j][e], 0))
+                                                  : -INFINITY;
         }
       }
     }
+    float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < NK / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) tmax[e / 2] = fmaxf(tmax[e / 2], s[j][e]);
     float mu[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

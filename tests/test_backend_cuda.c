@@ -4,7 +4,7 @@
  * device info, streams/events, allocation failures and a missing libcudnn.
  * Without a GPU (or module) it prints "SKIP: <reason>" and exits 77.
  *   test_backend_cuda [-v] [filter]   (filter: a substring of case names)
- *   test_backend_cuda --bench | --bench-nbits [chain] | --bench-attention   (timings) */
+ *   test_backend_cuda --bench | --bench-nbits [chain] | --bench-attention [shape]   (timings) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -2580,8 +2580,9 @@ done:
 /* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
  * tensor-core kernel) and fp32 (the fused kernel or the GEMM form), graph
  * replay; the rate counts 4 S L D multiply-adds per head (half under a
- * causal mask). */
-static void bench_attention(gpu_env *e) {
+ * causal mask). only: just the shapes whose name holds it (a profiler's
+ * run), else every one. */
+static void bench_attention(gpu_env *e, const char *only) {
   static const struct { const char *name; int64_t b, h, kh, s, d; int causal, mask; } as[] = {
       {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0, 0},
       {"BERT + mask [1,1,S,S] b1", 1, 12, 12, 128, 64, 0, 1}, {"BERT + mask [8,1,S,S] b8", 8, 12, 12, 128, 64, 0, 1},
@@ -2592,6 +2593,7 @@ static void bench_attention(gpu_env *e) {
   printf("\nAttention (graph replay; us per run, TFLOPS)\n%-26s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
          "fp32 us", "TFLOPS");
   for (size_t i = 0; i < sizeof as / sizeof as[0]; ++i) {
+    if (only && !strstr(as[i].name, only)) continue;
     double us[2], flops = 4.0 * (double)(as[i].b * as[i].h) * (double)(as[i].s * as[i].s) * (double)as[i].d;
     if (as[i].causal) flops /= 2;
     for (int k = 0; k < 2; ++k) {
@@ -2691,7 +2693,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (do_bench == 3) {
-    bench_attention(&e);
+    bench_attention(&e, filter);
     goto done;
   }
   if (do_bench) {
