@@ -24,13 +24,14 @@ typedef enum op_attn_mask_form {
 
 /* One query row's scores and output, per (b, h, s):
  *   s_l = scale * q . k_l                        (k_l of kv head h / (H / Hkv))
- *   masked_l = (mask[b,h,s,l] == 0, or != 0 when mask_invert) or (causal and l > s)
+ *   masked_l = (mask[b,h,s,l] <= 0, or > 0 when mask_invert) or (causal and l > s)
  *   s_l = masked_l ? (mask_add ? s_l + fill : fill) : s_l
  *   s_l += bias[b,h,s,l]                          (when in_bias)
  *   out = softmax(s) . v
  * Inputs are node positions (-1: absent): in_q, in_k, in_v (K given
  * transposed, [.., D, L], when k_transposed), in_mask (bool or integer:
- * nonzero keeps), in_bias (additive, the input dtype, numpy-broadcast).
+ * true or above zero keeps, as ONNX Runtime's contrib kernels read their
+ * int32 masks: 0 and negative values mask), in_bias (additive, the input dtype, numpy-broadcast).
  * Operands: 4-D [B, heads, S, D], or 3-D [B, S, heads * D] (split into
  * q_heads / kv_heads) unless `batched` (the fused MatMul form: ranks 2 to
  * 4, the dims before the last two are batch dims, all equal). pack > 1:
@@ -46,7 +47,7 @@ typedef struct op_attention {
   int causal;  /* upper-left aligned: key l masked for row s when l > s */
   op_attn_mask_form mask_form;
   int mask_add;
-  int mask_invert; /* the mask's nonzero entries mask (and zeros keep) */
+  int mask_invert; /* the mask's true (above zero) entries mask, the others keep */
   int empty_zero;  /* a row with every score -inf gives zeros (ONNX Attention), not NaN (Softmax) */
   float fill;
   int8_t q_perm[4], k_perm[4], v_perm[4], out_perm[4];

@@ -672,6 +672,14 @@ static const op_case k_cases[] = {
     {"ms_mha_lens_causal", "MultiHeadAttention", .domain = "com.microsoft",
      .in = {IN(3, 2, 5, 16), IN(3, 2, 5, 16), IN(3, 2, 5, 16), NONE, IVALS(I32, 1, 2, 3, 5)}, .nin = 5,
      .attrs = {AI("num_heads", 2), AI("unidirectional", 1)}, .nattrs = 2},
+    /* int32 masks at sizes the GPU's tensor-core kernel takes (16 rows or more, head size 32), random values
+     * -8..8: the CPU EP keeps a key where its value is above zero (0 and the negatives mask, about half) */
+    {"ms_mha_key_padding_flash", "MultiHeadAttention", .domain = "com.microsoft",
+     .in = {IN(3, 2, 40, 64), IN(3, 2, 50, 64), IN(3, 2, 50, 64), NONE, INT(I32, 2, 2, 50)}, .nin = 5,
+     .attrs = {AI("num_heads", 2)}, .nattrs = 1},
+    {"f16_ms_attention_raw_mask_flash", "Attention", .domain = "com.microsoft", .dtype = F16,
+     .in = {IN(3, 2, 40, 64), {.kind = S_W, .rank = 2, .dims = {64, 192}, .scale = 0.25f}, W(1, 192), INT(I32, 2, 2, 40)},
+     .nin = 4, .attrs = {AI("num_heads", 2)}, .nattrs = 1},
     /* EmbedLayerNormalization: ids, segment ids, word, position, segment tables, gamma, beta, mask, position ids */
     {"embed_layernorm", "EmbedLayerNormalization", .domain = "com.microsoft",
      .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), IVALS(I32, 2, 2, 3, 0, 1, 1, 0, 0, 1), W(2, 10, 16), W(2, 8, 16), W(2, 2, 16),

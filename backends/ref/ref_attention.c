@@ -12,7 +12,7 @@ static int masked_at(const op_attention *q, const op_attn_layout *l, const ir_te
   if (!mask) return 0;
   if (q->mask_form == OP_ATTN_MASK_LENS) return k >= ref_load_i64(mt->dtype, mask, (size_t)(b * l->mask_st[0]));
   size_t at = (size_t)(b * l->mask_st[0] + h * l->mask_st[1] + s * l->mask_st[2] + k * l->mask_st[3]);
-  return (ref_load_i64(mt->dtype, mask, at) == 0) != q->mask_invert;
+  return (ref_load_i64(mt->dtype, mask, at) <= 0) != q->mask_invert; /* kept above zero (op_attention) */
 }
 
 static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bindings *bd, ref_scratch *scratch) {
