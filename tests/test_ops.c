@@ -685,6 +685,11 @@ static const op_case k_cases[] = {
      .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), IVALS(I32, 2, 2, 3, 0, 1, 1, 0, 0, 1), W(2, 10, 16), W(2, 8, 16), W(2, 2, 16),
             W(1, 16), W(1, 16), IVALS(I32, 2, 2, 3, 1, 1, 0, 1, 1, 1)},
      .nin = 8, .nout = 3, .out2_dtype = I32, .out3_dtype = F32},
+    /* a mask of values other than 0 and 1: mask_index counts its 1s, as the CPU EP does */
+    {"embed_layernorm_mask_values", "EmbedLayerNormalization", .domain = "com.microsoft",
+     .in = {IVALS(I32, 2, 2, 3, 5, 0, 9, 3, 3, 1), IVALS(I32, 2, 2, 3, 0, 1, 1, 0, 0, 1), W(2, 10, 16), W(2, 8, 16), W(2, 2, 16),
+            W(1, 16), W(1, 16), IVALS(I32, 2, 2, 3, 1, -2, 0, 3, 1, -1)},
+     .nin = 8, .nout = 3, .out2_dtype = I32, .out3_dtype = F32},
     {"embed_layernorm_plain", "EmbedLayerNormalization", .domain = "com.microsoft",
      .in = {IVALS(I32, 2, 2, 4, 1, 2, 3, 4, 5, 6, 7, 0), NONE, W(2, 8, 32), W(2, 6, 32), NONE, W(1, 32), W(1, 32)}, .nin = 7, .nout = 2, .out2_dtype = I32,
      .attrs = {AF("epsilon", 1e-5f)}, .nattrs = 1},
