@@ -12,12 +12,16 @@ namespace gpu {
 
 // A mask entry keeps its score when it is above zero (true, or an integer
 // mask's 1; ONNX Runtime's contrib attention masks read 0 and negative
-// values as masked).
+// values as masked). M: bool as unsigned char, int32, int64.
+template <typename M>
+__device__ __forceinline__ bool attn_keeps(M v) {
+  return v > 0;
+}
 __device__ __forceinline__ bool attn_mask_keeps(const void *m, int dt, int64_t i) {
   switch (dt) {
-    case GPU_DT_I32: return ((const int32_t *)m)[i] > 0;
-    case GPU_DT_I64: return ((const int64_t *)m)[i] > 0;
-    default: return ((const unsigned char *)m)[i] != 0;
+    case GPU_DT_I32: return attn_keeps(((const int32_t *)m)[i]);
+    case GPU_DT_I64: return attn_keeps(((const int64_t *)m)[i]);
+    default: return attn_keeps(((const unsigned char *)m)[i]);
   }
 }
 

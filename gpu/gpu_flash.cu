@@ -312,8 +312,7 @@ __device__ __forceinline__ void merge_slices(const gpu_attn_desc &d, float *cm, 
 }
 
 // This lane's mask verdicts over a tile (bit 4 j + e: rows[e / 2], key kb +
-// 8 j + (e & 1)), mask elements of type M (kept above zero, as
-// gpu::attn_mask_keeps); mrow: where the rows start.
+// 8 j + (e & 1)), mask elements of type M; mrow: where the rows start.
 template <typename M, int NK>
 __device__ __forceinline__ uint32_t tile_drops(const gpu_attn_desc &d, const int64_t mrow[2], const int64_t rows[2],
                                                int64_t kb) {
@@ -325,7 +324,8 @@ __device__ __forceinline__ uint32_t tile_drops(const gpu_attn_desc &d, const int
     for (int e = 0; e < 4; ++e) {
       const int64_t key = kb + j * 8 + (e & 1);
       const bool valid = rows[e / 2] < d.seq && key < d.kv_len;
-      drops |= (uint32_t)(valid && (mask[mrow[e / 2] + key * d.mask_st[3]] > 0) == (bool)d.mask_invert) << (4 * j + e);
+      const bool keeps = valid && gpu::attn_keeps(mask[mrow[e / 2] + key * d.mask_st[3]]);
+      drops |= (uint32_t)(valid && keeps == (bool)d.mask_invert) << (4 * j + e);
     }
   }
   return drops;
