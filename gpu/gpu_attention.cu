@@ -206,6 +206,7 @@ __global__ void scores_softmax(gpu_attn_desc d, float *x, int64_t sstride) {
                                               b * d.mask_st[0] + h * d.mask_st[1] + s * d.mask_st[2] + k * d.mask_st[3]) ==
                              (bool)d.mask_invert;
     if (masked) v = d.mask_add ? v + d.fill : d.fill;
+    if (gpu::attn_lowest(d, s, k)) v = -FLT_MAX;
     if (d.bias) v += ld((const float *)d.bias, b * d.bias_st[0] + h * d.bias_st[1] + s * d.bias_st[2] + k * d.bias_st[3]);
     xr[k] = v;
     m = fmaxf(m, v);

@@ -4,6 +4,7 @@
 #ifndef GPU_ATTN_CUH
 #define GPU_ATTN_CUH
 
+#include <float.h>
 #include <math.h>
 
 #include "gpu/gpu_common.cuh"
@@ -97,9 +98,16 @@ __device__ __forceinline__ float attn_masked(const gpu_attn_desc &d, const attn_
   if (masked) s = d.mask_add ? s + d.fill : d.fill;
   return s + bias;
 }
+// ONNX Runtime's contrib kernels (mask_add) set a causally cut score to the
+// lowest float (plus the bias) instead of adding fill: attn_masked's score
+// is replaced where this holds (a caller over a tile does it in a loop of
+// its own, skipped without a causal cut: more code a score is time there).
+__device__ __forceinline__ bool attn_lowest(const gpu_attn_desc &d, int64_t pos, int64_t key) {
+  return d.mask_add && d.causal && key > pos;
+}
 __device__ __forceinline__ float attn_score_with(const gpu_attn_desc &d, const attn_span &a, float dot, int64_t pos,
                                                  int64_t key, bool mask_drops, float bias) {
-  return attn_masked(d, a, attn_scaled(d, dot), pos, key, mask_drops, bias);
+  return attn_lowest(d, pos, key) ? -FLT_MAX + bias : attn_masked(d, a, attn_scaled(d, dot), pos, key, mask_drops, bias);
 }
 
 template <typename T>

@@ -578,11 +578,15 @@ int launch_rows(const gpu_attn_desc *d, gpuStream_t s) {
 
 // Shapes and layouts it takes: rows of unit-stride elements on 16 bytes,
 // at least 16 query rows (a handful fill few of a warp's 16: the CUDA-core
-// kernel packs them tighter), one head size for Q/K and V, no split or fold.
+// kernel packs them tighter), one head size for Q/K and V, no split or fold,
+// and not the contrib kernels' causal cut (gpu::attn_lowest: the CUDA-core
+// kernel's; a loop for it in the tiles cost every masked tile, BERT b8 +7%
+// and a causal prefill of 1024 tokens +6%, though it ran only for it).
 template <typename T>
 bool flash_takes(const gpu_attn_desc *d) {
   const int64_t n = 16 / (int64_t)sizeof(T);
   return flash_built<T>() && d->batch > 0 && d->heads > 0 && d->seq >= 16 && d->kv_len > 0 && !d->fold &&
+         !(d->mask_add && d->causal) &&
          d->split <= 1 && d->v_dim == d->head_dim && d->kv_heads >= 1 && d->heads % d->kv_heads == 0 &&
          d->heads <= 65535 && d->batch <= 65535 && aligned16(d->q, d->q_off, d->q_st, n) &&
          (aligned16(d->k, d->k_off, d->k_st, n) || aligned16(d->k, d->k_off, d->k_st, n, 2)) &&

@@ -266,6 +266,7 @@ hd_status *op_attention_layout(const ir_node *n, const op_attention *p, const ir
   memcpy(l->q_st, q.st, sizeof q.st), memcpy(l->k_st, k.st, sizeof k.st), memcpy(l->v_st, v.st, sizeof v.st);
   l->q_off = q.off, l->k_off = k.off, l->v_off = v.off;
   l->scale = p->scale > 0.0f ? p->scale : (float)(1.0 / sqrt((double)(l->head_dim > 0 ? l->head_dim : 1)));
+  l->causal = p->causal && !(p->mask_add && l->seq == 1);
   /* the output: Q's form with V's head size; through out_perm when set */
   const ir_tensor *y = &t[n->out[0]];
   int r = y->rank;

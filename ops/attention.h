@@ -26,6 +26,9 @@ typedef enum op_attn_mask_form {
  *   s_l = scale * q . k_l                        (k_l of kv head h / (H / Hkv))
  *   masked_l = (mask[b,h,s,l] <= 0, or > 0 when mask_invert) or (causal and l > s)
  *   s_l = masked_l ? (mask_add ? s_l + fill : fill) : s_l
+ *     (under mask_add, ONNX Runtime's contrib kernels, the causal cut sets
+ *     s_l to the lowest float instead, and applies only to more than one
+ *     query row: op_attn_layout.causal)
  *   s_l += bias[b,h,s,l]                          (when in_bias)
  *   out = softmax(s) . v
  * Inputs are node positions (-1: absent): in_q, in_k, in_v (K given
@@ -63,6 +66,7 @@ typedef struct op_attn_layout {
   int64_t q_st[4], k_st[4], v_st[4], o_st[4]; /* k: (b, h, l, d) whatever its input layout */
   int64_t mask_st[4], bias_st[4];             /* (b, h, s, l); LENS: mask_st[0] only */
   float scale;
+  int causal; /* the causal cut at these shapes (op_attention.causal; under mask_add not for one query row) */
 } op_attn_layout;
 
 /* The layout of attention node n (parameters p, resolved by infer) over

@@ -97,8 +97,7 @@ static inline void ht_close_pair(hh_ort *h, hh_assign *a, OrtSession *s_ep, OrtS
 
 /* Compares y with the reference at dtype's tolerance; on a mismatch prints
  * "FAIL <what>: " and the worst element. Returns 1 when they match. */
-static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int dtype, const char *what) {
-  hh_tol tol = hh_tol_for(dtype, 0);
+static inline int ht_check_close_at(const hh_tensor *y, const hh_tensor *ref, hh_tol tol, const char *what) {
   hh_cmp c;
   hh_compare(y, ref, tol, &c);
   if (!c.pass) {
@@ -106,6 +105,9 @@ static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int d
     hh_cmp_print(&c, tol, stderr);
   }
   return c.pass;
+}
+static inline int ht_check_close(const hh_tensor *y, const hh_tensor *ref, int dtype, const char *what) {
+  return ht_check_close_at(y, ref, hh_tol_for(dtype, 0), what);
 }
 
 /* Runs the one input x on s_ep and on the CPU EP's session s_cpu (first

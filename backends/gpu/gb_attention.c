@@ -104,7 +104,7 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   gpu_attn_desc d = {.batch = l->batch, .heads = l->heads, .kv_heads = l->kv_heads, .seq = l->seq,
                      .kv_len = l->kv_len, .head_dim = l->head_dim, .v_dim = l->v_dim,
                      .q_off = l->q_off, .k_off = l->k_off, .v_off = l->v_off,
-                     .scale = l->scale, .fill = p->fill, .causal = p->causal, .mask_add = p->mask_add,
+                     .scale = l->scale, .fill = p->fill, .causal = l->causal, .mask_add = p->mask_add,
                      .mask_lens = p->mask_form == OP_ATTN_MASK_LENS, .mask_invert = p->mask_invert,
                      .empty_zero = p->empty_zero, .tf32 = bp->bg->c->opts.use_tf32,
                      .q = gb_addr(bp, n->in[p->in_q], &lc->b), .k = gb_addr(bp, n->in[p->in_k], &lc->b),

@@ -1,18 +1,19 @@
 /* Reference attention: per query row, every score in double, then a
  * softmax and the weighted sum of V rows, from the strided layout
  * (ops/attention.h) so every input form reads the same way. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "backends/ref/ref.h"
 
+/* Whether the mask masks score (s, k) (the causal cut is the caller's). */
 static int masked_at(const op_attention *q, const op_attn_layout *l, const ir_tensor *mt, const void *mask, int64_t b,
                      int64_t h, int64_t s, int64_t k) {
-  if (q->causal && k > s) return 1;
   if (!mask) return 0;
   if (q->mask_form == OP_ATTN_MASK_LENS) return k >= ref_load_i64(mt->dtype, mask, (size_t)(b * l->mask_st[0]));
   size_t at = (size_t)(b * l->mask_st[0] + h * l->mask_st[1] + s * l->mask_st[2] + k * l->mask_st[3]);
-  return (ref_load_i64(mt->dtype, mask, at) <= 0) != q->mask_invert; /* kept above zero (op_attention) */
+  return (ref_load_i64(mt->dtype, mask, at) <= 0) != q->mask_invert; /* kept above zero */
 }
 
 static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bindings *bd, ref_scratch *scratch) {
@@ -43,7 +44,8 @@ static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bin
           for (int64_t d = 0; d < l.head_dim; d++)
             dot += (double)ref_load(dt, qp, qrow + (size_t)(d * l.q_st[3])) * ref_load(dt, kp, krow + (size_t)(d * l.k_st[3]));
           double v = (double)l.scale * dot;
-          if (masked_at(q, &l, mt, mask, b, h, r, k)) v = q->mask_add ? v + q->fill : q->fill;
+          if (l.causal && k > r && q->mask_add) v = -FLT_MAX; /* op_attention: the contrib kernels' causal cut */
+          else if ((l.causal && k > r) || masked_at(q, &l, mt, mask, b, h, r, k)) v = q->mask_add ? v + q->fill : q->fill;
           if (bias)
             v += ref_load(dt, bias, (size_t)(b * l.bias_st[0] + h * l.bias_st[1] + r * l.bias_st[2] + k * l.bias_st[3]));
           sc[k] = v;
