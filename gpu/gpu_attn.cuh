@@ -100,8 +100,8 @@ __device__ __forceinline__ float attn_masked(const gpu_attn_desc &d, const attn_
 }
 // ONNX Runtime's contrib kernels (mask_add) set a causally cut score to the
 // lowest float (plus the bias) instead of adding fill: attn_masked's score
-// is replaced where this holds (a caller over a tile does it in a loop of
-// its own, skipped without a causal cut: more code a score is time there).
+// is replaced where this holds (the flash kernel leaves these to the
+// CUDA-core one: gpu_flash.cu, flash_takes).
 __device__ __forceinline__ bool attn_lowest(const gpu_attn_desc &d, int64_t pos, int64_t key) {
   return d.mask_add && d.causal && key > pos;
 }
