@@ -403,10 +403,10 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     // every load in flight at once and under the products (waited on one
     // score at a time, BERT's masked attention took 4x as long)
     const bool whole = plain && k0 >= whole_lo && k0 + BN <= whole_hi;
+    const int64_t kb = k0 + kofs + 2 * t4;  // this lane's first key in the tile
     uint32_t drops = 0;
     T bias[NK / 8][4];
     if (!whole) {
-      const int64_t kb = k0 + kofs + 2 * t4;  // this lane's first key in the tile
       // where this lane's rows start in the mask and the bias (a key adds
       // key * st[3]; not kept across tiles: registers)
       int64_t mrow[2], brow[2];
@@ -457,7 +457,6 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
         for (int e = 0; e < 4; ++e) s[j][e] = d.softcap * tanhf(s[j][e] / d.softcap);
     }
     if (!whole) {
-      const int64_t kb = k0 + kofs + 2 * t4;
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll

@@ -44,8 +44,9 @@ static hd_status *ref_attention(const ir_plan *p, const ir_step *s, const ir_bin
           for (int64_t d = 0; d < l.head_dim; d++)
             dot += (double)ref_load(dt, qp, qrow + (size_t)(d * l.q_st[3])) * ref_load(dt, kp, krow + (size_t)(d * l.k_st[3]));
           double v = (double)l.scale * dot;
-          if (l.causal && k > r && q->mask_add) v = -FLT_MAX; /* op_attention: the contrib kernels' causal cut */
-          else if ((l.causal && k > r) || masked_at(q, &l, mt, mask, b, h, r, k)) v = q->mask_add ? v + q->fill : q->fill;
+          const int cut = l.causal && k > r;
+          if (cut && q->mask_add) v = -FLT_MAX; /* op_attention: the contrib kernels' causal cut */
+          else if (cut || masked_at(q, &l, mt, mask, b, h, r, k)) v = q->mask_add ? v + q->fill : q->fill;
           if (bias)
             v += ref_load(dt, bias, (size_t)(b * l.bias_st[0] + h * l.bias_st[1] + r * l.bias_st[2] + k * l.bias_st[3]));
           sc[k] = v;
