@@ -59,6 +59,47 @@ __device__ __forceinline__ void stv<4, float>(float *p, int64_t i, const float *
   *(float4 *)(p + i) = make_float4(o[0], o[1], o[2], o[3]);
 }
 
+// Eight halves (fp16 or bf16) in one 16-byte access.
+template <>
+__device__ __forceinline__ void ldv<8, gpu_half>(const gpu_half *p, int64_t i, float *o) {
+  const uint4 q = *(const uint4 *)(p + i);
+  const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    o[2 * k] = __half2float(__ushort_as_half((unsigned short)(w[k] & 0xffffu)));
+    o[2 * k + 1] = __half2float(__ushort_as_half((unsigned short)(w[k] >> 16)));
+  }
+}
+template <>
+__device__ __forceinline__ void stv<8, gpu_half>(gpu_half *p, int64_t i, const float *o) {
+  unsigned w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    w[k] = (unsigned)__half_as_ushort(__float2half_rn(o[2 * k])) |
+           ((unsigned)__half_as_ushort(__float2half_rn(o[2 * k + 1])) << 16);
+  *(uint4 *)(p + i) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+template <>
+__device__ __forceinline__ void ldv<8, bf16>(const bf16 *p, int64_t i, float *o) {
+  const uint4 q = *(const uint4 *)(p + i);
+  const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    o[2 * k] = __uint_as_float(w[k] << 16);
+    o[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+  }
+}
+template <>
+__device__ __forceinline__ void stv<8, bf16>(bf16 *p, int64_t i, const float *o) {
+  bf16 h[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) st(h, k, o[k]);
+  unsigned w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) w[k] = (unsigned)h[2 * k].bits | ((unsigned)h[2 * k + 1].bits << 16);
+  *(uint4 *)(p + i) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 __device__ __forceinline__ float act(int kind, float x, float a, float b) { return op_act_apply(kind, x, a, b); }
 
 // Division of 32-bit indices below 2^31 by a divisor fixed at launch: a

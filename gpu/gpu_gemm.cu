@@ -108,33 +108,53 @@ __global__ void epilogue_kernel(T *y, const T *c, int64_t total, int64_t m, int6
 
 // The common case: C a row vector (bias[j], or none): threads along the
 // row (coalesced), a grid-stride walk down the rows, no index division;
-// GELU inline (it follows most transformer matmuls).
-template <typename T, int ACT>
+// GELU inline (it follows most transformer matmuls). V columns a thread:
+// 16-byte accesses where rows allow (BERT b8's GELU after the 3072-wide
+// matmul took 15.4 us with one half a thread, torch's 4.7).
+template <typename T, int ACT, int V>
 __global__ void epilogue_rows_kernel(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float beta, int act,
                                      float aa, float ab) {
   gpu::wait_prior();
   gpu::start_next();
-  const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
   if (j >= n) return;
-  const float bj = c ? beta * ld(c, j * c_cs) : 0.f;
+  float bj[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) bj[k] = c ? beta * ld(c, (j + k) * c_cs) : 0.f;
   for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    float v = ld(y, r * n + j) + bj;
-    if (ACT == OP_ACT_GELU) v = op_act_gelu(v);
-    else if (ACT == OP_ACT_GELU_TANH) v = op_act_gelu_tanh(v);
-    else v = gpu::act(act, v, aa, ab);
-    st(y, r * n + j, v);
+    float v[V];
+    gpu::ldv<V>(y, r * n + j, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      v[k] += bj[k];
+      if (ACT == OP_ACT_GELU) v[k] = op_act_gelu(v[k]);
+      else if (ACT == OP_ACT_GELU_TANH) v[k] = op_act_gelu_tanh(v[k]);
+      else v[k] = gpu::act(act, v[k], aa, ab);
+    }
+    gpu::stv<V>(y, r * n + j, v);
   }
 }
 
-template <typename T, int ACT>
+template <typename T, int ACT, int V>
 int epilogue_rows(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float beta, int act, float aa, float ab,
                   gpuStream_t s) {
-  const unsigned gx = (unsigned)((n + 255) / 256);
-  int64_t gy = (256 * 1024 + gx - 1) / gx;  // about 256k threads in flight
+  const unsigned gx = (unsigned)((n / V + 255) / 256);
+  int64_t gy = (256 * 1024 / V + gx - 1) / gx;  // about 256k elements in flight
   if (gy > rows) gy = rows;
   if (gy > 65535) gy = 65535;
-  gpu::launch(epilogue_rows_kernel<T, ACT>, dim3(gx, (unsigned)gy), 256, 0, s, y, c, rows, n, c_cs, beta, act, aa, ab);
+  gpu::launch(epilogue_rows_kernel<T, ACT, V>, dim3(gx, (unsigned)gy), 256, 0, s, y, c, rows, n, c_cs, beta, act, aa,
+              ab);
   return gpu::last_error();
+}
+
+// One 16-byte access a thread where every row starts 16-byte aligned.
+template <typename T, int ACT>
+int epilogue_rows_any(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float beta, int act, float aa,
+                      float ab, gpuStream_t s) {
+  constexpr int V = 16 / sizeof(T);
+  if ((uintptr_t)y % 16 == 0 && n % V == 0)
+    return epilogue_rows<T, ACT, V>(y, c, rows, n, c_cs, beta, act, aa, ab, s);
+  return epilogue_rows<T, ACT, 1>(y, c, rows, n, c_cs, beta, act, aa, ab, s);
 }
 
 template <typename T>
@@ -145,9 +165,10 @@ int epilogue(void *y, const void *c, int64_t rows, int64_t m, int64_t n, int64_t
   if ((!c || c_rs == 0) && n <= 65535 * 256) {
     T *yy = (T *)y;
     const T *cc = (const T *)c;
-    if (act == OP_ACT_GELU) return epilogue_rows<T, OP_ACT_GELU>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
-    if (act == OP_ACT_GELU_TANH) return epilogue_rows<T, OP_ACT_GELU_TANH>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
-    return epilogue_rows<T, OP_ACT_NONE>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
+    if (act == OP_ACT_GELU) return epilogue_rows_any<T, OP_ACT_GELU>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
+    if (act == OP_ACT_GELU_TANH)
+      return epilogue_rows_any<T, OP_ACT_GELU_TANH>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
+    return epilogue_rows_any<T, OP_ACT_NONE>(yy, cc, rows, n, c_cs, beta, act, aa, ab, s);
   }
   gpu::launch(epilogue_kernel<T>, gpu::blocks_for(total, 256), 256, 0, s, (T *)y, (const T *)c, total, m, n, c_rs, c_cs,
               beta, act, aa, ab);

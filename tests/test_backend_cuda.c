@@ -718,6 +718,18 @@ static void b_mm_bias_gelu_like(tg *t) { /* MatMul + bias Add + Tanh: has_c and 
   int z = tg_node(t, "Add", 14, in2, 2, NULL, 0);
   tg_output(t, tg_node(t, "Tanh", 13, &z, 1, NULL, 0));
 }
+/* MatMul + bias Add + Gelu (erf): the epilogue kernel after the vendor
+ * matmul, 16-byte accesses where the rows' width allows (96) and one
+ * element a thread where it does not (36) */
+static void mm_bias_gelu(tg *t, int64_t n) {
+  int in[2] = {tg_input(t, 3, D(2, 24, 64)), tg_const(t, 2, D(64, n), -0.3f, 0.3f)};
+  int y = tg_node(t, "MatMul", 13, in, 2, NULL, 0);
+  int in2[2] = {y, tg_const(t, 1, &n, -1.f, 1.f)};
+  int z = tg_node(t, "Add", 14, in2, 2, NULL, 0);
+  tg_output(t, tg_node(t, "Gelu", 20, &z, 1, NULL, 0));
+}
+static void b_mm_bias_gelu_96(tg *t) { mm_bias_gelu(t, 96); }
+static void b_mm_bias_gelu_36(tg *t) { mm_bias_gelu(t, 36); }
 static void b_mm_large(tg *t) { int in[2] = {tg_input(t, 2, D(128, 512)), tg_const(t, 2, D(512, 256), -0.1f, 0.1f)}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
 /* softmax */
 static void b_sm_last(tg *t) { int x = tg_input(t, 2, D(4, 10)); tg_output(t, tg_node(t, "Softmax", 13, &x, 1, NULL, 0)); }
@@ -1008,6 +1020,65 @@ static void b_attn_where_mask(tg *t) {
   tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
 }
 
+/* Masks over the keys alone ([B, 1, 1, S]: BERT's key padding), which the
+ * flash kernel turns into one factor and one addend a key a tile: a
+ * boolean mask through Where(keep, 0, fill) + Add (batch 0 keeps every key,
+ * the others drop keys from 100 - 7 b on and key 5), or a bias of random
+ * values with two keys at -inf. At [2, 4, 128] the block's warps split the
+ * keys; [2, 12, 384] is BERT b8's grid (2 warps, 32 rows a block).
+ * pairs: the boolean mask And a constant [1, 1, S, S] first and Expanded to
+ * [B, 1, S, S], as transformers builds it: 1 a constant of all true (the
+ * plan finds the rows repeated: the key path), 2 a causal one (rows differ:
+ * the per-score path). */
+static void attn_key_mask_pairs(tg *t, int64_t nb, int64_t nh, int64_t s, int64_t kv, int boolean, int pairs) {
+  attr ax[] = {A_INT("axis", -1)};
+  int q = tg_input(t, 4, D(nb, nh, s, 64)), kt = tg_input(t, 4, D(nb, nh, 64, kv)), v = tg_input(t, 4, D(nb, nh, kv, 64));
+  int in_s[2] = {q, kt}, add;
+  if (boolean) {
+    int keep = tg_value(t, HD_DT_BOOL, 4, D(nb, 1, 1, kv));
+    if (!t->st) {
+      uint8_t *m = malloc((size_t)(nb * kv));
+      for (int64_t i = 0; i < nb * kv; i++) {
+        int64_t b = i / kv, key = i % kv;
+        m[i] = b == 0 || (key < 100 - 7 * b && key != 5);
+      }
+      t->st = ir_value_set_data(t->g, keep, m, (size_t)(nb * kv));
+      free(m);
+    }
+    if (pairs) {
+      int both = tg_value(t, HD_DT_BOOL, 4, D(1, 1, s, kv));
+      uint8_t *m = malloc((size_t)(s * kv));
+      for (int64_t i = 0; m && i < s * kv; i++) m[i] = pairs == 1 || i % kv <= i / kv;
+      if (!t->st) t->st = m ? ir_value_set_data(t->g, both, m, (size_t)(s * kv)) : hd_error(HD_ERR_OUT_OF_MEMORY, "test");
+      free(m);
+      int in_and[2] = {both, keep};
+      int in_e[2] = {tg_node(t, "And", 7, in_and, 2, NULL, 0), tg_const_i64(t, 1, D(4), D(nb, 1, s, kv))};
+      keep = tg_node(t, "Expand", 13, in_e, 2, NULL, 0);
+    }
+    int in_w[3] = {keep, tg_const_vals(t, 0, NULL, (const float[]){0.f}),
+                   tg_const_vals(t, 0, NULL, (const float[]){-30000.f})};
+    add = tg_node(t, "Where", 16, in_w, 3, NULL, 0);
+  } else {
+    float *bias = malloc(sizeof(float) * (size_t)(nb * kv));
+    for (int64_t i = 0; i < nb * kv; i++) bias[i] = i % kv == 3 || i % kv == kv - 2 ? -INFINITY : (float)(i % 7) * 0.3f - 1.f;
+    add = tg_const_vals(t, 4, D(nb, 1, 1, kv), bias);
+    free(bias);
+  }
+  int in_b[2] = {tg_node(t, "MatMul", 13, in_s, 2, NULL, 0), add};
+  int p = tg_node(t, "Softmax", 13, (int[1]){tg_node(t, "Add", 14, in_b, 2, NULL, 0)}, 1, ax, NA(ax));
+  int in_o[2] = {p, v};
+  tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
+}
+static void attn_key_mask(tg *t, int64_t nb, int64_t nh, int64_t s, int64_t kv, int boolean) {
+  attn_key_mask_pairs(t, nb, nh, s, kv, boolean, 0);
+}
+static void b_attn_key_padding_split(tg *t) { attn_key_mask(t, 2, 4, 128, 128, 1); }
+static void b_attn_key_padding_expanded(tg *t) { attn_key_mask_pairs(t, 3, 12, 128, 128, 1, 1); }
+static void b_attn_key_padding_causal_pairs(tg *t) { attn_key_mask_pairs(t, 3, 12, 128, 128, 1, 2); }
+static void b_attn_key_padding_bert_b8(tg *t) { attn_key_mask(t, 2, 12, 384, 384, 1); }
+static void b_attn_key_bias_tail(tg *t) { attn_key_mask(t, 3, 4, 130, 136, 0); }
+static void b_attn_key_bias_rows64(tg *t) { attn_key_mask(t, 3, 12, 512, 200, 0); }
+
 /* BERT's self-attention written out: three projections of x (MatMul + bias), each Reshaped to heads
  * and transposed; fused, the projections are one MatMul and a Split that the plan reads in place
  * (strided views of the merged output), which the attention reads through its strides */
@@ -1153,6 +1224,12 @@ static const op_case attn_cases[] = {
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
     {"attention_flash_kt_bias", b_attn_kt_bias, 1, 1e-4, 1e-2},
     {"attention_flash_where_mask", b_attn_where_mask, 1, 1e-4, 1e-2},
+    {"attention_flash_key_padding_split", b_attn_key_padding_split, 1, 1e-4, 1e-2},
+    {"attention_flash_key_padding_bert_b8", b_attn_key_padding_bert_b8, 1, 1e-4, 1e-2},
+    {"attention_flash_key_bias_tail", b_attn_key_bias_tail, 1, 1e-4, 1e-2},
+    {"attention_flash_key_padding_expanded", b_attn_key_padding_expanded, 1, 1e-4, 1e-2},
+    {"attention_flash_key_padding_causal_pairs", b_attn_key_padding_causal_pairs, 1, 1e-4, 1e-2},
+    {"attention_flash_key_bias_rows64", b_attn_key_bias_rows64, 1, 1e-4, 1e-2},
     {"attention_projections_split", b_attn_projections, 1, 1e-4, 1e-2},
     {"attention_split_unaligned", b_attn_split_unaligned, 0, 1e-4, 1e-2},
     {"attention_gqa_decode_rotary_group8", b_gqa_decode, 0, 1e-4, 1e-2},
@@ -2580,7 +2657,9 @@ done:
 /* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
  * tensor-core kernel) and fp32 (the fused kernel or the GEMM form), graph
  * replay; the rate counts 4 S L D multiply-adds per head (half under a
- * causal mask). only: just the shapes whose name holds it (a profiler's
+ * causal mask). Masks: 1 a float [B, 1, S, S], 2 a boolean one keeping
+ * every score, 3 and 4 the same over the keys alone ([B, 1, 1, S]: BERT's
+ * key padding). only: just the shapes whose name holds it (a profiler's
  * run), else every one. */
 static void bench_attention(gpu_env *e, const char *only) {
   static const struct { const char *name; int64_t b, h, kh, s, d; int causal, mask; } as[] = {
@@ -2589,7 +2668,9 @@ static void bench_attention(gpu_env *e, const char *only) {
       {"BERT + bool kept b1", 1, 12, 12, 128, 64, 0, 2},      {"BERT + bool kept b8", 8, 12, 12, 128, 64, 0, 2},
       {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1, 0},
       {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1, 0}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1, 0},
-      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1, 0}};
+      {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1, 0},
+      {"BERT + key bias b1", 1, 12, 12, 128, 64, 0, 3}, {"BERT + key bias b8", 8, 12, 12, 128, 64, 0, 3},
+      {"BERT + key bool b8", 8, 12, 12, 128, 64, 0, 4}};
   printf("\nAttention (graph replay; us per run, TFLOPS)\n%-26s %10s %8s %10s %8s\n", "shape", "fp16 us", "TFLOPS",
          "fp32 us", "TFLOPS");
   for (size_t i = 0; i < sizeof as / sizeof as[0]; ++i) {
@@ -2601,13 +2682,14 @@ static void bench_attention(gpu_env *e, const char *only) {
       ir_graph *g = NULL;
       tg_begin(&t, k ? HD_DT_F32 : HD_DT_F16);
       attr a[] = {A_INT("is_causal", as[i].causal)};
+      const int64_t rows = as[i].mask >= 3 ? 1 : as[i].s; /* the mask's rows */
       int in[4] = {tg_input(&t, 4, D(as[i].b, as[i].h, as[i].s, as[i].d)),
                    tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
                    tg_const(&t, 4, D(as[i].b, as[i].kh, as[i].s, as[i].d), -1.f, 1.f),
-                   as[i].mask == 1 ? tg_const(&t, 4, D(as[i].b, 1, as[i].s, as[i].s), -1.f, 1.f) : -1};
-      if (as[i].mask == 2) { /* a boolean mask keeping every score: a padding mask over full sequences */
-        in[3] = tg_value(&t, HD_DT_BOOL, 4, D(as[i].b, 1, as[i].s, as[i].s));
-        size_t n = (size_t)(as[i].b * as[i].s * as[i].s);
+                   as[i].mask == 1 || as[i].mask == 3 ? tg_const(&t, 4, D(as[i].b, 1, rows, as[i].s), -1.f, 1.f) : -1};
+      if (as[i].mask == 2 || as[i].mask == 4) { /* a boolean mask keeping every score: a padding mask over full sequences */
+        in[3] = tg_value(&t, HD_DT_BOOL, 4, D(as[i].b, 1, rows, as[i].s));
+        size_t n = (size_t)(as[i].b * rows * as[i].s);
         uint8_t *ones = malloc(n);
         if (ones) memset(ones, 1, n);
         if (!t.st) t.st = ones ? ir_value_set_data(t.g, in[3], ones, n) : hd_error(HD_ERR_OUT_OF_MEMORY, "bench");
@@ -2729,6 +2811,20 @@ int main(int argc, char **argv) {
   test_attention(&e, filter);
   test_squeeze_excite(&e, filter);
   test_channels_last(&e, filter);
+  {
+    static const op_case gelu_cases[] = {{"matmul_bias_gelu_vec8", b_mm_bias_gelu_96, 1, 5e-3, 5e-3},
+                                         {"matmul_bias_gelu_n36", b_mm_bias_gelu_36, 1, 5e-3, 5e-3}};
+    for (size_t i = 0; i < sizeof gelu_cases / sizeof gelu_cases[0]; ++i) {
+      const op_case *gc = &gelu_cases[i];
+      if (filter && !strstr(gc->name, filter)) continue;
+      run_op_case(&e, gc, HD_DT_F32, e.ctx, "");
+      run_op_case(&e, gc, HD_DT_F16, e.ctx, "");
+      run_op_case(&e, gc, HD_DT_F16, e.ctx_cap, " [graph]");
+      op_case bf = *gc;
+      bf.tol16 *= 4; /* bf16: 8 bits of mantissa */
+      run_op_case(&e, &bf, HD_DT_BF16, e.ctx, "");
+    }
+  }
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
