@@ -151,6 +151,11 @@ typedef struct ir_tensor {
    * read strides (ir_tensor_strides) are given such a tensor */
   int strided;
   int64_t strides[IR_MAX_RANK];
+  /* bit d: the elements along dim d are all equal (for each index of the
+   * other dims), so a reader may step over d with a stride of 0: a key
+   * padding mask expanded over the query rows. Found at plan time
+   * (constants' data, elementwise ops); dims of size 1 need no bit. */
+  unsigned uniform;
 } ir_tensor;
 
 /* Element strides of t's dims (contiguous, or a strided alias's). */

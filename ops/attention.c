@@ -225,7 +225,7 @@ static hd_status *mask_strides(op_attn_mask_form form, const ir_tensor *m, const
       if (m->dims[i] != 1 && m->dims[i] != want[d])
         return hd_error(HD_ERR_INVALID_ARG, "attention %s dim %d is %lld for %lld", what, i, (long long)m->dims[i],
                         (long long)want[d]);
-      st[d] = m->dims[i] == 1 ? 0 : cs[i];
+      st[d] = m->dims[i] == 1 || (m->uniform >> i & 1u) ? 0 : cs[i]; /* a repeated dim: read its first */
     }
     return NULL;
   }

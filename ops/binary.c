@@ -63,12 +63,12 @@ static hd_status *binary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
 /* 7: numpy broadcasting replaced the broadcast/axis attributes; later
  * versions only added types (Pow 12/13/15: exponent types, which we take
  * equal to the base's). Min/Max/Sum/Mean 8: broadcasting. */
-OP_DEF(binary, ADD, "Add", 7, 14)
-OP_DEF(binary, SUB, "Sub", 7, 14)
-OP_DEF(binary, MUL, "Mul", 7, 14)
-OP_DEF(binary, DIV, "Div", 7, 14)
-OP_DEF(binary, POW, "Pow", 7, 15)
-OP_DEF(binary, MIN, "Min", 8, 13)
-OP_DEF(binary, MAX, "Max", 8, 13)
-OP_DEF(binary, SUM, "Sum", 8, 13)
-OP_DEF(binary, MEAN, "Mean", 8, 13)
+OP_DEF(binary, ADD, "Add", 7, 14, .elementwise = 1)
+OP_DEF(binary, SUB, "Sub", 7, 14, .elementwise = 1)
+OP_DEF(binary, MUL, "Mul", 7, 14, .elementwise = 1)
+OP_DEF(binary, DIV, "Div", 7, 14, .elementwise = 1)
+OP_DEF(binary, POW, "Pow", 7, 15, .elementwise = 1)
+OP_DEF(binary, MIN, "Min", 8, 13, .elementwise = 1)
+OP_DEF(binary, MAX, "Max", 8, 13, .elementwise = 1)
+OP_DEF(binary, SUM, "Sum", 8, 13, .elementwise = 1)
+OP_DEF(binary, MEAN, "Mean", 8, 13, .elementwise = 1)

@@ -72,6 +72,11 @@ typedef struct op_def {
   /* Reads only its inputs' shapes, never their data (Shape, Size): its
    * outputs are always known when a plan is built, and computed then. */
   int shape_only;
+  /* Output element i is a function of the inputs' elements at i under
+   * numpy broadcasting, value inputs aside (Add, Where, Cast, Expand):
+   * an axis along which every input is constant, or broadcast, is
+   * constant in the output too (ir_tensor.uniform). */
+  int elementwise;
   /* Bit k: infer reads input k's values (Reshape's shape, Slice's starts,
    * Range's bounds): the input must be known on the host when a plan is
    * built (a constant, or computed in the same partition from known

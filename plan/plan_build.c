@@ -262,6 +262,53 @@ static int alias_strided(const ir_graph *g, ir_plan *p, int s, ir_tensor *t, uin
   return 1;
 }
 
+/* ---- uniform axes (ir_tensor.uniform) ---- */
+
+/* Known data up to this many elements is read for its uniform axes: masks
+ * of a few thousand, not weights. */
+enum { UNIFORM_SCAN_MAX = 1 << 16 };
+
+/* The dims of t (known data on the host) along which its elements repeat. */
+static unsigned uniform_of_data(const ir_tensor *t) {
+  int64_t n = ir_numel(t->rank, t->dims);
+  size_t es = hd_dtype_size(t->dtype);
+  if (!t->host || n <= 0 || n > UNIFORM_SCAN_MAX || !es) return 0;
+  const unsigned char *x = t->host;
+  unsigned bits = 0;
+  int64_t inner = 1; /* elements a step of dim d spans */
+  for (int d = t->rank - 1; d >= 0; d--) {
+    int64_t len = t->dims[d];
+    int same = len > 1;
+    /* element i equals the one with dim d's index 0: i - (index of d) x inner */
+    for (int64_t i = 0; i < n && same; i++) {
+      int64_t at = i / inner % len;
+      same = memcmp(x + (size_t)i * es, x + (size_t)(i - at * inner) * es, es) == 0;
+    }
+    if (same) bits |= 1u << d;
+    inner *= len;
+  }
+  return bits;
+}
+
+/* Output o of node n: the uniform axes its data shows when known, else
+ * those every broadcast input of an elementwise op holds (an input's axis
+ * of size 1, or absent, broadcasts). */
+static unsigned uniform_of_output(const ir_node *n, const op_def *def, const ir_tensor *t, int o) {
+  if (t[o].host) return uniform_of_data(&t[o]);
+  if (!def->elementwise) return 0;
+  int r = t[o].rank;
+  unsigned bits = r > 0 ? (1u << r) - 1 : 0;
+  for (int k = 0; k < n->nin; k++) {
+    int v = n->in[k];
+    if (v == IR_NONE || (def->value_inputs >> k & 1u)) continue;
+    for (int d = 0; d < r; d++) {
+      int dk = d - (r - t[v].rank);
+      if (dk >= 0 && t[v].dims[dk] != 1 && !(t[v].uniform >> dk & 1u)) bits &= ~(1u << d);
+    }
+  }
+  return bits;
+}
+
 static hd_status *bind_inputs(const ir_graph *g, const ir_shape *inputs, ir_tensor *t) {
   for (int i = 0; i < g->ninputs; i++) {
     const ir_value *v = &g->values[g->inputs[i]];
@@ -371,6 +418,7 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
       t[i].storage = IR_ST_CONST;
       t[i].index = i;
       t[i].host = v->data; /* NULL when a device backend dropped it */
+      t[i].uniform = uniform_of_data(&t[i]);
     }
   }
   HD_TRY(bind_inputs(g, inputs, t));
@@ -431,6 +479,8 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
       st = fold_step(g, p, s, eval, bufs, none);
       elided[p->nsteps] = 1;
     }
+    for (int k = 0; k < node->nout && !st; k++)
+      if (node->out[k] != IR_NONE) t[node->out[k]].uniform = uniform_of_output(node, def, t, node->out[k]);
     p->nsteps++;
   }
   if (!st) st = pack_folded(g, p, bufs);
