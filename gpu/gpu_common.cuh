@@ -60,45 +60,41 @@ __device__ __forceinline__ void stv<4, float>(float *p, int64_t i, const float *
 }
 
 // Eight halves (fp16 or bf16) in one 16-byte access.
-template <>
-__device__ __forceinline__ void ldv<8, gpu_half>(const gpu_half *p, int64_t i, float *o) {
+__device__ __forceinline__ float from_bits(const gpu_half *, unsigned b) {
+  return __half2float(__ushort_as_half((unsigned short)b));
+}
+__device__ __forceinline__ float from_bits(const bf16 *, unsigned b) { return __uint_as_float(b << 16); }
+__device__ __forceinline__ unsigned to_bits(gpu_half *, float v) { return __half_as_ushort(__float2half_rn(v)); }
+__device__ __forceinline__ unsigned to_bits(bf16 *, float v) {
+  bf16 h;
+  st(&h, 0, v);
+  return h.bits;
+}
+template <typename T>
+__device__ __forceinline__ void ldv8_halves(const T *p, int64_t i, float *o) {
   const uint4 q = *(const uint4 *)(p + i);
   const unsigned w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    o[2 * k] = __half2float(__ushort_as_half((unsigned short)(w[k] & 0xffffu)));
-    o[2 * k + 1] = __half2float(__ushort_as_half((unsigned short)(w[k] >> 16)));
+    o[2 * k] = from_bits(p, w[k] & 0xffffu);
+    o[2 * k + 1] = from_bits(p, w[k] >> 16);
   }
 }
-template <>
-__device__ __forceinline__ void stv<8, gpu_half>(gpu_half *p, int64_t i, const float *o) {
+template <typename T>
+__device__ __forceinline__ void stv8_halves(T *p, int64_t i, const float *o) {
   unsigned w[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
-    w[k] = (unsigned)__half_as_ushort(__float2half_rn(o[2 * k])) |
-           ((unsigned)__half_as_ushort(__float2half_rn(o[2 * k + 1])) << 16);
+  for (int k = 0; k < 4; ++k) w[k] = to_bits(p, o[2 * k]) | (to_bits(p, o[2 * k + 1]) << 16);
   *(uint4 *)(p + i) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 template <>
-__device__ __forceinline__ void ldv<8, bf16>(const bf16 *p, int64_t i, float *o) {
-  const uint4 q = *(const uint4 *)(p + i);
-  const unsigned w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    o[2 * k] = __uint_as_float(w[k] << 16);
-    o[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-  }
-}
+__device__ __forceinline__ void ldv<8, gpu_half>(const gpu_half *p, int64_t i, float *o) { ldv8_halves(p, i, o); }
 template <>
-__device__ __forceinline__ void stv<8, bf16>(bf16 *p, int64_t i, const float *o) {
-  bf16 h[8];
-#pragma unroll
-  for (int k = 0; k < 8; ++k) st(h, k, o[k]);
-  unsigned w[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k) w[k] = (unsigned)h[2 * k].bits | ((unsigned)h[2 * k + 1].bits << 16);
-  *(uint4 *)(p + i) = make_uint4(w[0], w[1], w[2], w[3]);
-}
+__device__ __forceinline__ void stv<8, gpu_half>(gpu_half *p, int64_t i, const float *o) { stv8_halves(p, i, o); }
+template <>
+__device__ __forceinline__ void ldv<8, bf16>(const bf16 *p, int64_t i, float *o) { ldv8_halves(p, i, o); }
+template <>
+__device__ __forceinline__ void stv<8, bf16>(bf16 *p, int64_t i, const float *o) { stv8_halves(p, i, o); }
 
 __device__ __forceinline__ float act(int kind, float x, float a, float b) { return op_act_apply(kind, x, a, b); }
 

@@ -1214,6 +1214,21 @@ static void run_op_case(gpu_env *e, const op_case *oc, int dtype, be_context *ct
   ir_graph_free(g);
 }
 
+/* A case in each of the runs asked for (bf16 held to 4x fp16's tolerance:
+ * 8 bits of mantissa). */
+enum { RUN_F32 = 1, RUN_F16 = 2, RUN_F32_STRICT = 4, RUN_F16_GRAPH = 8, RUN_BF16 = 16 };
+static void run_op_case_in(gpu_env *e, const op_case *oc, int runs) {
+  if (runs & RUN_F32) run_op_case(e, oc, HD_DT_F32, e->ctx, "");
+  if (runs & RUN_F16) run_op_case(e, oc, HD_DT_F16, e->ctx, "");
+  if (runs & RUN_F32_STRICT) run_op_case(e, oc, HD_DT_F32, e->ctx_strict, " [no tf32]");
+  if (runs & RUN_F16_GRAPH) run_op_case(e, oc, HD_DT_F16, e->ctx_cap, " [graph]");
+  if (runs & RUN_BF16) {
+    op_case bf = *oc;
+    bf.tol16 *= 4;
+    run_op_case(e, &bf, HD_DT_BF16, e->ctx, "");
+  }
+}
+
 /* fp32 on TF32 tensor cores (rounded to 10 bits of mantissa: fp16's
  * tolerance) and without (the CUDA-core kernel: exact to fp32), fp16, and
  * bf16 (8 bits of mantissa: 4x fp16's tolerance) */
@@ -2800,30 +2815,18 @@ int main(int argc, char **argv) {
     run_op_case(&e, &op_cases[i], HD_DT_F16, e.ctx, "");
     run_op_case(&e, &op_cases[i], HD_DT_F32, e.ctx_cap, " [graph]");
   }
-  for (size_t i = 0; i < sizeof block_cases / sizeof block_cases[0]; ++i) {
-    const op_case *bc = &block_cases[i];
-    if (filter && !strstr(bc->name, filter)) continue;
-    run_op_case(&e, bc, HD_DT_F32, e.ctx, "");
-    run_op_case(&e, bc, HD_DT_F16, e.ctx, "");
-    run_op_case(&e, bc, HD_DT_F32, e.ctx_strict, " [no tf32]");
-    run_op_case(&e, bc, HD_DT_F16, e.ctx_cap, " [graph]");
-  }
+  for (size_t i = 0; i < sizeof block_cases / sizeof block_cases[0]; ++i)
+    if (!filter || strstr(block_cases[i].name, filter))
+      run_op_case_in(&e, &block_cases[i], RUN_F32 | RUN_F16 | RUN_F32_STRICT | RUN_F16_GRAPH);
   test_attention(&e, filter);
   test_squeeze_excite(&e, filter);
   test_channels_last(&e, filter);
   {
     static const op_case gelu_cases[] = {{"matmul_bias_gelu_vec8", b_mm_bias_gelu_96, 1, 5e-3, 5e-3},
                                          {"matmul_bias_gelu_n36", b_mm_bias_gelu_36, 1, 5e-3, 5e-3}};
-    for (size_t i = 0; i < sizeof gelu_cases / sizeof gelu_cases[0]; ++i) {
-      const op_case *gc = &gelu_cases[i];
-      if (filter && !strstr(gc->name, filter)) continue;
-      run_op_case(&e, gc, HD_DT_F32, e.ctx, "");
-      run_op_case(&e, gc, HD_DT_F16, e.ctx, "");
-      run_op_case(&e, gc, HD_DT_F16, e.ctx_cap, " [graph]");
-      op_case bf = *gc;
-      bf.tol16 *= 4; /* bf16: 8 bits of mantissa */
-      run_op_case(&e, &bf, HD_DT_BF16, e.ctx, "");
-    }
+    for (size_t i = 0; i < sizeof gelu_cases / sizeof gelu_cases[0]; ++i)
+      if (!filter || strstr(gelu_cases[i].name, filter))
+        run_op_case_in(&e, &gelu_cases[i], RUN_F32 | RUN_F16 | RUN_F16_GRAPH | RUN_BF16);
   }
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
