@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "ops/attention.h"
+#include "ops/binary.h"
 #include "ops/ops.h"
 #include "plan/plan.h"
 #include "tests/attr_table.h"
@@ -127,7 +128,37 @@ static void test_constant_data(void) {
   ir_graph_free(g);
 }
 
+/* A binary node reading input 0 through a fused Transpose (op_binary.perm,
+ * as the fusion pass writes it): its axes map through the permutation.
+ * a [4, 1, 3] varies along its first axis, read as [1, 4, 3]; b [1, 4, 3]
+ * is one value throughout. Their sum varies along axis 1 (a's axis 0),
+ * though a's axis 1 has size 1. */
+static void test_permuted_binary(void) {
+  ir_graph *g = NULL;
+  UT_OK(ir_graph_create(&g));
+  float av[12], bv[12];
+  for (int i = 0; i < 12; i++) av[i] = (float)(i / 3), bv[i] = 2.f;
+  int a = constant(g, "a", HD_DT_F32, 3, (const int64_t[]){4, 1, 3}, av, sizeof av);
+  int b = constant(g, "b", HD_DT_F32, 3, (const int64_t[]){1, 4, 3}, bv, sizeof bv);
+  int y = add(g, "Add", 14, (int[]){a, b}, 2, "y", HD_DT_F32, 3);
+  op_binary *bp = &OP_P(&g->nodes[g->nnodes - 1])->binary;
+  bp->permuted = 1;
+  bp->perm[0][0] = 1, bp->perm[0][1] = 0, bp->perm[0][2] = 2;
+  int x = value(g, "x", HD_DT_F32, 1, (const int64_t[]){1});
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+  ir_shape shapes[1] = {{1, {1}}};
+  ir_plan *p = NULL;
+  UT_OK(plan_create(g, shapes, NULL, &p));
+  if (p) {
+    UT_CHECKF(p->t[a].uniform == 4u, "a: uniform 0x%x", p->t[a].uniform); /* size-1 dims get no bit */
+    UT_CHECKF(p->t[y].uniform == 5u, "a^T + b: uniform 0x%x, want axes 0 and 2", p->t[y].uniform);
+  }
+  plan_free(p);
+  ir_graph_free(g);
+}
+
 int main(void) {
+  test_permuted_binary();
   test_key_padding(0);
   test_key_padding(1);
   test_constant_data();
