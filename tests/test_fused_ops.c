@@ -276,6 +276,27 @@ static void b_conv_silu_dw(bctx *b) { conv_silu(b, 48, 48, 3, 2, 48); }
 static void b_conv_silu_stem(bctx *b) { conv_silu(b, 3, 32, 3, 2, 1); }
 static void b_conv_silu_3x3(bctx *b) { conv_silu(b, 32, 40, 3, 1, 1); }
 
+/* Attention with BERT's key padding mask as transformers builds it: keep =
+ * x1 > 0 ([B, 1, 1, S]), And a constant of all true [1, 1, S, S] (computed
+ * at plan time), Expanded to [B, 1, S, S], Where(keep, 0, -10000) added to
+ * the scores. The plan finds the mask repeated along the rows: the GPU's
+ * tensor-core kernel reads it once a key. K^T and V are weights. */
+static void b_attn_key_padding(bctx *b) {
+  const int64_t kt[4] = {2, 4, 64, 80}, v[4] = {2, 4, 80, 64}, pd[4] = {1, 1, 80, 80}, shape[4] = {2, 1, 80, 80};
+  node(b, "Greater", "x1", k(b, "zero", 0.f), "keep", NULL, 0);
+  node(b, "Greater", w(b, "pairs_src", 4, pd, 0.5, 1.5), "zero", "pairs", NULL, 0);
+  node(b, "And", "pairs", "keep", "both", NULL, 0);
+  node(b, "Expand", "both", ints(b, "shape", 4, shape), "wide", NULL, 0);
+  const char *ins[3] = {"wide", "zero", k(b, "fill", -10000.f)}, *outs[1] = {"bias"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Where", NULL, "bias", ins, 3, outs, 1, NULL, 0);
+  node(b, "MatMul", "x0", w(b, "kt", 4, kt, 1.0, 0.0), "qk", NULL, 0);
+  node(b, "Mul", "qk", k(b, "scale", 0.125f), "scores", NULL, 0);
+  node(b, "Add", "scores", "bias", "masked", NULL, 0);
+  hh_attr ax = hh_attr_int("axis", -1);
+  node(b, "Softmax", "masked", NULL, "p", &ax, 1);
+  node(b, "MatMul", "p", w(b, "v", 4, v, 1.0, 0.0), "y", NULL, 0);
+}
+
 static const fcase k_cases[] = {
     {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
     {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
@@ -308,6 +329,8 @@ static const fcase k_cases[] = {
     {"f16_conv_silu_depthwise", F16, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
     {"conv_silu_expand_depthwise", 0, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
     {"f16_conv_silu_expand_depthwise", F16, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
+    {"attention_key_padding_expanded", 0, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
+    {"f16_attention_key_padding_expanded", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
