@@ -60,15 +60,22 @@ static hd_status *binary_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return NULL;
 }
 
+/* An input read through a fused Transpose (op_binary.perm) takes part with
+ * axis perm[d] at output axis d; others broadcast as numpy does. */
+static int binary_axis(const ir_node *n, int k, int d, int out_rank, int in_rank) {
+  const op_binary *b = &OP_P(n)->binary;
+  return k < 2 && (b->permuted >> k & 1) ? b->perm[k][d] : op_broadcast_axis(n, k, d, out_rank, in_rank);
+}
+
 /* 7: numpy broadcasting replaced the broadcast/axis attributes; later
  * versions only added types (Pow 12/13/15: exponent types, which we take
  * equal to the base's). Min/Max/Sum/Mean 8: broadcasting. */
-OP_DEF(binary, ADD, "Add", 7, 14, .elementwise = 1)
-OP_DEF(binary, SUB, "Sub", 7, 14, .elementwise = 1)
-OP_DEF(binary, MUL, "Mul", 7, 14, .elementwise = 1)
-OP_DEF(binary, DIV, "Div", 7, 14, .elementwise = 1)
-OP_DEF(binary, POW, "Pow", 7, 15, .elementwise = 1)
-OP_DEF(binary, MIN, "Min", 8, 13, .elementwise = 1)
-OP_DEF(binary, MAX, "Max", 8, 13, .elementwise = 1)
-OP_DEF(binary, SUM, "Sum", 8, 13, .elementwise = 1)
-OP_DEF(binary, MEAN, "Mean", 8, 13, .elementwise = 1)
+OP_DEF(binary, ADD, "Add", 7, 14, .elementwise_axis = binary_axis)
+OP_DEF(binary, SUB, "Sub", 7, 14, .elementwise_axis = binary_axis)
+OP_DEF(binary, MUL, "Mul", 7, 14, .elementwise_axis = binary_axis)
+OP_DEF(binary, DIV, "Div", 7, 14, .elementwise_axis = binary_axis)
+OP_DEF(binary, POW, "Pow", 7, 15, .elementwise_axis = binary_axis)
+OP_DEF(binary, MIN, "Min", 8, 13, .elementwise_axis = binary_axis)
+OP_DEF(binary, MAX, "Max", 8, 13, .elementwise_axis = binary_axis)
+OP_DEF(binary, SUM, "Sum", 8, 13, .elementwise_axis = binary_axis)
+OP_DEF(binary, MEAN, "Mean", 8, 13, .elementwise_axis = binary_axis)

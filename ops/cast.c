@@ -41,4 +41,4 @@ static hd_status *cast_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
 
 /* 6: to as an int; 9, 13, 19, 21, 23: more types (19: saturate, for the
  * float8 types we do not claim). */
-OP_DEF(cast, CAST, "Cast", 6, 25, .elementwise = 1)
+OP_DEF(cast, CAST, "Cast", 6, 25, .elementwise_axis = op_broadcast_axis)

@@ -285,5 +285,5 @@ hd_status *op_copy_map(const ir_node *n, const op_copy *c, const ir_tensor *t, i
 OP_DEF(copy, TRANSPOSE, "Transpose", 1, 25)
 OP_DEF(copy, SLICE, "Slice", 1, 25, .value_inputs = 0x1eu) /* 10+: starts, ends, axes, steps */
 OP_DEF(copy, SPLIT, "Split", 2, 25, .value_inputs = 1u << 1)
-OP_DEF(copy, EXPAND, "Expand", 8, 25, .value_inputs = 1u << 1, .elementwise = 1)
+OP_DEF(copy, EXPAND, "Expand", 8, 25, .value_inputs = 1u << 1, .elementwise_axis = op_broadcast_axis)
 OP_DEF(copy, TILE, "Tile", 6, 25, .value_inputs = 1u << 1)

@@ -50,6 +50,10 @@ hd_status *op_norm_axis(int64_t a, int r, int *out, const char *what);
  * are NOT_SUPPORTED, since runtimes read them differently. */
 hd_status *op_attr_flag(const op_attrs *a, const char *name, int *v);
 
+/* numpy broadcasting's input axis for output axis d (op_def.elementwise_axis):
+ * the same axis counted from the right, -1 where the input has none. */
+int op_broadcast_axis(const ir_node *n, int k, int d, int out_rank, int in_rank);
+
 /* Output dims of numpy broadcasting of two shapes. */
 hd_status *op_broadcast(int ra, const int64_t *da, int rb, const int64_t *db, int *rout, int64_t *dout);
 

@@ -72,11 +72,13 @@ typedef struct op_def {
   /* Reads only its inputs' shapes, never their data (Shape, Size): its
    * outputs are always known when a plan is built, and computed then. */
   int shape_only;
-  /* Output element i is a function of the inputs' elements at i under
-   * numpy broadcasting, value inputs aside (Add, Where, Cast, Expand):
-   * an axis along which every input is constant, or broadcast, is
-   * constant in the output too (ir_tensor.uniform). */
-  int elementwise;
+  /* Elementwise ops (Add, Where, Cast, Expand: output element i is a
+   * function of the inputs' elements at i, value inputs aside): the axis
+   * of input k (of rank in_rank) that output axis d reads, -1 where the
+   * input has none; op_broadcast_axis is numpy's rule. NULL for other ops.
+   * Plans carry repeated axes through it: an axis along which every input
+   * is constant, or broadcast, is constant in the output (ir_tensor.uniform). */
+  int (*elementwise_axis)(const ir_node *n, int k, int d, int out_rank, int in_rank);
   /* Bit k: infer reads input k's values (Reshape's shape, Slice's starts,
    * Range's bounds): the input must be known on the host when a plan is
    * built (a constant, or computed in the same partition from known

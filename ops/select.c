@@ -63,6 +63,6 @@ static hd_status *select_infer(const ir_graph *g, const ir_node *n, ir_tensor *t
   return op_broadcast(r, d, y->rank, y->dims, &o->rank, o->dims);
 }
 
-OP_DEF(select, WHERE, "Where", 9, 16, .elementwise = 1)
+OP_DEF(select, WHERE, "Where", 9, 16, .elementwise_axis = op_broadcast_axis)
 
 OP_DEF(select, TRILU, "Trilu", 14, 14, .value_inputs = 1u << 1)

@@ -11,7 +11,6 @@
 
 #include "common/hd_math.h"
 #include "plan/plan.h"
-#include "ops/binary.h"
 #include "ops/ops.h"
 
 /* Live arena blocks, kept sorted by offset. */
@@ -291,31 +290,19 @@ static unsigned uniform_of_data(const ir_tensor *t) {
   return bits;
 }
 
-/* The axis of input k (of rank rank) that output axis d of elementwise
- * node n (of rank r) reads, -1 where none (broadcast from the left): the
- * same axis counted from the right, or through the Transpose a binary
- * node was fused with (op_binary.perm). */
-static int input_axis(const ir_node *n, int k, int d, int r, int rank) {
-  if (k < 2 && strcmp(op_family_name(n->kind), "binary") == 0) {
-    const op_binary *b = &OP_P(n)->binary;
-    if (b->permuted >> k & 1) return b->perm[k][d];
-  }
-  return d - (r - rank);
-}
-
 /* Output o of node n: the uniform axes its data shows when known and
  * small, else those every broadcast input of an elementwise op holds (an
  * input's axis of size 1, or absent, broadcasts). */
 static unsigned uniform_of_output(const ir_node *n, const op_def *def, const ir_tensor *t, int o) {
   if (t[o].host && ir_numel(t[o].rank, t[o].dims) <= UNIFORM_SCAN_MAX) return uniform_of_data(&t[o]);
-  if (!def->elementwise) return 0;
+  if (!def->elementwise_axis) return 0;
   int r = t[o].rank;
   unsigned bits = r > 0 ? (1u << r) - 1 : 0;
   for (int k = 0; k < n->nin; k++) {
     int v = n->in[k];
     if (v == IR_NONE || (def->value_inputs >> k & 1u)) continue;
     for (int d = 0; d < r; d++) {
-      int dk = input_axis(n, k, d, r, t[v].rank);
+      int dk = def->elementwise_axis(n, k, d, r, t[v].rank);
       if (dk >= 0 && t[v].dims[dk] != 1 && !(t[v].uniform >> dk & 1u)) bits &= ~(1u << d);
     }
   }
