@@ -416,6 +416,8 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
         if (key < a.klim) {
           const bool drop = d.mask && !d.mask_lens &&
                             gpu::attn_mask_keeps(d.mask, d.mask_dtype, mb + key * d.mask_st[3]) == (bool)d.mask_invert;
+          // gpu::attn_masked's rule on a score of 0, written out: called, its
+          // causal and window tests cost registers (252 -> 254, split 142 -> 162)
           add = (drop ? d.fill : 0.f) + (d.bias ? gpu::ld((const T *)d.bias, bb + key * d.bias_st[3]) : 0.f);
           f = drop && !d.mask_add ? 0.f : kscale;
         }
