@@ -336,7 +336,12 @@ __device__ __forceinline__ uint32_t tile_drops(const gpu_attn_desc &d, const int
 // for grids too small to fill the GPU with one warp per 16 rows: a warp's
 // walk over the keys is W times shorter. Otherwise each warp has its own
 // 16 rows and the whole tile.
-template <typename T, int D, int W, bool SPLIT>
+// LEAN: no mask or bias but along the keys (flash_lean says when), so no
+// per-score masking, softcap or causal cut is compiled in. With few tiles
+// a block the kernel is bound by fetching its code, which it runs about
+// once (ncu, BERT b8: ~40% of a warp's cycles): the general fp16 kernel for
+// head size 64 is 150 KB of code, the lean one a fraction of it.
+template <typename T, int D, int W, bool SPLIT, bool LEAN>
 __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   gpu::wait_prior();
   gpu::start_next();
@@ -394,8 +399,9 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
   // replaces it, and what is added) and a score takes one multiply-add.
   // The per-score path read and tested the mask for every score (BERT b8
   // with its mask 24.6 us a call, unmasked 10.2).
-  const bool keyed = !plain && !d.causal && !a.use_lens && !a.windowed &&
-                     (!d.mask || d.mask_lens || d.mask_st[2] == 0) && (!d.bias || d.bias_st[2] == 0);
+  const bool keyed = LEAN ? !plain
+                          : !plain && !d.causal && !a.use_lens && !a.windowed &&
+                                (!d.mask || d.mask_lens || d.mask_st[2] == 0) && (!d.bias || d.bias_st[2] == 0);
   const float kscale = d.softcap > 0.f ? 1.f : d.scale;  // the scale rides on the factor without a softcap
   const int64_t whole_lo = a.windowed ? last + a.past - d.window + 1 : 0;
   const int64_t whole_hi = d.causal && row0 + a.past + 1 < a.klim ? row0 + a.past + 1 : a.klim;
@@ -408,7 +414,9 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     } else {
       wait_loads<0>();
     }
-    if (keyed) {  // this tile's key terms; the stage's last readers were two tiles ago
+    // lean and unmasked, the last tile takes key terms too: its keys past the last are out
+    const bool terms = keyed || (LEAN && k0 + BN > a.klim);
+    if (terms) {  // this tile's key terms; the stage's last readers were two tiles ago
       const int64_t mb = b * d.mask_st[0] + h * d.mask_st[1], bb = b * d.bias_st[0] + h * d.bias_st[1];
       for (int i = threadIdx.x; i < BN; i += 32 * W) {
         const int64_t key = k0 + i;
@@ -430,11 +438,11 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     // and biases (in the element type: fewer registers) are read first,
     // every load in flight at once and under the products (waited on one
     // score at a time, BERT's masked attention took 4x as long)
-    const bool whole = plain && k0 >= whole_lo && k0 + BN <= whole_hi;
+    const bool whole = LEAN ? !terms : plain && k0 >= whole_lo && k0 + BN <= whole_hi;
     const int64_t kb = k0 + kofs + 2 * t4;  // this lane's first key in the tile
     uint32_t drops = 0;
     T bias[NK / 8][4];
-    if (!whole && !keyed) {
+    if (!LEAN && !whole && !keyed) {
       // where this lane's rows start in the mask and the bias (a key adds
       // key * st[3]; not kept across tiles: registers)
       int64_t mrow[2], brow[2];
@@ -474,19 +482,19 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
     // a warp's cycles), so less code a tile is time: with the scale, cap
     // and masks in one loop a score, the masked BERT b1 took 13.3 us, 11.3
     // like this (architecture.md)
-    if (!keyed || d.softcap > 0.f) {
+    if (!terms || (!LEAN && d.softcap > 0.f)) {
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[j][e] *= d.scale;
     }
-    if (d.softcap > 0.f) {
+    if (!LEAN && d.softcap > 0.f) {
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[j][e] = d.softcap * tanhf(s[j][e] / d.softcap);
     }
-    if (keyed) {
+    if (terms) {
       // keys kb + 8 j and the next: (factor, add) twice in one 16-byte read;
       // a factor of 0 replaces the score (not a product: 0 * inf is NaN)
 #pragma unroll
@@ -498,7 +506,7 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
           s[j][e] = f != 0.f ? fmaf(s[j][e], f, add) : add;
         }
       }
-    } else if (!whole) {
+    } else if (!LEAN && !whole) {
 #pragma unroll
       for (int j = 0; j < NK / 8; ++j) {
 #pragma unroll
@@ -568,7 +576,7 @@ __global__ void __launch_bounds__(32 * W) flash_rows(gpu_attn_desc d) {
 template <typename T>
 bool flash_built() {
   static std::atomic<int> cached[gpu::kCachedDevices];
-  return gpu::built_for((const void *)flash_rows<T, 64, 4, false>, 80, cached);
+  return gpu::built_for((const void *)flash_rows<T, 64, 4, false, false>, 80, cached);
 }
 
 // rows of unit-stride elements starting on 16 bytes (n elements); with
@@ -579,12 +587,22 @@ bool aligned16(const void *p, int64_t off, const int64_t st[4], int64_t n, int i
   return ((uintptr_t)p % 16) == 0 && off % n == 0 && st[inner] == 1;
 }
 
+// The lean kernel's cases: a mask and a bias that vary along the keys alone
+// (or none), and no causal cut, lengths, window or softcap.
+bool flash_lean(const gpu_attn_desc *d) {
+  return !d->causal && !d->seqlens && d->softcap <= 0.f && (!d->mask || (!d->mask_lens && d->mask_st[2] == 0)) &&
+         (!d->bias || d->bias_st[2] == 0);
+}
+
 template <typename T, int D, int W, bool SPLIT>
 int launch(const gpu_attn_desc *d, gpuStream_t s) {
   const int64_t rows = SPLIT ? 16 : 16 * W;
   if ((d->seq + rows - 1) / rows > 0x7fffffff) return -1;
   const dim3 grid((unsigned)((d->seq + rows - 1) / rows), (unsigned)d->heads, (unsigned)d->batch);
-  gpu::launch(flash_rows<T, D, W, SPLIT>, grid, 32 * W, 0, s, *d);
+  if (flash_lean(d))
+    gpu::launch(flash_rows<T, D, W, SPLIT, true>, grid, 32 * W, 0, s, *d);
+  else
+    gpu::launch(flash_rows<T, D, W, SPLIT, false>, grid, 32 * W, 0, s, *d);
   return gpu::last_error();
 }
 
