@@ -730,6 +730,13 @@ static void mm_bias_gelu(tg *t, int64_t n) {
 }
 static void b_mm_bias_gelu_96(tg *t) { mm_bias_gelu(t, 96); }
 static void b_mm_bias_gelu_36(tg *t) { mm_bias_gelu(t, 36); }
+/* MatMul + bias at a transformer MLP's row count (197: a ViT at batch 1) */
+static void b_mm_bias_rows197(tg *t) {
+  int in[2] = {tg_input(t, 2, D(197, 1024)), tg_const(t, 2, D(1024, 256), -0.05f, 0.05f)};
+  int y = tg_node(t, "MatMul", 13, in, 2, NULL, 0);
+  int in2[2] = {y, tg_const(t, 1, D(256), -1.f, 1.f)};
+  tg_output(t, tg_node(t, "Add", 14, in2, 2, NULL, 0));
+}
 static void b_mm_large(tg *t) { int in[2] = {tg_input(t, 2, D(128, 512)), tg_const(t, 2, D(512, 256), -0.1f, 0.1f)}; tg_output(t, tg_node(t, "MatMul", 13, in, 2, NULL, 0)); }
 /* softmax */
 static void b_sm_last(tg *t) { int x = tg_input(t, 2, D(4, 10)); tg_output(t, tg_node(t, "Softmax", 13, &x, 1, NULL, 0)); }
@@ -1157,6 +1164,7 @@ static const op_case op_cases[] = {
     {"matmul_batched", b_mm_batched, 0, 5e-3, 1e-2}, {"matmul_bcast_a", b_mm_bcast_a, 0, 5e-3, 1e-2},
     {"matmul_bcast_2dims", b_mm_bcast_2d, 0, 5e-3, 1e-2}, {"matmul_vec", b_mm_vec, 0, 5e-3, 1e-2},
     {"matmul_bias_tanh_fused", b_mm_bias_gelu_like, 1, 5e-3, 1e-2}, {"matmul_128x512x256", b_mm_large, 0, 5e-3, 1e-2},
+    {"matmul_bias_rows197", b_mm_bias_rows197, 1, 5e-3, 1e-2},
     {"softmax_last", b_sm_last, 0, 1e-5, 2e-3}, {"softmax_axis1_inner", b_sm_mid, 0, 1e-5, 2e-3},
     {"softmax_legacy_2d", b_sm_legacy, 0, 1e-5, 2e-3}, {"softmax_long_row", b_sm_long, 0, 1e-5, 2e-3},
     {"reducemean_hw", b_rm_hw, 0, 1e-5, 2e-3}, {"reducemean_axis0", b_rm_0, 0, 1e-5, 2e-3},
@@ -2378,13 +2386,14 @@ static void bench_nbits(gpu_env *e, int chain_only) {
  * ("tuning: engine" lines), warnings about the cache, the engines plans got
  * (conv_entry's lines), and the last summary a context logged. */
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static int log_tuned, log_cache_warnings, log_nengines;
+static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm;
 static long long log_engines[64];
+static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
 static char log_summary[512];
 
 static void log_reset(void) {
   pthread_mutex_lock(&log_mu);
-  log_tuned = log_cache_warnings = log_nengines = 0;
+  log_tuned = log_cache_warnings = log_nengines = log_mm_tuned = log_nmm = 0;
   log_summary[0] = '\0';
   pthread_mutex_unlock(&log_mu);
 }
@@ -2395,6 +2404,12 @@ static void log_sink(void *user, hd_log_level level, const char *file, int line,
   if (verbose || level >= HD_LOG_WARNING) printf("  [log %d] %s\n", (int)level, msg);
   pthread_mutex_lock(&log_mu);
   if (strstr(msg, "tuning: engine")) log_tuned++;
+  if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
+  const char *rk = strstr(msg, ": rank ");
+  int r;
+  if (rk && strstr(msg, "matmul ") && (strstr(msg, " timed)") || strstr(msg, "no timing")) &&
+      sscanf(rk, ": rank %d", &r) == 1 && log_nmm < 64)
+    log_mm_ranks[log_nmm++] = r;
   if (level >= HD_LOG_WARNING && strstr(msg, "engine cache")) log_cache_warnings++;
   if (strstr(msg, "choices replayed")) snprintf(log_summary, sizeof log_summary, "%s", msg);
   const char *en = strstr(msg, ", engine ");
@@ -2669,6 +2684,77 @@ done:
   if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
 }
 
+static const op_case *op_case_named(const char *name) {
+  for (size_t i = 0; i < sizeof op_cases / sizeof op_cases[0]; ++i)
+    if (strcmp(op_cases[i].name, name) == 0) return &op_cases[i];
+  return NULL;
+}
+
+/* Matmuls under exhaustive search: the fastest of the BLAS heuristic's
+ * first algorithms, timed (gb_mmcache.c). Whichever wins must agree with
+ * ref; a context on the same engine cache file then times nothing and
+ * takes the same ranks. */
+static const char *const mm_exh_names[] = {"matmul_bias_rows197", "matmul_128x512x256", "matmul_batched",
+                                           "gemm_trans_ab_alpha_beta", "matmul_bias_tanh_fused", "gemm_relu_fused"};
+
+static void mm_cache_session(gpu_env *e, const char *path, int *timed, int *replayed, int *tuned, int *ranks,
+                             int *nranks) {
+  be_options o = {.use_tf32 = 1, .algo_search = BE_ALGO_EXHAUSTIVE};
+  snprintf(o.engine_cache_file, sizeof o.engine_cache_file, "%s", path);
+  be_alloc alloc = {.ctx = &e->ta, .alloc = ta_alloc, .free = ta_free};
+  be_context *ctx = NULL;
+  *timed = *replayed = -1;
+  log_reset();
+  OK(be_context_create(e->cu, 0, &o, &alloc, &ctx));
+  for (size_t i = 0; i < sizeof mm_exh_names / sizeof mm_exh_names[0]; ++i) {
+    const op_case *oc = op_case_named(mm_exh_names[i]);
+    CHECK(oc != NULL, "no op case %s", mm_exh_names[i]);
+    if (!oc) continue;
+    run_op_case(e, oc, HD_DT_F16, ctx, " [exhaustive, cached]");
+  }
+done:
+  if (ctx) be_context_destroy(e->cu, ctx);
+  pthread_mutex_lock(&log_mu);
+  const char *c = strstr(log_summary, ": ");
+  while (c && sscanf(c, ": %d choices replayed, %d timed", replayed, timed) != 2) c = strstr(c + 1, ": ");
+  *tuned = log_mm_tuned;
+  *nranks = log_nmm;
+  memcpy(ranks, log_mm_ranks, sizeof(int) * (size_t)log_nmm);
+  pthread_mutex_unlock(&log_mu);
+}
+
+static void test_matmul_tuning(gpu_env *e) {
+  for (size_t i = 0; i < sizeof mm_exh_names / sizeof mm_exh_names[0]; ++i) {
+    const op_case *oc = op_case_named(mm_exh_names[i]);
+    if (!oc) continue;
+    run_op_case(e, oc, HD_DT_F32, e->ctx_exh, " [exhaustive]");
+    run_op_case(e, oc, HD_DT_F16, e->ctx_exh, " [exhaustive]");
+  }
+  char dir[] = "/tmp/hipdnn-mmcache-XXXXXX", path[128];
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp: %s", strerror(errno));
+    return;
+  }
+  snprintf(path, sizeof path, "%s/engines.txt", dir);
+  int at, ar, atu, an, ara[64], bt, br, btu, bn, bra[64];
+  mm_cache_session(e, path, &at, &ar, &atu, ara, &an);
+  mm_cache_session(e, path, &bt, &br, &btu, bra, &bn);
+  int n = (int)(sizeof mm_exh_names / sizeof mm_exh_names[0]);
+  CHECK(at >= n && ar == 0 && atu >= at && an == at, "matmul cache, cold: %d timed (%d candidates), %d replayed, %d "
+        "choices logged", at, atu, ar, an);
+  CHECK(bt == 0 && btu == 0 && br == at && bn == an && memcmp(ara, bra, sizeof(int) * (size_t)(an > 0 ? an : 0)) == 0,
+        "matmul cache, warm: %d timed (%d candidates), %d replayed of %d, the same ranks: %d",
+        bt, btu, br, at, bn == an && memcmp(ara, bra, sizeof(int) * (size_t)(an > 0 ? an : 0)) == 0);
+  int moved = 0;
+  for (int i = 0; i < an; ++i) moved += ara[i] != 0;
+  printf("%-4s matmul tuning: cold %d matmuls timed (%d candidates, %d not the heuristic's first); warm %d "
+         "replayed, %d timed\n",
+         bt == 0 && br == at && at >= n ? "ok" : "BAD", at, atu, moved, br, bt);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+}
+
 /* Attention (ai.onnx 23) at encoder and LLM-prefill shapes, fp16 (the
  * tensor-core kernel) and fp32 (the fused kernel or the GEMM form), graph
  * replay; the rate counts 4 S L D multiply-adds per head (half under a
@@ -2844,6 +2930,7 @@ int main(int argc, char **argv) {
     test_concurrent(&e, e.ctx_cap, " (graph capture)");
   }
   if (!filter || strstr("engine_cache", filter)) test_engine_cache(&e);
+  if (!filter || strstr("matmul_tuning", filter)) test_matmul_tuning(&e);
   if (!filter) {
     test_registry(&e);
     test_refusals(&e);

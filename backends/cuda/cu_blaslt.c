@@ -37,6 +37,7 @@ static struct {
   __typeof__(&cublasLtMatmulAlgoGetHeuristic) heuristic;
   __typeof__(&cublasLtMatmul) matmul;
   __typeof__(&cublasLtGetStatusString) status_string;
+  __typeof__(&cublasLtGetVersion) version;
 } lt;
 
 static hd_status *lt_status(cublasStatus_t s, const char *call, int line) {
@@ -91,7 +92,7 @@ static hd_status *layout(cublasLtMatrixLayout_t *l, cudaDataType t, int64_t rows
   return NULL;
 }
 
-static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, cu_mm *mm) {
+static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, int rank, cu_mm *mm) {
   cudaDataType t;
   switch (d->dtype) {
     case HD_DT_F32: t = CUDA_R_32F; break;
@@ -133,33 +134,37 @@ static hd_status *mm_build(void *h, const gb_mm_desc *d, size_t ws_limit, cu_mm 
   uint64_t wl = ws_limit;
   hd_status *st = lt_status(
       lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wl, sizeof wl), "pref", __LINE__);
-  cublasLtMatmulHeuristicResult_t res;
+  /* the heuristic's list up to the rank asked for (its order is the same
+   * for the same library, GPU and descriptor: a rank is a choice to keep) */
+  cublasLtMatmulHeuristicResult_t res[GB_MM_RANKS];
   int got = 0;
-  memset(&res, 0, sizeof res);
+  memset(res, 0, sizeof res);
+  if (!st && (rank < 0 || rank >= GB_MM_RANKS))
+    st = hd_error(HD_ERR_INVALID_ARG, "cuBLASLt: algorithm rank %d of at most %d", rank, GB_MM_RANKS);
   if (!st)
     st = lt_status(lt.heuristic((cublasLtHandle_t)h, mm->op, mm->la, mm->lb, mm->ld, mm->ld, pref,
-                                1, &res, &got),
+                                rank + 1, res, &got),
                    "cublasLtMatmulAlgoGetHeuristic", __LINE__);
   lt.pref_destroy(pref);
   if (st) return st;
-  if (got < 1 || res.state != CUBLAS_STATUS_SUCCESS)
-    return hd_error(HD_ERR_NOT_SUPPORTED, "cuBLASLt: no algorithm for [%lld x %lld x %lld] x %lld",
+  if (got <= rank || res[rank].state != CUBLAS_STATUS_SUCCESS)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "cuBLASLt: no algorithm of rank %d for [%lld x %lld x %lld] x %lld", rank,
                     (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->batch);
-  mm->algo = res.algo;
-  mm->ws = res.workspaceSize;
+  mm->algo = res[rank].algo;
+  mm->ws = res[rank].workspaceSize;
   mm->alpha = d->alpha;
   mm->bias = d->bias;
   mm->accumulate = d->accumulate;
   return NULL;
 }
 
-static hd_status *lt_mm_create(void *h, const gb_mm_desc *d, size_t ws_limit, void **out,
+static hd_status *lt_mm_create(void *h, const gb_mm_desc *d, size_t ws_limit, int rank, void **out,
                                size_t *ws) {
   *out = NULL;
   *ws = 0;
   cu_mm *mm = calloc(1, sizeof *mm);
   if (!mm) return hd_error(HD_ERR_OUT_OF_MEMORY, "%s:%d: out of host memory", __FILE__, __LINE__);
-  hd_status *st = mm_build(h, d, ws_limit, mm);
+  hd_status *st = mm_build(h, d, ws_limit, rank, mm);
   if (st) {
     lt_mm_free(mm);
     return st;
@@ -206,6 +211,7 @@ hd_status *gb_blas_load(gb_module *m) {
   LT_SYM(heuristic, "cublasLtMatmulAlgoGetHeuristic");
   LT_SYM(matmul, "cublasLtMatmul");
   LT_SYM(status_string, "cublasLtGetStatusString");
+  LT_SYM(version, "cublasLtGetVersion");
 #undef LT_SYM
   if (missing) {
     memset(&lt, 0, sizeof lt);
@@ -213,6 +219,7 @@ hd_status *gb_blas_load(gb_module *m) {
     return hd_error(HD_ERR_NOT_FOUND, "cuBLASLt at %s lacks an entry point", CU_BLASLT_SONAME);
   }
   m->blas.name = "cuBLASLt";
+  m->blas.version = lt.version();
   m->blas.handle_create = lt_handle_create;
   m->blas.handle_destroy = lt_handle_destroy;
   m->blas.mm_create = lt_mm_create;

@@ -58,25 +58,39 @@ static int full_key(const be_context *c, const char *op_key, char *buf, size_t c
   return n > 0 && (size_t)n < cap && (size_t)n <= HD_DISKCACHE_MAX_KEY;
 }
 
-int gb_engine_cache_get(be_context *c, const char *op_key, dnn_engine_choice *out) {
-  if (!c->engines) return 0;
-  char key[HD_DISKCACHE_MAX_KEY + 64], value[HD_DISKCACHE_MAX_VALUE + 1];
-  if (!full_key(c, op_key, key, sizeof key) || !hd_diskcache_get(c->engines, key, value, sizeof value)) return 0;
-  if (dnn_engine_choice_parse(value, out)) return 1;
+int gb_engine_cache_get_text(be_context *c, const char *op_key, char *value, size_t cap) {
+  char key[HD_DISKCACHE_MAX_KEY + 64];
+  return c->engines && full_key(c, op_key, key, sizeof key) && hd_diskcache_get(c->engines, key, value, cap);
+}
+
+/* An entry that does not parse: a warning, and the caller times instead. */
+void gb_engine_cache_unreadable(be_context *c, const char *op_key, const char *value) {
   HD_LOG(HD_LOG_WARNING, "%s: engine cache %s: the entry for %s is unreadable (\"%s\"); timing instead",
          gb_backend_name, c->opts.engine_cache_file, op_key, value);
+}
+
+int gb_engine_cache_get(be_context *c, const char *op_key, dnn_engine_choice *out) {
+  char value[HD_DISKCACHE_MAX_VALUE + 1];
+  if (!gb_engine_cache_get_text(c, op_key, value, sizeof value)) return 0;
+  if (dnn_engine_choice_parse(value, out)) return 1;
+  gb_engine_cache_unreadable(c, op_key, value);
   return 0;
 }
 
 void gb_engine_cache_put(be_context *c, const char *op_key, const dnn_engine_choice *choice) {
+  char value[128];
+  dnn_engine_choice_format(choice, value, sizeof value);
+  gb_engine_cache_put_text(c, op_key, value);
+}
+
+void gb_engine_cache_put_text(be_context *c, const char *op_key, const char *value) {
   if (!c->engines) return;
-  char key[HD_DISKCACHE_MAX_KEY + 64], value[128];
+  char key[HD_DISKCACHE_MAX_KEY + 64];
   if (!full_key(c, op_key, key, sizeof key)) {
     HD_LOG(HD_LOG_VERBOSE, "%s: engine cache: a key over %d bytes, not cached (%s)", gb_backend_name,
            HD_DISKCACHE_MAX_KEY, op_key);
     return;
   }
-  dnn_engine_choice_format(choice, value, sizeof value);
   hd_status *st = hd_diskcache_put(c->engines, key, value);
   if (st) {
     HD_LOG(HD_LOG_WARNING, "%s: %s (%s); not cached", gb_backend_name, hd_status_msg(st), op_key);

@@ -42,12 +42,18 @@ typedef struct gb_mm_desc {
   float alpha;
 } gb_mm_desc;
 
+/* Algorithms a matmul may choose among: the BLAS heuristic's first ones. */
+#define GB_MM_RANKS 8
+
 typedef struct gb_blas {
   const char *name; /* "cuBLASLt" */
+  size_t version;   /* the library's, for the engine cache's keys */
   hd_status *(*handle_create)(void **h);
   void (*handle_destroy)(void *h);
-  /* NOT_SUPPORTED when the library has no algorithm for d within ws_limit. */
-  hd_status *(*mm_create)(void *h, const gb_mm_desc *d, size_t ws_limit, void **mm,
+  /* The algorithm the library's heuristic ranks `rank` (0: its first,
+   * below GB_MM_RANKS) for d within ws_limit; NOT_SUPPORTED when it has
+   * no such one. */
+  hd_status *(*mm_create)(void *h, const gb_mm_desc *d, size_t ws_limit, int rank, void **mm,
                           size_t *ws_bytes);
   /* c: the accumulated matrix when the descriptor says accumulate, else NULL */
   hd_status *(*mm_run)(void *h, const void *mm, const void *a, const void *b, const void *c, void *d,
@@ -218,6 +224,10 @@ void gb_conv_cache_free(be_context *c);
 hd_status *gb_engine_cache_open(be_context *c);
 int gb_engine_cache_get(be_context *c, const char *op_key, dnn_engine_choice *out);
 void gb_engine_cache_put(be_context *c, const char *op_key, const dnn_engine_choice *choice);
+/* The same with the choice as the caller's own text (a matmul's rank). */
+int gb_engine_cache_get_text(be_context *c, const char *op_key, char *value, size_t cap);
+void gb_engine_cache_put_text(be_context *c, const char *op_key, const char *value);
+void gb_engine_cache_unreadable(be_context *c, const char *op_key, const char *value);
 void gb_engine_cache_save(be_context *c);
 void gb_engine_cache_close(be_context *c);
 /* The BLAS matmul plan for d (gb_mmcache.c): shared, counted; every

@@ -8,13 +8,35 @@
  * Failures are not cached (the callers fall back to another path).
  * Sharing is safe because a plan is read-only but for the attributes a run
  * sets just before its matmul (the bias pointer), and runs enqueue their
- * steps holding c->mu (gb_exec.c). */
+ * steps holding c->mu (gb_exec.c).
+ *
+ * Which algorithm: the BLAS heuristic's first; under exhaustive search
+ * the fastest of its first GB_MM_RANKS, timed here on zeroed scratch
+ * operands and kept in the engine cache as the heuristic's rank. Its first
+ * is often not the fastest where a grid of output tiles leaves the GPU
+ * part idle (H100, fp16 with bias: [197 x 3072] x [3072 x 768] 9.0 us for
+ * the first, 7.0 for the second; [1024 x 3072] x [3072 x 768] 12.5 and
+ * 9.9 for the third). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/gpu/gb_internal.h"
+#include "common/hd_diskcache.h"
+#include "common/hd_dtype.h"
 
 #define GB_MM_CACHE_MAX 512
+/* Scratch operands past this are not allocated to time a matmul: its
+ * heuristic's first runs. */
+#define GB_MM_TUNE_MAX_BYTES ((size_t)256 << 20)
+/* Runs a CUDA graph holds when a candidate is timed: back to back from one
+ * graph, as plans replay (eager launches would time the host). */
+#define GB_MM_TUNE_RUNS 20
+/* Another algorithm than the heuristic's first only when it times this
+ * much faster: times of a few microseconds differ by noise, and one that
+ * timed a little faster alone ran slower among a model's kernels (BERT
+ * b1 fp16, 0.48-0.50 -> 0.57-0.65 ms taking the fastest at any margin). */
+#define GB_MM_TUNE_MARGIN 0.9f
 
 typedef struct gb_mm_entry {
   gb_mm_desc d;
@@ -67,6 +89,171 @@ static void evict_one(be_context *c, gb_mm_cache *mc) {
   mc->e[lru] = mc->e[--mc->n];
 }
 
+/* Scratch for timing d: A, B, D (also C), the bias and the workspace, zeroed,
+ * a private stream and two events. */
+typedef struct mm_tuner {
+  be_context *c;
+  void *buf[4]; /* a, b, d, bias */
+  void *ws;
+  size_t ws_bytes;
+  gpuStream_t stream;
+  gpuEvent_t ev[2];
+} mm_tuner;
+
+static void tuner_free(mm_tuner *t) {
+  be_context *c = t->c;
+  if (t->stream) (void)gpuStreamSynchronize(t->stream);
+  for (int i = 0; i < 4; ++i)
+    if (t->buf[i]) c->alloc.free(c->alloc.ctx, t->buf[i]);
+  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
+  for (int i = 0; i < 2; ++i)
+    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
+  if (t->stream) (void)gpuStreamDestroy(t->stream);
+  (void)gpuGetLastError();
+}
+
+/* Elements a stored operand spans: rows of ld, and batch - 1 strides. */
+static size_t span(int64_t rows, int64_t ld, int64_t batch, int64_t stride) {
+  return (size_t)(rows * ld + (batch > 1 ? (batch - 1) * stride : 0));
+}
+
+/* The scratch made ready; *too_large (and nothing made) past GB_MM_TUNE_MAX_BYTES. */
+static hd_status *tuner_init(mm_tuner *t, const gb_mm_desc *d, size_t limit, int *too_large) {
+  be_context *c = t->c;
+  size_t es = hd_dtype_size(d->dtype);
+  int64_t ldd = d->ldd ? d->ldd : d->n, sd = d->stride_d ? d->stride_d : d->m * d->n;
+  size_t bytes[4] = {span(d->trans_a ? d->k : d->m, d->lda, d->batch, d->stride_a) * es,
+                     span(d->trans_b ? d->n : d->k, d->ldb, d->batch, d->stride_b) * es,
+                     span(d->m, ldd, d->batch, sd) * es, (size_t)d->n * es};
+  *too_large = bytes[0] + bytes[1] + bytes[2] + limit > GB_MM_TUNE_MAX_BYTES;
+  if (*too_large) return NULL;
+  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
+  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
+  for (int i = 0; i < 4; ++i) {
+    HD_TRY(c->alloc.alloc(c->alloc.ctx, bytes[i], &t->buf[i]));
+    GB_CHECK(gpuMemsetAsync(t->buf[i], 0, bytes[i], t->stream));
+  }
+  if (limit) HD_TRY(c->alloc.alloc(c->alloc.ctx, limit, &t->ws));
+  t->ws_bytes = limit;
+  return NULL;
+}
+
+/* One candidate's time a run (ms): GB_MM_TUNE_RUNS runs captured in a graph,
+ * replayed once to warm up, then timed three times, the best kept. */
+static hd_status *tuner_time(mm_tuner *t, const void *mm, float *ms) {
+  be_context *c = t->c;
+  const gb_blas *bl = &c->m->blas;
+  *ms = -1.f;
+  GB_CHECK(gpuStreamBeginCapture(t->stream, gpuStreamCaptureModeThreadLocal));
+  hd_status *st = NULL;
+  for (int i = 0; i < GB_MM_TUNE_RUNS && !st; ++i)
+    st = bl->mm_run(c->blas, mm, t->buf[0], t->buf[1], t->buf[2], t->buf[2], t->buf[3], t->ws, t->ws_bytes,
+                    t->stream);
+  gpuGraph_t graph = NULL;
+  gpuError_t e = gpuStreamEndCapture(t->stream, &graph);
+  gpuGraphExec_t exec = NULL;
+  if (!st && e == gpuSuccess && graph) e = gpuGraphInstantiate(&exec, graph);
+  if (graph) (void)gpuGraphDestroy(graph);
+  if (!st && e != gpuSuccess) st = gb_status(e, "matmul tuning: capture", __FILE__, __LINE__);
+  float best = -1.f;
+  for (int rep = 0; rep < 4 && !st; ++rep) {
+    if (rep) st = gb_status(gpuEventRecord(t->ev[0], t->stream), "gpuEventRecord", __FILE__, __LINE__);
+    if (!st) st = gb_status(gpuGraphLaunch(exec, t->stream), "gpuGraphLaunch", __FILE__, __LINE__);
+    if (!st && rep) st = gb_status(gpuEventRecord(t->ev[1], t->stream), "gpuEventRecord", __FILE__, __LINE__);
+    if (!st) st = gb_status(gpuStreamSynchronize(t->stream), "gpuStreamSynchronize", __FILE__, __LINE__);
+    float total = 0.f;
+    if (!st && rep) st = gb_status(gpuEventElapsedTime(&total, t->ev[0], t->ev[1]), "gpuEventElapsedTime", __FILE__, __LINE__);
+    if (!st && rep && (best < 0.f || total < best)) best = total;
+  }
+  if (exec) (void)gpuGraphExecDestroy(exec);
+  if (st) return st;
+  *ms = best / GB_MM_TUNE_RUNS;
+  return NULL;
+}
+
+/* The descriptor as an engine cache key (the BLAS and its version in it:
+ * a rank names an algorithm of one library build). */
+static int mm_key(const be_context *c, const gb_mm_desc *d, size_t limit, char *buf, size_t cap) {
+  int n = snprintf(buf, cap,
+                   "matmul %s %zu | %s tf32 %d m %lld n %lld k %lld t %d %d ld %lld %lld batch %lld st %lld %lld "
+                   "ldd %lld %lld bias %d relu %d gelu %d acc %d ws %zu",
+                   c->m->blas.name, c->m->blas.version, hd_dtype_name(d->dtype), d->allow_tf32, (long long)d->m,
+                   (long long)d->n, (long long)d->k, d->trans_a, d->trans_b, (long long)d->lda, (long long)d->ldb,
+                   (long long)d->batch, (long long)d->stride_a, (long long)d->stride_b, (long long)d->ldd,
+                   (long long)d->stride_d, d->bias, d->relu, d->gelu, d->accumulate, limit);
+  return n > 0 && (size_t)n < cap;
+}
+
+/* Exhaustive search: the fastest of the heuristic's first GB_MM_RANKS
+ * (every candidate timed; one that fails to build or run is skipped).
+ * Called with c->mu held (plans compile under it), so no run's enqueue and
+ * no other timing interleaves. */
+static hd_status *mm_tune(be_context *c, const gb_mm_desc *d, size_t limit, const char *key, int *rank) {
+  const gb_blas *bl = &c->m->blas;
+  mm_tuner t;
+  memset(&t, 0, sizeof t);
+  t.c = c;
+  int too_large = 0;
+  hd_status *st = tuner_init(&t, d, limit, &too_large);
+  float best = -1.f, first = -1.f;
+  int timed = 0;
+  for (int r = 0; r < GB_MM_RANKS && !st && !too_large; ++r) {
+    void *mm = NULL;
+    size_t need = 0;
+    hd_status *cs = bl->mm_create(c->blas, d, limit, r, &mm, &need);
+    float ms = -1.f;
+    if (!cs) cs = tuner_time(&t, mm, &ms);
+    if (mm) bl->mm_free(mm);
+    if (cs) {
+      int stop = hd_status_code(cs) == HD_ERR_NOT_SUPPORTED; /* the list ended */
+      HD_LOG(HD_LOG_VERBOSE, "%s: tuning: matmul rank %d: %s", gb_backend_name, r, hd_status_msg(cs));
+      if (hd_status_code(cs) == HD_ERR_OUT_OF_MEMORY) st = cs;
+      else hd_status_free(cs);
+      if (stop) break;
+      continue;
+    }
+    timed++;
+    HD_LOG(HD_LOG_VERBOSE, "%s: tuning: matmul rank %d: %.4f ms (workspace %zu)", gb_backend_name, r, (double)ms,
+           need);
+    if (r == 0) first = ms;
+    if (best < 0.f || ms < best) best = ms, *rank = r;
+  }
+  if (first > 0.f && best > GB_MM_TUNE_MARGIN * first) *rank = 0;
+  tuner_free(&t);
+  if (st) return st;
+  if (timed) {
+    c->engines_timed++;
+    c->engines_candidates += timed;
+    char value[32];
+    snprintf(value, sizeof value, "rank %d", *rank);
+    if (key) gb_engine_cache_put_text(c, key, value);
+  }
+  HD_LOG(HD_LOG_VERBOSE, "%s: matmul %s: rank %d (of %d timed)", gb_backend_name, key ? key : "(no key)", *rank,
+         timed);
+  return NULL;
+}
+
+/* The algorithm's rank for d: 0 (the heuristic's first), or under
+ * exhaustive search the cached choice, else the timed one. */
+static hd_status *mm_rank(be_context *c, const gb_mm_desc *d, size_t limit, int *rank) {
+  *rank = 0;
+  if (c->opts.algo_search != BE_ALGO_EXHAUSTIVE) return NULL;
+  char key[HD_DISKCACHE_MAX_KEY], value[HD_DISKCACHE_MAX_VALUE + 1];
+  int keyed = mm_key(c, d, limit, key, sizeof key);
+  if (keyed && gb_engine_cache_get_text(c, key, value, sizeof value)) {
+    int r = -1, used = 0;
+    if (sscanf(value, "rank %d%n", &r, &used) == 1 && value[used] == '\0' && r >= 0 && r < GB_MM_RANKS) {
+      c->engines_replayed++;
+      *rank = r;
+      HD_LOG(HD_LOG_VERBOSE, "%s: engine cache: %s: rank %d, no timing", gb_backend_name, key, r);
+      return NULL;
+    }
+    gb_engine_cache_unreadable(c, key, value);
+  }
+  return mm_tune(c, d, limit, keyed ? key : NULL, rank);
+}
+
 hd_status *gb_mm_get(be_context *c, const gb_mm_desc *d, size_t limit, void **mm, size_t *ws) {
   gb_mm_cache *mc = c->mm;
   *mm = NULL;
@@ -87,7 +274,16 @@ hd_status *gb_mm_get(be_context *c, const gb_mm_desc *d, size_t limit, void **mm
    * threads building the same one both insert: harmless, both are freed */
   void *made = NULL;
   size_t need = 0;
-  HD_TRY(c->m->blas.mm_create(c->blas, d, limit, &made, &need));
+  int rank = 0;
+  HD_TRY(mm_rank(c, d, limit, &rank));
+  hd_status *st = c->m->blas.mm_create(c->blas, d, limit, rank, &made, &need);
+  if (st && rank > 0 && hd_status_code(st) == HD_ERR_NOT_SUPPORTED) { /* a cached rank the list no longer has */
+    HD_LOG(HD_LOG_WARNING, "%s: engine cache: matmul rank %d: %s; the heuristic's first instead", gb_backend_name,
+           rank, hd_status_msg(st));
+    hd_status_free(st);
+    st = c->m->blas.mm_create(c->blas, d, limit, 0, &made, &need);
+  }
+  HD_TRY(st);
   pthread_mutex_lock(&mc->mu);
   if (mc->n >= GB_MM_CACHE_MAX) evict_one(c, mc);
   if (mc->n == mc->cap) {
