@@ -35,10 +35,14 @@ static hd_status *binary_check(const ir_graph *g, const ir_node *n) {
   if (int_type(dt) && k != OP_BIN_POW && k != OP_BIN_MEAN) HD_TRY(op_check_data_io(g, n, n->op_type));
   else HD_TRY(op_check_float_io(g, n, n->op_type));
   const ir_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
+  /* as the op reads them: through the Transposes fused into it */
+  int64_t pa[IR_MAX_RANK], pb[IR_MAX_RANK];
+  op_binary_input_dims(&OP_P(n)->binary, 0, a->rank, a->dims, pa);
+  op_binary_input_dims(&OP_P(n)->binary, 1, b->rank, b->dims, pb);
   int r = a->rank > b->rank ? a->rank : b->rank;
   for (int i = 0; i < r; i++) {
     int ia = i - (r - a->rank), ib = i - (r - b->rank);
-    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    int64_t da = ia >= 0 ? pa[ia] : 1, db = ib >= 0 ? pb[ib] : 1;
     if (da >= 0 && db >= 0 && da != db && da != 1 && db != 1)
       return hd_error(HD_ERR_INVALID_ARG, "%s: shapes do not broadcast at dim %d", n->op_type, i);
   }

@@ -512,6 +512,42 @@ static void test_reused_output(int half) {
                                               build_reused_output, half, &in, k);
 }
 
+/* ConvNeXt's residual, channels last inside the block: x [N,4,6] ->
+ * Transpose(0,2,1) -> MatMul W [4,4] -> m [N,6,4] -> Transpose(0,2,1) ->
+ * Add x -> y [N,4,6]. The second Transpose is fused into the Add (it reads
+ * m through the permutation), and the Add runs in half precision: its check
+ * compares the dims as it reads them, [N,4,6] and [N,4,6], not m's
+ * [N,6,4] (which kept every such Add of ConvNeXt in fp32 behind casts). */
+static ir_graph *build_transposed_residual(void) {
+  ir_graph *g;
+  UT_OK(ir_graph_create(&g));
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 4, 6}, td[3] = {IR_DIM_DYNAMIC, 6, 4}, wd[2] = {4, 4};
+  int x = value(g, "x", 3, xd), t = value(g, "t", 3, td), m = value(g, "m", 3, td), mt = value(g, "mt", 3, xd);
+  int y = value(g, "y", 3, xd);
+  static const attr tr_attrs[] = {{.name = "perm", .n = 3, .i = {0, 2, 1}}};
+  node(g, "Transpose", 13, &x, 1, t, tr_attrs, 1);
+  int inm[2] = {t, const_value(g, "w", 2, wd, 0.0f, 0.5f)};
+  node(g, "MatMul", 13, inm, 2, m, NULL, 0);
+  node(g, "Transpose", 13, &m, 1, mt, tr_attrs, 1);
+  int ina[2] = {mt, x};
+  node(g, "Add", 14, ina, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+  return g;
+}
+
+static void test_transposed_residual(int half) {
+  plan_precision_report rep;
+  ir_graph *g = rewrite(build_transposed_residual, half, &rep);
+  const ir_node *add = find_kind(g, OP_ADD);
+  UT_CHECK(add && OP_P(add)->binary.permuted);
+  UT_CHECKF(out_dtype(g, OP_ADD) == half && rep.f32_nodes == 0, "transposed residual: the Add writes %s, %d node(s) "
+            "kept fp32", hd_dtype_name(out_dtype(g, OP_ADD)), rep.f32_nodes);
+  check_boundary("transposed residual", g, half);
+  ir_graph_free(g);
+  ir_shape in = {3, {2, 4, 6}};
+  compare_numbers("transposed residual", build_transposed_residual, half, &in, 0);
+}
+
 /* fp32 changes nothing; another type is refused. */
 static void test_noop(void) {
   ir_graph *g = build_cnn();
@@ -537,6 +573,7 @@ int main(void) {
     test_kept(halves[h]);
     test_mask(halves[h]);
     test_reused_output(halves[h]);
+    test_transposed_residual(halves[h]);
   }
   be_context_destroy(ref_module, ref_ctx);
   be_module_close(ref_module);
