@@ -2389,6 +2389,8 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm;
 static long long log_engines[64];
 static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
+static char log_mm_keys[16][HD_DISKCACHE_MAX_KEY + 1]; /* their engine cache keys, the first 16 */
+static char log_scope[512];                            /* the context's engine cache scope */
 static char log_summary[512];
 
 static void log_reset(void) {
@@ -2408,8 +2410,18 @@ static void log_sink(void *user, hd_log_level level, const char *file, int line,
   const char *rk = strstr(msg, ": rank ");
   int r;
   if (rk && strstr(msg, "matmul ") && (strstr(msg, " timed)") || strstr(msg, "no timing")) &&
-      sscanf(rk, ": rank %d", &r) == 1 && log_nmm < 64)
+      sscanf(rk, ": rank %d", &r) == 1 && log_nmm < 64) {
+    const char *k = strstr(msg, "matmul ");
+    if (log_nmm < 16 && rk - k <= HD_DISKCACHE_MAX_KEY)
+      snprintf(log_mm_keys[log_nmm], sizeof log_mm_keys[0], "%.*s", (int)(rk - k), k);
     log_mm_ranks[log_nmm++] = r;
+  }
+  const char *sc = strstr(msg, "this one is \"");
+  if (sc) {
+    sc += strlen("this one is \"");
+    const char *end = strrchr(sc, '"');
+    if (end) snprintf(log_scope, sizeof log_scope, "%.*s", (int)(end - sc), sc);
+  }
   if (level >= HD_LOG_WARNING && strstr(msg, "engine cache")) log_cache_warnings++;
   if (strstr(msg, "choices replayed")) snprintf(log_summary, sizeof log_summary, "%s", msg);
   const char *en = strstr(msg, ", engine ");
@@ -2698,7 +2710,7 @@ static const char *const mm_exh_names[] = {"matmul_bias_rows197", "matmul_128x51
                                            "gemm_trans_ab_alpha_beta", "matmul_bias_tanh_fused", "gemm_relu_fused"};
 
 static void mm_cache_session(gpu_env *e, const char *path, int *timed, int *replayed, int *tuned, int *ranks,
-                             int *nranks) {
+                             int *nranks, const char *tag) {
   be_options o = {.use_tf32 = 1, .algo_search = BE_ALGO_EXHAUSTIVE};
   snprintf(o.engine_cache_file, sizeof o.engine_cache_file, "%s", path);
   be_alloc alloc = {.ctx = &e->ta, .alloc = ta_alloc, .free = ta_free};
@@ -2710,7 +2722,7 @@ static void mm_cache_session(gpu_env *e, const char *path, int *timed, int *repl
     const op_case *oc = op_case_named(mm_exh_names[i]);
     CHECK(oc != NULL, "no op case %s", mm_exh_names[i]);
     if (!oc) continue;
-    run_op_case(e, oc, HD_DT_F16, ctx, " [exhaustive, cached]");
+    run_op_case(e, oc, HD_DT_F16, ctx, tag);
   }
 done:
   if (ctx) be_context_destroy(e->cu, ctx);
@@ -2737,8 +2749,13 @@ static void test_matmul_tuning(gpu_env *e) {
   }
   snprintf(path, sizeof path, "%s/engines.txt", dir);
   int at, ar, atu, an, ara[64], bt, br, btu, bn, bra[64];
-  mm_cache_session(e, path, &at, &ar, &atu, ara, &an);
-  mm_cache_session(e, path, &bt, &br, &btu, bra, &bn);
+  mm_cache_session(e, path, &at, &ar, &atu, ara, &an, " [exhaustive, cold cache]");
+  char keys[16][HD_DISKCACHE_MAX_KEY + 1], scope[512];
+  pthread_mutex_lock(&log_mu);
+  memcpy(keys, log_mm_keys, sizeof keys);
+  snprintf(scope, sizeof scope, "%s", log_scope);
+  pthread_mutex_unlock(&log_mu);
+  mm_cache_session(e, path, &bt, &br, &btu, bra, &bn, " [exhaustive, warm cache]");
   int n = (int)(sizeof mm_exh_names / sizeof mm_exh_names[0]);
   CHECK(at >= n && ar == 0 && atu >= at && an == at, "matmul cache, cold: %d timed (%d candidates), %d replayed, %d "
         "choices logged", at, atu, ar, an);
@@ -2750,6 +2767,39 @@ static void test_matmul_tuning(gpu_env *e) {
   printf("%-4s matmul tuning: cold %d matmuls timed (%d candidates, %d not the heuristic's first); warm %d "
          "replayed, %d timed\n",
          bt == 0 && br == at && at >= n ? "ok" : "BAD", at, atu, moved, br, bt);
+
+  /* Each matmul's entry rewritten to the heuristic's second algorithm (all
+   * have 2 or more here): a session replays it, and its results agree with
+   * ref (run_op_case), so an algorithm other than the first runs right. */
+  hd_diskcache *dc = NULL;
+  hd_status *w = NULL;
+  hd_status *ost = hd_diskcache_open(path, &dc, &w);
+  CHECK(!ost && !w && scope[0] && an >= n && an <= 16, "matmul cache: reopen %s: %s, scope '%s', %d keys", path,
+        ost ? hd_status_msg(ost) : w ? hd_status_msg(w) : "ok", scope, an);
+  hd_status_free(ost);
+  hd_status_free(w);
+  int put = 0;
+  for (int i = 0; dc && i < an && i < 16; ++i) {
+    char full[512 + HD_DISKCACHE_MAX_KEY + 4];
+    snprintf(full, sizeof full, "%.511s | %.1024s", scope, keys[i]);
+    hd_status *ps = hd_diskcache_put(dc, full, "rank 1");
+    put += !ps;
+    hd_status_free(ps);
+  }
+  if (dc) {
+    hd_status *ss = hd_diskcache_save(dc);
+    CHECK(!ss, "matmul cache: save: %s", ss ? hd_status_msg(ss) : "");
+    hd_status_free(ss);
+    hd_diskcache_close(dc);
+  }
+  int ct, cr, ctu, cn, cra[64], ones = 0;
+  mm_cache_session(e, path, &ct, &cr, &ctu, cra, &cn, " [cached rank 1]");
+  for (int i = 0; i < cn; ++i) ones += cra[i] == 1;
+  CHECK(put == an && ct == 0 && cr == at && ones == cn && cn == an && log_cache_warnings == 0,
+        "matmul cache, rank 1 forced: %d of %d entries written; %d timed, %d replayed, %d of %d at rank 1, %d warnings",
+        put, an, ct, cr, ones, cn, log_cache_warnings);
+  printf("%-4s matmul tuning: every matmul replayed at the heuristic's second algorithm (%d of %d), against ref\n",
+         ones == cn && cn == an && ct == 0 ? "ok" : "BAD", ones, cn);
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) printf("note: could not remove %s\n", dir);

@@ -258,43 +258,15 @@ enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
  * warm up, then is timed in batches of runs long enough to measure (a
  * batch of 3 runs of a 20 us convolution picked engines 4-14% slower than
  * the heuristics' first at batch 1 on an H100), its time the best batch's
- * mean. Called with the context's mutex held. */
-typedef struct gb_tuner {
-  be_context *c;
-  void *bufs[5];       /* x, w, [b], [r], y in uid order */
-  int nbufs;
-  void *ws;
-  size_t ws_bytes;
-  gpuStream_t stream;
-  gpuEvent_t ev[2];
-} gb_tuner;
-
-static void tuner_free(gb_tuner *t) {
-  if (!t->c) return;
-  be_context *c = t->c;
-  if (t->stream) (void)gpuStreamSynchronize(t->stream);
-  for (int i = 0; i < t->nbufs; ++i)
-    if (t->bufs[i]) c->alloc.free(c->alloc.ctx, t->bufs[i]);
-  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
-  for (int i = 0; i < 2; ++i)
-    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
-  if (t->stream) (void)gpuStreamDestroy(t->stream);
-  (void)gpuGetLastError();
-  memset(t, 0, sizeof *t);
-}
+ * mean (gb_tuner: its buffers x, w, [b], [r], y in uid order). Called
+ * with the context's mutex held. */
 
 static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
   gb_tuner *t = user;
   be_context *c = t->c;
   const dnn_vendor *vd = &c->m->vd;
   *ms = -1.f;
-  if ((size_t)cand->workspace > t->ws_bytes) {
-    if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
-    t->ws = NULL;
-    t->ws_bytes = 0;
-    HD_TRY(c->alloc.alloc(c->alloc.ctx, (size_t)cand->workspace, &t->ws));
-    t->ws_bytes = (size_t)cand->workspace;
-  }
+  HD_TRY(gb_tuner_workspace(t, (size_t)cand->workspace));
   HD_TRY(dnn_status(vd, vd->set_stream(c->handle, t->stream), "set stream", __FILE__, __LINE__));
   for (int i = 0; i < 2; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL)); /* warm up */
   /* Runs a batch: enough for ~0.2 ms at the first batch's pace, 3 to 64. */
@@ -320,7 +292,7 @@ static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
 
 static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
                              dnn_plan_opts *po) {
-  t->c = c;
+  HD_TRY(gb_tuner_open(t, c));
   int r = k->nspatial + 2;
   size_t es = hd_dtype_size(k->dtype);
   size_t nx = (size_t)ir_numel(r, k->x), nw = (size_t)ir_numel(r, k->w);
@@ -328,16 +300,7 @@ static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
   for (int i = 0; i < po->nuids; ++i) {
     int64_t u = po->uids[i];
     size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
-    HD_TRY(c->alloc.alloc(c->alloc.ctx, n * es, &t->bufs[i]));
-    t->nbufs = i + 1;
-  }
-  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
-  for (int i = 0; i < t->nbufs; ++i) {
-    int64_t u = po->uids[i];
-    size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
-    GB_CHECK(gpuMemsetAsync(t->bufs[i], 0, n * es, t->stream));
+    HD_TRY(gb_tuner_buffer(t, n * es));
   }
   po->time_fn = tuner_time;
   po->time_user = t;
@@ -455,13 +418,13 @@ static hd_status *build_plan(be_context *c, const gb_conv_key *k, int fuse, dnn_
   if (k->exhaustive) {
     hd_status *st = tuner_init(&tu, c, k, &po);
     if (st) {
-      tuner_free(&tu);
+      gb_tuner_close(&tu);
       dnn_bag_free(&bag);
       return st;
     }
   }
   hd_status *st = dnn_plan_build(&bag, c->handle, og, &po, out);
-  if (k->exhaustive) tuner_free(&tu);
+  if (k->exhaustive) gb_tuner_close(&tu);
   if (!st && k->exhaustive) {
     c->engines_timed++;
     c->engines_candidates += out->ncandidates;

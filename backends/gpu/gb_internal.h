@@ -230,6 +230,24 @@ void gb_engine_cache_put_text(be_context *c, const char *op_key, const char *val
 void gb_engine_cache_unreadable(be_context *c, const char *op_key, const char *value);
 void gb_engine_cache_save(be_context *c);
 void gb_engine_cache_close(be_context *c);
+/* Scratch for exhaustive search (gb_tuner.c). open: the stream and events
+ * (nothing allocated yet); buffer: one more zeroed buffer, bufs[nbufs - 1];
+ * workspace: ws grown to at least bytes; close: waits for the stream,
+ * frees everything (also after a failed open). */
+#define GB_TUNER_BUFS 5
+typedef struct gb_tuner {
+  be_context *c;
+  void *bufs[GB_TUNER_BUFS];
+  int nbufs;
+  void *ws;
+  size_t ws_bytes;
+  gpuStream_t stream;
+  gpuEvent_t ev[2];
+} gb_tuner;
+hd_status *gb_tuner_open(gb_tuner *t, be_context *c);
+hd_status *gb_tuner_buffer(gb_tuner *t, size_t bytes);
+hd_status *gb_tuner_workspace(gb_tuner *t, size_t bytes);
+void gb_tuner_close(gb_tuner *t);
 /* The BLAS matmul plan for d (gb_mmcache.c): shared, counted; every
  * successful gb_mm_get is paired with one gb_mm_put when its step is
  * released. mm_create's errors pass through (NOT_SUPPORTED: no algorithm). */

@@ -89,37 +89,14 @@ static void evict_one(be_context *c, gb_mm_cache *mc) {
   mc->e[lru] = mc->e[--mc->n];
 }
 
-/* Scratch for timing d: A, B, D (also C), the bias and the workspace, zeroed,
- * a private stream and two events. */
-typedef struct mm_tuner {
-  be_context *c;
-  void *buf[4]; /* a, b, d, bias */
-  void *ws;
-  size_t ws_bytes;
-  gpuStream_t stream;
-  gpuEvent_t ev[2];
-} mm_tuner;
-
-static void tuner_free(mm_tuner *t) {
-  be_context *c = t->c;
-  if (t->stream) (void)gpuStreamSynchronize(t->stream);
-  for (int i = 0; i < 4; ++i)
-    if (t->buf[i]) c->alloc.free(c->alloc.ctx, t->buf[i]);
-  if (t->ws) c->alloc.free(c->alloc.ctx, t->ws);
-  for (int i = 0; i < 2; ++i)
-    if (t->ev[i]) (void)gpuEventDestroy(t->ev[i]);
-  if (t->stream) (void)gpuStreamDestroy(t->stream);
-  (void)gpuGetLastError();
-}
-
 /* Elements a stored operand spans: rows of ld, and batch - 1 strides. */
 static size_t span(int64_t rows, int64_t ld, int64_t batch, int64_t stride) {
   return (size_t)(rows * ld + (batch > 1 ? (batch - 1) * stride : 0));
 }
 
-/* The scratch made ready; *too_large (and nothing made) past GB_MM_TUNE_MAX_BYTES. */
-static hd_status *tuner_init(mm_tuner *t, const gb_mm_desc *d, size_t limit, int *too_large) {
-  be_context *c = t->c;
+/* Scratch for timing d (gb_tuner: A, B, D (also C), the bias; the
+ * workspace), or *too_large and nothing made past GB_MM_TUNE_MAX_BYTES. */
+static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_mm_desc *d, size_t limit, int *too_large) {
   size_t es = hd_dtype_size(d->dtype);
   int64_t ldd = d->ldd ? d->ldd : d->n, sd = d->stride_d ? d->stride_d : d->m * d->n;
   size_t bytes[4] = {span(d->trans_a ? d->k : d->m, d->lda, d->batch, d->stride_a) * es,
@@ -127,28 +104,21 @@ static hd_status *tuner_init(mm_tuner *t, const gb_mm_desc *d, size_t limit, int
                      span(d->m, ldd, d->batch, sd) * es, (size_t)d->n * es};
   *too_large = bytes[0] + bytes[1] + bytes[2] + limit > GB_MM_TUNE_MAX_BYTES;
   if (*too_large) return NULL;
-  GB_CHECK(gpuStreamCreateWithFlags(&t->stream, gpuStreamNonBlocking));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[0], gpuEventDefault));
-  GB_CHECK(gpuEventCreateWithFlags(&t->ev[1], gpuEventDefault));
-  for (int i = 0; i < 4; ++i) {
-    HD_TRY(c->alloc.alloc(c->alloc.ctx, bytes[i], &t->buf[i]));
-    GB_CHECK(gpuMemsetAsync(t->buf[i], 0, bytes[i], t->stream));
-  }
-  if (limit) HD_TRY(c->alloc.alloc(c->alloc.ctx, limit, &t->ws));
-  t->ws_bytes = limit;
-  return NULL;
+  HD_TRY(gb_tuner_open(t, c));
+  for (int i = 0; i < 4; ++i) HD_TRY(gb_tuner_buffer(t, bytes[i]));
+  return gb_tuner_workspace(t, limit);
 }
 
 /* One candidate's time a run (ms): GB_MM_TUNE_RUNS runs captured in a graph,
  * replayed once to warm up, then timed three times, the best kept. */
-static hd_status *tuner_time(mm_tuner *t, const void *mm, float *ms) {
+static hd_status *tuner_time(gb_tuner *t, const void *mm, float *ms) {
   be_context *c = t->c;
   const gb_blas *bl = &c->m->blas;
   *ms = -1.f;
   GB_CHECK(gpuStreamBeginCapture(t->stream, gpuStreamCaptureModeThreadLocal));
   hd_status *st = NULL;
   for (int i = 0; i < GB_MM_TUNE_RUNS && !st; ++i)
-    st = bl->mm_run(c->blas, mm, t->buf[0], t->buf[1], t->buf[2], t->buf[2], t->buf[3], t->ws, t->ws_bytes,
+    st = bl->mm_run(c->blas, mm, t->bufs[0], t->bufs[1], t->bufs[2], t->bufs[2], t->bufs[3], t->ws, t->ws_bytes,
                     t->stream);
   gpuGraph_t graph = NULL;
   gpuError_t e = gpuStreamEndCapture(t->stream, &graph);
@@ -191,11 +161,10 @@ static int mm_key(const be_context *c, const gb_mm_desc *d, size_t limit, char *
  * no other timing interleaves. */
 static hd_status *mm_tune(be_context *c, const gb_mm_desc *d, size_t limit, const char *key, int *rank) {
   const gb_blas *bl = &c->m->blas;
-  mm_tuner t;
+  gb_tuner t;
   memset(&t, 0, sizeof t);
-  t.c = c;
   int too_large = 0;
-  hd_status *st = tuner_init(&t, d, limit, &too_large);
+  hd_status *st = tuner_init(&t, c, d, limit, &too_large);
   float best = -1.f, first = -1.f;
   int timed = 0;
   for (int r = 0; r < GB_MM_RANKS && !st && !too_large; ++r) {
@@ -220,7 +189,7 @@ static hd_status *mm_tune(be_context *c, const gb_mm_desc *d, size_t limit, cons
     if (best < 0.f || ms < best) best = ms, *rank = r;
   }
   if (first > 0.f && best > GB_MM_TUNE_MARGIN * first) *rank = 0;
-  tuner_free(&t);
+  gb_tuner_close(&t);
   if (st) return st;
   if (timed) {
     c->engines_timed++;
@@ -229,7 +198,7 @@ static hd_status *mm_tune(be_context *c, const gb_mm_desc *d, size_t limit, cons
     snprintf(value, sizeof value, "rank %d", *rank);
     if (key) gb_engine_cache_put_text(c, key, value);
   }
-  HD_LOG(HD_LOG_VERBOSE, "%s: matmul %s: rank %d (of %d timed)", gb_backend_name, key ? key : "(no key)", *rank,
+  HD_LOG(HD_LOG_VERBOSE, "%s: %s: rank %d (of %d timed)", gb_backend_name, key ? key : "matmul (no key)", *rank,
          timed);
   return NULL;
 }
