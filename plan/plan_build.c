@@ -275,17 +275,16 @@ static unsigned uniform_of_data(const ir_tensor *t) {
   if (!t->host || n <= 0 || n > UNIFORM_SCAN_MAX || !es) return 0;
   const unsigned char *x = t->host;
   unsigned bits = 0;
-  int64_t inner = 1; /* elements a step of dim d spans */
+  size_t inner = es; /* bytes a step of dim d spans */
   for (int d = t->rank - 1; d >= 0; d--) {
     int64_t len = t->dims[d];
     int same = len > 1;
-    /* element i equals the one with dim d's index 0: i - (index of d) x inner */
-    for (int64_t i = 0; i < n && same; i++) {
-      int64_t at = i / inner % len;
-      same = memcmp(x + (size_t)i * es, x + (size_t)(i - at * inner) * es, es) == 0;
-    }
+    /* each slab of dim d at index a > 0 equals the one at index 0 of its block */
+    for (size_t block = 0; same && block < (size_t)n * es; block += (size_t)len * inner)
+      for (int64_t a = 1; a < len && same; a++)
+        same = memcmp(x + block + (size_t)a * inner, x + block, inner) == 0;
     if (same) bits |= 1u << d;
-    inner *= len;
+    inner *= (size_t)len;
   }
   return bits;
 }
