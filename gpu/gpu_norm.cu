@@ -6,6 +6,9 @@
 // between the passes; longer rows are read again. Rows stored channel-major
 // (the normalised axis in the middle of [outer, cols, inner]: a Transpose
 // fused into the norm) go through shared-memory tiles (norm_cm_kernel).
+// x and the skip are read through row maps (where each row starts: a
+// broadcast, a fused transpose of the leading dims); the register kernels
+// take them where every row is packed and starts on a 16-byte piece.
 #include "gpu/gpu_common.cuh"
 
 namespace {
@@ -15,11 +18,32 @@ using gpu::st;
 
 constexpr int kThreads = 256;
 
+// Where row r of an addend starts (gpu_norm_rows): one multiply for a
+// packed or transposed-as-one-dim addend, the sum over its dims else
+// (unrolled: no dynamic index into the kernel's parameters).
+__device__ __forceinline__ int64_t row_at(const gpu_norm_rows &m, int64_t r) {
+  if (m.nd == 1) return r * m.stride[0];  // the map's dims multiply to the rows: r < dim[0]
+  int64_t o = 0;
+#pragma unroll
+  for (int i = 0; i < GPU_MAX_DIMS; ++i)
+    if (i < m.nd) o += r / m.div[i] % m.dim[i] * m.stride[i];
+  return o;
+}
+// Column c of an addend's row (c < cols).
+__device__ __forceinline__ int64_t col_at(const gpu_norm_rows &m, int64_t c) { return c < m.col_n ? c : c % m.col_n; }
+
+// Where row r of x and of the skip start.
+struct row_starts {
+  int64_t x, skip;
+};
+__device__ __forceinline__ row_starts starts_of(const gpu_norm_desc &d, int64_t r) {
+  return {row_at(d.xm, r), d.skip ? row_at(d.sm, r) : 0};
+}
+
 template <typename T>
-__device__ __forceinline__ float row_value(const T *x, const gpu_norm_desc &d, int64_t r, int64_t c) {
-  const int64_t i = r * d.cols + c;
-  float v = ld(x, i);
-  if (d.skip) v += ld((const T *)d.skip, i % d.skip_n);
+__device__ __forceinline__ float row_value(const T *x, const gpu_norm_desc &d, row_starts at, int64_t c) {
+  float v = ld(x, at.x + col_at(d.xm, c));
+  if (d.skip) v += ld((const T *)d.skip, at.skip + col_at(d.sm, c));
   if (d.sbias) v += ld((const T *)d.sbias, c);
   return v;
 }
@@ -45,9 +69,10 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
     }
   }
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const row_starts at = starts_of(d, r);
     float sum = 0.f;
     for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
-      const float v = row_value(x, d, r, c);
+      const float v = row_value(x, d, at, c);
       if (CACHE) row[c] = v;
       if (d.sum) st((T *)d.sum, r * d.cols + c, v);
       sum += v;
@@ -55,7 +80,7 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
     const float mean = d.rms ? 0.f : gpu::block_reduce(sum, false, sh) * inv_cols;
     float sq = 0.f;
     for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
-      const float v = (CACHE ? row[c] : row_value(x, d, r, c)) - mean;
+      const float v = (CACHE ? row[c] : row_value(x, d, at, c)) - mean;
       sq += v * v;
     }
     const float inv = rsqrtf(gpu::block_reduce(sq, false, sh) * inv_cols + d.eps);
@@ -63,11 +88,11 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
 #pragma unroll
       for (int i = 0; i < kHeld; ++i) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-        if (c < d.cols) st(y, r * d.cols + c, ((CACHE ? row[c] : row_value(x, d, r, c)) - mean) * inv * scl[i] + bia[i]);
+        if (c < d.cols) st(y, r * d.cols + c, ((CACHE ? row[c] : row_value(x, d, at, c)) - mean) * inv * scl[i] + bia[i]);
       }
     } else {
       for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
-        const float v = CACHE ? row[c] : row_value(x, d, r, c);
+        const float v = CACHE ? row[c] : row_value(x, d, at, c);
         float o = (v - mean) * inv * ld((const T *)d.scale, c);
         if (d.bias) o += ld((const T *)d.bias, c);
         st(y, r * d.cols + c, o);
@@ -95,9 +120,10 @@ __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
   float *row = rows_sh + w * d.cols;
   const float inv_cols = 1.f / (float)d.cols;
   for (int64_t r = (int64_t)blockIdx.x * 8 + w; r < d.rows; r += (int64_t)gridDim.x * 8) {
+    const row_starts at = starts_of(d, r);
     float sum = 0.f;
     for (int64_t c = lane; c < d.cols; c += 32) {
-      const float v = row_value(x, d, r, c);
+      const float v = row_value(x, d, at, c);
       row[c] = v;
       if (d.sum) st((T *)d.sum, r * d.cols + c, v);
       sum += v;
@@ -169,11 +195,12 @@ __global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y,
   }
   gpu::wait_prior();
   gpu::start_next();
+  const row_starts at = starts_of(d, r);
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int64_t c = threadIdx.x + (int64_t)i * kVecThreads;
-    xr[i] = c < nv ? ((const uint4 *)(x + r * d.cols))[c] : z;
-    kr[i] = c < nv && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
+    xr[i] = c < nv ? ((const uint4 *)(x + at.x))[c] : z;
+    kr[i] = c < nv && d.skip ? ((const uint4 *)((const T *)d.skip + at.skip))[c] : z;
   }
   float sum = 0.f;
 #pragma unroll
@@ -215,13 +242,29 @@ __global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y,
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
+// An addend read in 16-byte pieces (e elements): packed along its rows,
+// every row starting on a piece.
+inline bool map_in_pieces(const void *base, const gpu_norm_rows &m, int64_t cols, int64_t e) {
+  if (!aligned16(base) || m.col_n != cols) return false;
+  for (int i = 0; i < m.nd; ++i)
+    if (m.stride[i] % e) return false;
+  return true;
+}
+
+// Whether x and the skip are read in 16-byte pieces.
+template <typename T>
+bool addends_in_pieces(const void *x, const gpu_norm_desc *d) {
+  const int64_t e = vec<T>::n;
+  return map_in_pieces(x, d->xm, d->cols, e) && (!d->skip || map_in_pieces(d->skip, d->sm, d->cols, e));
+}
+
 // The vector kernel takes the row: pieces whole and aligned, no skip bias.
 template <typename T>
 bool vec_fits(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n;
   return d->rows <= 0x7fffffff && d->cols % e == 0 && d->cols / e <= (int64_t)kVecThreads * kVecs &&
-         d->cols > kWarpCols && !d->sbias && aligned16(x) && aligned16(y) && aligned16(d->scale) &&
-         aligned16(d->bias) && aligned16(d->sum) && (!d->skip || (aligned16(d->skip) && d->skip_n % d->cols == 0));
+         d->cols > kWarpCols && !d->sbias && aligned16(y) && aligned16(d->scale) && aligned16(d->bias) &&
+         aligned16(d->sum) && addends_in_pieces<T>(x, d);
 }
 
 
@@ -251,13 +294,14 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
        t += step) {
     const int64_t r = t / lanes;
     const bool live = r < d.rows;
+    const row_starts at = starts_of(d, live ? r : 0);
     uint4 xr[V], kr[V], br[V], sr[V], hr[V];
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int64_t c = lane + (int64_t)i * lanes;
       const bool in = live && c < nv;
-      xr[i] = in ? ((const uint4 *)(x + r * d.cols))[c] : z;
-      kr[i] = in && d.skip ? ((const uint4 *)((const T *)d.skip + (r * d.cols) % d.skip_n))[c] : z;
+      xr[i] = in ? ((const uint4 *)(x + at.x))[c] : z;
+      kr[i] = in && d.skip ? ((const uint4 *)((const T *)d.skip + at.skip))[c] : z;
       br[i] = in && d.sbias ? ((const uint4 *)d.sbias)[c] : z;
       sr[i] = in ? ((const uint4 *)d.scale)[c] : z;
       hr[i] = in && d.bias ? ((const uint4 *)d.bias)[c] : z;
@@ -333,13 +377,11 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
   } else {
     for (int k = 0; k < nr; ++k) {
       const int64_t r = o * inner + i0 + k;
+      const row_starts at = starts_of(d, r);
 #pragma unroll 4
       for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
-        const int64_t e = r * cols + c;
-        float v = ld(x, e);
-        if (d.skip) v += ld((const T *)d.skip, e % d.skip_n);
-        if (d.sbias) v += ld((const T *)d.sbias, c);
-        if (d.sum) st((T *)d.sum, e, v);
+        const float v = row_value(x, d, at, c);
+        if (d.sum) st((T *)d.sum, r * cols + c, v);
         tile[c * (kCmRows + 1) + k] = v;
       }
     }
@@ -393,15 +435,12 @@ __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
   gpu::start_next();
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
-    const int64_t xo = d.x_inner ? r / d.x_inner : r, xi = d.x_inner ? r % d.x_inner : 0;
-    const int64_t xs = d.x_inner ? d.x_inner : 1, xb = d.x_inner ? xo * d.cols * xs + xi : r * d.cols;
     const int64_t yo = d.y_inner ? r / d.y_inner : r, yi = d.y_inner ? r % d.y_inner : 0;
     const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : r * d.cols;
+    const row_starts at = d.x_inner ? row_starts{(r / d.x_inner) * d.cols * d.x_inner + r % d.x_inner, 0} : starts_of(d, r);
     auto val = [&](int64_t c) {
-      float v = ld(x, xb + c * xs);
-      if (d.skip) v += ld((const T *)d.skip, (r * d.cols + c) % d.skip_n);
-      if (d.sbias) v += ld((const T *)d.sbias, c);
-      return v;
+      if (d.x_inner) return ld(x, at.x + c * d.x_inner);  // channel-major: no skip
+      return row_value(x, d, at, c);
     };
     float sum = 0.f;
     for (int64_t c = 0; c < d.cols; ++c) {
@@ -433,9 +472,8 @@ int launch_rows(const void *x, void *y, const gpu_norm_desc *d, int lanes, gpuSt
 template <typename T>
 int rows_lanes(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n, nv = d->cols / e;
-  if (d->cols % e || nv > 32 * kRowVecs || !aligned16(x) || !aligned16(y) || !aligned16(d->scale) ||
-      !aligned16(d->bias) || !aligned16(d->sum) || !aligned16(d->sbias) ||
-      (d->skip && (!aligned16(d->skip) || d->skip_n % d->cols)))
+  if (d->cols % e || nv > 32 * kRowVecs || !aligned16(y) || !aligned16(d->scale) || !aligned16(d->bias) ||
+      !aligned16(d->sum) || !aligned16(d->sbias) || !addends_in_pieces<T>(x, d))
     return 0;
   int lanes = 1;
   while (lanes < 32 && (int64_t)lanes * 4 < nv) lanes *= 2;
@@ -497,6 +535,8 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
 
 extern "C" int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream) {
   if (d->rows <= 0 || d->cols <= 0) return 0;
-  if (d->skip && d->skip_n <= 0) return -1;
+  if ((!d->x_inner && d->xm.col_n <= 0) || (d->skip && d->sm.col_n <= 0) || d->xm.nd > GPU_MAX_DIMS ||
+      d->sm.nd > GPU_MAX_DIMS)
+    return -1;
   GPU_DISPATCH(dtype, norm, x, y, d, (gpuStream_t)stream)
 }

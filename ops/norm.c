@@ -82,8 +82,9 @@ static hd_status *norm_check(const ir_graph *g, const ir_node *n) {
   for (int i = 0; i < 2; i++)
     if (outs[i] >= 0 && !op_is_float(g->values[n->out[outs[i]]].dtype))
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s statistics of type %s", n->op_type, hd_dtype_name(g->values[n->out[outs[i]]].dtype));
-  int ax;
-  return op_norm_axis(p->axis, x->rank, &ax, n->op_type);
+  int ax, r = x->rank; /* the sum's rank: an addend fused in may have more dims */
+  if (p->in_skip >= 0 && g->values[n->in[p->in_skip]].rank > r) r = g->values[n->in[p->in_skip]].rank;
+  return op_norm_axis(p->axis, r, &ax, n->op_type);
 }
 
 /* dims with axis `from` moved to position `to` (the others in order). */
@@ -95,40 +96,120 @@ static void move_axis(int rank, const int64_t *in, int from, int to, int64_t *ou
   for (int i = 0, k = 0; i < rank; i++) out[i] = i == to ? d : rest[k++];
 }
 
-/* skip broadcasts to x: its leading 1s broadcast, the rest is x's trailing dims */
-static int skip_fits(const ir_tensor *s, const ir_tensor *x) {
-  int lead = 0;
-  while (lead < s->rank - 1 && s->dims[lead] == 1) lead++;
-  int r = s->rank - lead;
-  if (r > x->rank) return 0;
-  for (int i = 0; i < r; i++)
-    if (s->dims[lead + i] != x->dims[x->rank - r + i]) return 0;
-  return 1;
+/* The dims addend k (0: x, 1: the skip; absent: rank -1) takes part with,
+ * and the element strides they have in its tensor: read through a fused
+ * transpose, x with in_chan moved last. */
+static int addend(const ir_node *n, const op_norm *p, const ir_tensor *t, int k, int64_t *dims, int64_t *st) {
+  int in = k ? p->in_skip : 0;
+  if (in < 0) return -1;
+  const ir_tensor *a = &t[n->in[in]];
+  int64_t own[IR_MAX_RANK];
+  ir_tensor_strides(a, own);
+  if (p->permuted >> k & 1) {
+    for (int d = 0; d < a->rank; d++) dims[d] = a->dims[p->perm[k][d]], st[d] = own[p->perm[k][d]];
+  } else if (k == 0 && p->in_chan >= 0) {
+    move_axis(a->rank, a->dims, p->in_chan, a->rank - 1, dims);
+    move_axis(a->rank, own, p->in_chan, a->rank - 1, st);
+  } else {
+    for (int d = 0; d < a->rank; d++) dims[d] = a->dims[d], st[d] = own[d];
+  }
+  return a->rank;
+}
+
+/* The sum's dims: x's and the skip's broadcast (numpy's rules). */
+static hd_status *sum_dims(const ir_node *n, const op_norm *p, const ir_tensor *t, int *rank, int64_t *dims) {
+  int64_t xd[IR_MAX_RANK], sd[IR_MAX_RANK], st[IR_MAX_RANK];
+  int xr = addend(n, p, t, 0, xd, st), sr = addend(n, p, t, 1, sd, st);
+  int r = xr > sr ? xr : sr;
+  for (int i = 1; i <= r; i++) {
+    int64_t a = i <= xr ? xd[xr - i] : 1, b = i <= sr ? sd[sr - i] : 1;
+    if (a != b && a != 1 && b != 1)
+      return hd_error(HD_ERR_INVALID_ARG, "%s: the input and the skip do not broadcast (%lld against %lld)",
+                      n->op_type, (long long)a, (long long)b);
+    dims[r - i] = a == 1 ? b : a;
+  }
+  *rank = r;
+  return NULL;
+}
+
+/* The rows and cols of n, from the sum's dims. */
+static hd_status *rows_cols(const ir_node *n, const op_norm *p, const ir_tensor *t, int *rank, int64_t *dims, int *ax,
+                            int64_t *rows, int64_t *cols) {
+  HD_TRY(sum_dims(n, p, t, rank, dims));
+  HD_TRY(op_norm_axis(p->axis, *rank, ax, n->op_type));
+  *rows = ir_numel(*ax, dims);
+  *cols = ir_numel(*rank - *ax, dims + *ax);
+  return NULL;
+}
+
+hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *t, int k, op_norm_rows *m,
+                           int64_t *rows, int64_t *cols) {
+  int r, ax;
+  int64_t dims[IR_MAX_RANK], ad[IR_MAX_RANK], as[IR_MAX_RANK];
+  HD_TRY(rows_cols(n, p, t, &r, dims, &ax, rows, cols));
+  if (!m) return NULL;
+  memset(m, 0, sizeof *m);
+  int ar = addend(n, p, t, k, ad, as);
+  if (ar < 0) return hd_error(HD_ERR_INTERNAL, "%s: no addend %d", n->op_type, k);
+  /* right-aligned with the sum; a dim the addend broadcasts along moves 0 */
+  int64_t st[IR_MAX_RANK], len[IR_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    int i = d - (r - ar);
+    len[d] = i >= 0 ? ad[i] : 1;
+    st[d] = len[d] == 1 ? 0 : as[i];
+  }
+  /* in a row: dims from ax that the addend broadcasts, then a packed suffix */
+  int j = ax;
+  while (j < r && len[j] == 1) j++;
+  int64_t expect = 1;
+  for (int d = r - 1; d >= j; d--) {
+    if (len[d] != dims[d] || (dims[d] != 1 && st[d] != expect))
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s: addend %d is not packed along the normalised dims", n->op_type, k);
+    expect *= dims[d];
+  }
+  m->col_n = expect;
+  /* the row dims, size-1 dims dropped and neighbours merged */
+  for (int d = 0; d < ax; d++) {
+    if (dims[d] == 1) continue;
+    if (m->nd && m->stride[m->nd - 1] == st[d] * dims[d]) {
+      m->dim[m->nd - 1] *= dims[d];
+      m->stride[m->nd - 1] = st[d];
+    } else {
+      m->dim[m->nd] = dims[d];
+      m->stride[m->nd++] = st[d];
+    }
+  }
+  int64_t div = 1;
+  for (int d = m->nd - 1; d >= 0; d--) m->div[d] = div, div *= m->dim[d];
+  return NULL;
 }
 
 static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   (void)g;
   op_norm *p = &pp->norm;
-  p->in_x = 0;
-  if (p->in_skip >= 0 && p->in_chan < 0 && t[n->in[p->in_skip]].rank == t[n->in[0]].rank &&
-      !skip_fits(&t[n->in[p->in_skip]], &t[n->in[0]]) &&
-      skip_fits(&t[n->in[0]], &t[n->in[p->in_skip]])) { /* x broadcasts to the skip: they trade places */
-    p->in_x = p->in_skip;
-    p->in_skip = 0;
-  }
-  const ir_tensor *xs = &t[n->in[p->in_x]];
-  ir_tensor xl = *xs; /* the rows as the norm sees them: x, or x with in_chan moved last */
-  const ir_tensor *x = &xl;
+  const ir_tensor *xs = &t[n->in[0]];
   int chans = p->in_chan >= 0 || p->out_chan >= 0;
   if ((p->in_chan >= xs->rank) || (chans && (xs->rank < 1 || p->out_chan >= xs->rank)))
     return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose axis out of rank %d", n->op_type, xs->rank);
-  if (p->in_chan >= 0) move_axis(xs->rank, xs->dims, p->in_chan, xs->rank - 1, xl.dims);
-  int ax;
-  HD_TRY(op_norm_axis(p->axis, x->rank, &ax, n->op_type));
-  if (chans && (ax != x->rank - 1 || (p->in_chan >= 0 && p->in_skip >= 0)))
+  for (int k = 0; k < 2; k++) {
+    int in = k ? p->in_skip : 0;
+    if (!(p->permuted >> k & 1)) continue;
+    if (in < 0 || (k == 0 && p->in_chan >= 0))
+      return hd_error(HD_ERR_INVALID_ARG, "%s: a fused transpose of addend %d it cannot take", n->op_type, k);
+    const ir_tensor *a = &t[n->in[in]];
+    int seen = 0;
+    for (int d = 0; d < a->rank; d++) {
+      if (p->perm[k][d] < 0 || p->perm[k][d] >= a->rank || (seen >> p->perm[k][d] & 1))
+        return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of addend %d is no permutation", n->op_type, k);
+      seen |= 1 << p->perm[k][d];
+    }
+  }
+  int r, ax;
+  int64_t dims[IR_MAX_RANK], rows, cols;
+  HD_TRY(rows_cols(n, p, t, &r, dims, &ax, &rows, &cols));
+  if (chans && (ax != r - 1 || r != xs->rank || (p->in_chan >= 0 && p->in_skip >= 0)))
     return hd_error(HD_ERR_INVALID_ARG, "%s: fused transposes need the last axis and no skip", n->op_type);
   p->axis = ax;
-  int64_t cols = ir_numel(x->rank - ax, x->dims + ax);
   int vecs[] = {p->in_scale, p->in_bias, p->in_skip_bias};
   for (int i = 0; i < 3; i++) {
     if (vecs[i] < 0) continue;
@@ -137,20 +218,24 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
       return hd_error(HD_ERR_NOT_SUPPORTED, "%s: input %d of %lld elements for rows of %lld", n->op_type, vecs[i],
                       (long long)ir_numel(v->rank, v->dims), (long long)cols);
   }
-  if (p->in_skip >= 0 && !skip_fits(&t[n->in[p->in_skip]], x))
-    return hd_error(HD_ERR_INVALID_ARG, "%s: skip dims do not match the input's (nor the input the skip's)",
-                    n->op_type);
+  /* each addend must be readable row by row (op_norm_rows_of says why not) */
+  for (int k = 0; k < 2; k++) {
+    op_norm_rows m;
+    if (k == 0 && p->in_chan >= 0) continue;
+    if (k == 1 && p->in_skip < 0) continue;
+    HD_TRY(op_norm_rows_of(n, p, t, k, &m, &rows, &cols));
+  }
   ir_tensor *y = &t[n->out[0]];
-  y->rank = x->rank;
-  memcpy(y->dims, x->dims, sizeof x->dims);
-  if (p->out_chan >= 0) move_axis(x->rank, x->dims, x->rank - 1, p->out_chan, y->dims);
-  if (p->out_sum >= 0) t[n->out[p->out_sum]].rank = x->rank, memcpy(t[n->out[p->out_sum]].dims, x->dims, sizeof x->dims);
+  y->rank = r;
+  memcpy(y->dims, dims, sizeof dims);
+  if (p->out_chan >= 0) move_axis(r, dims, r - 1, p->out_chan, y->dims);
+  if (p->out_sum >= 0) t[n->out[p->out_sum]].rank = r, memcpy(t[n->out[p->out_sum]].dims, dims, sizeof dims);
   int stats[] = {p->out_mean, p->out_inv};
   for (int i = 0; i < 2; i++) {
     if (stats[i] < 0) continue;
     ir_tensor *o = &t[n->out[stats[i]]];
-    o->rank = x->rank;
-    for (int d = 0; d < x->rank; d++) o->dims[d] = d < ax ? x->dims[d] : 1;
+    o->rank = r;
+    for (int d = 0; d < r; d++) o->dims[d] = d < ax ? dims[d] : 1;
   }
   return NULL;
 }

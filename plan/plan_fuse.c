@@ -722,8 +722,19 @@ static int skip_addends(const ir_value *x, const ir_value *skip, const ir_value 
   return proven || maybe;
 }
 
+/* Whether norm ln normalises only the last dim of its rank-r input. */
+static int norms_last(const ir_node *ln, int r) {
+  const op_norm *q = &OP_P(ln)->norm;
+  return r >= 1 && (q->axis == -1 || q->axis == r - 1);
+}
+
 /* 5. Add(a, b) -> LayerNormalization: the norm adds them itself (a skip
- *    input); when the sum has other readers the norm writes it too. */
+ *    input); when the sum has other readers the norm writes it too. Over
+ *    the last dim any two addends fit whatever their dims (each of their
+ *    dims is 1 or the sum's: the norm reads them through row maps, ops/
+ *    norm.c), so ViT's residual, whose attention side ONNX Runtime leaves
+ *    without dims, is taken too; over more dims the skip must broadcast
+ *    over the leading ones only. */
 static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   ir_node *ln = &g->nodes[ni];
   if (!pf_is_kind(ln, OP_LAYER_NORMALIZATION) && !pf_is_kind(ln, OP_SIMPLIFIED_LAYER_NORMALIZATION)) return NULL;
@@ -736,6 +747,8 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   const ir_value *a = &g->values[add->in[0]], *b = &g->values[add->in[1]], *s = &g->values[sum];
   if (a->dtype != b->dtype) return NULL;
   int x_side = skip_addends(a, b, s) ? 0 : skip_addends(b, a, s) ? 1 : -1;
+  int ranks_known = a->rank >= 1 && b->rank >= 1 && s->rank == (a->rank > b->rank ? a->rank : b->rank);
+  if (x_side < 0 && ranks_known && norms_last(ln, s->rank)) x_side = 0;
   if (x_side < 0) return NULL;
   int keep_sum = g->values[sum].nuses > 1 || g->values[sum].graph_output != IR_NONE;
   /* the norm now makes the sum: its other readers must come after it */
@@ -808,10 +821,10 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
   ir_node *ln = &g->nodes[ni];
   if (!in_family(ln, "norm") || ln->nout < 1) return NULL;
   op_norm *q = &OP_P(ln)->norm;
-  int r = g->values[ln->in[0]].rank;
-  if (q->out_mean >= 0 || q->out_inv >= 0 || r < 2 || r > 8 || (q->axis != -1 && q->axis != r - 1)) return NULL;
+  int r = g->values[ln->out[0]].rank;
+  if (q->out_mean >= 0 || q->out_inv >= 0 || r < 2 || r > 8 || !norms_last(ln, r)) return NULL;
   int8_t perm[8];
-  ir_node *t = q->in_chan < 0 && q->out_chan < 0 && q->in_skip < 0 ? pf_sole_producer(g, ln->in[0]) : NULL;
+  ir_node *t = q->in_chan < 0 && q->out_chan < 0 && q->in_skip < 0 && !q->permuted ? pf_sole_producer(g, ln->in[0]) : NULL;
   if (t && pf_is_kind(t, OP_TRANSPOSE) && g->values[t->in[0]].rank == r) {
     transpose_perm(t, r, perm);
     int k = moves_to_last(perm, r);
@@ -841,7 +854,35 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
   return NULL;
 }
 
-/* 7. A Transpose read only by an elementwise binary op (ConvNeXt's
+/* 7. Transpose -> a norm's x or skip, the last axis staying last (ViT's
+ *    attention output, [S, B, E] -> [B, S, E], into the residual the next
+ *    norm adds): the norm reads the addend through the permutation. */
+static hd_status *fuse_norm_addend_transpose(ir_graph *g, int ni, int *changed) {
+  ir_node *ln = &g->nodes[ni];
+  if (!in_family(ln, "norm")) return NULL;
+  op_norm *q = &OP_P(ln)->norm;
+  if (!norms_last(ln, g->values[ln->out[0]].rank)) return NULL;
+  for (int k = 0; k < 2; k++) {
+    int in = k ? q->in_skip : 0;
+    if (in < 0 || (q->permuted >> k & 1) || (k == 0 && q->in_chan >= 0)) continue;
+    int r = g->values[ln->in[in]].rank;
+    ir_node *t = pf_sole_producer(g, ln->in[in]);
+    if (!t || !pf_is_kind(t, OP_TRANSPOSE) || r < 2 || r > 8 || g->values[t->in[0]].rank != r) continue;
+    int8_t perm[8];
+    transpose_perm(t, r, perm);
+    if (perm[r - 1] != r - 1) continue;
+    memcpy(q->perm[k], perm, sizeof perm);
+    q->permuted |= 1 << k;
+    ln->in[in] = t->in[0];
+    ir_node_absorb(ln, t);
+    t->dead = 1;
+    t->kind = OP_UNKNOWN;
+    *changed = 1;
+  }
+  return NULL;
+}
+
+/* 8. A Transpose read only by an elementwise binary op (ConvNeXt's
  *    Transpose(NHWC -> NCHW) -> residual Add): the op reads that input
  *    through the permutation (op_binary.perm); no copy. */
 static hd_status *fuse_binary_transpose(ir_graph *g, int bi, int *changed) {
@@ -991,7 +1032,7 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
                                      fuse_input_activation, fuse_nbits_glu,      fuse_activation,
                                      pf_merge_projections, fuse_add_norm,
-                                     fuse_norm_transpose, fuse_binary_transpose};
+                                     fuse_norm_transpose, fuse_norm_addend_transpose, fuse_binary_transpose};
   *nfused = 0;
   HD_TRY(lower_all(g));
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {

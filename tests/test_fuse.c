@@ -519,10 +519,86 @@ static void ir_add_norm_unknown(const ir_graph *g) {
     if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
     norms++;
     const op_norm *q = &OP_P(n)->norm;
-    UT_CHECK(q->in_skip >= 0 && q->in_x == 0 && n->nin > q->in_skip);
+    UT_CHECK(q->in_skip >= 0 && n->nin > q->in_skip);
     UT_CHECK(n->in[0] == ir_graph_find_value(g, add_norm_small_first ? "a" : "r"));
   }
   UT_CHECK(norms == 1);
+}
+
+/* ViT's residual: t = Transpose(q, (1, 0, 2)) of an attention output q
+ * ([S, N, E]) whose dims ONNX Runtime leaves unknown, s = Add(t, x), then
+ * LayerNormalization(s), the sum read again (the next residual). The norm
+ * takes the Add and reads q through the permutation: one norm, no copy. */
+static void build_add_norm_transposed(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 8}, ud[3] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC}, bd[1] = {8};
+  int x = value(g, "x", 3, xd), p = value(g, "p", 3, ud), q = value(g, "q", 3, ud), t = value(g, "t", 3, ud);
+  int s = value(g, "s", 3, xd), l = value(g, "l", 3, xd), y = value(g, "y", 3, xd);
+  attr swap[] = {{.name = "perm", .n = 3, .i = {1, 0, 2}}};
+  node(g, "Transpose", 13, &x, 1, p, swap, 1);
+  node(g, "Relu", 14, &p, 1, q, NULL, 0);
+  node(g, "Transpose", 13, &q, 1, t, swap, 1);
+  int in_s[2] = {t, x};
+  node(g, "Add", 14, in_s, 2, s, NULL, 0);
+  int in_l[3] = {s, const_value(g, "scale", 1, bd, 1.0f), const_value(g, "beta", 1, bd, 0.1f)};
+  node(g, "LayerNormalization", 17, in_l, 3, l, NULL, 0);
+  int in_y[2] = {l, s};
+  node(g, "Add", 14, in_y, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_add_norm_transposed(const ir_graph *g) {
+  int norms = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    const op_norm *q = &OP_P(n)->norm;
+    UT_CHECK(n->in[0] == ir_graph_find_value(g, "q") && q->permuted == 1);
+    UT_CHECK(q->perm[0][0] == 1 && q->perm[0][1] == 0 && q->perm[0][2] == 2);
+    UT_CHECK(q->in_skip >= 0 && n->in[q->in_skip] == ir_graph_find_value(g, "x"));
+    UT_CHECK(q->out_sum >= 0 && n->out[q->out_sum] == ir_graph_find_value(g, "s"));
+  }
+  UT_CHECK(norms == 1);
+}
+
+/* Addends that both broadcast into the sum (a [N, 1, 8] + b [1, 3, 8]),
+ * or one along the normalised dim (c [N, 3, 1] + Relu(x)), dims unknown:
+ * fused, the norm reading each through its row map. */
+static void build_add_norm_broadcast(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 8}, ud[3] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC}, bd[1] = {8};
+  int x = value(g, "x", 3, xd), a = value(g, "a", 3, ud), b = value(g, "b", 3, ud), c = value(g, "c", 3, ud);
+  int r = value(g, "r", 3, xd), s1 = value(g, "s1", 3, ud), s2 = value(g, "s2", 3, ud);
+  int l1 = value(g, "l1", 3, ud), l2 = value(g, "l2", 3, xd), y = value(g, "y", 3, ud);
+  attr over1[] = {{.name = "axes", .n = 1, .i = {1}}, {.name = "keepdims", .n = -1, .i = {1}}};
+  attr over0[] = {{.name = "axes", .n = 1, .i = {0}}, {.name = "keepdims", .n = -1, .i = {1}}};
+  attr over2[] = {{.name = "axes", .n = 1, .i = {2}}, {.name = "keepdims", .n = -1, .i = {1}}};
+  node(g, "ReduceMean", 13, &x, 1, a, over1, 2);
+  node(g, "ReduceMean", 13, &x, 1, b, over0, 2);
+  node(g, "ReduceMean", 13, &x, 1, c, over2, 2);
+  node(g, "Relu", 14, &x, 1, r, NULL, 0);
+  int in1[2] = {a, b}, in2[2] = {c, r};
+  node(g, "Add", 14, in1, 2, s1, NULL, 0);
+  node(g, "Add", 14, in2, 2, s2, NULL, 0);
+  int in_l1[3] = {s1, const_value(g, "scale1", 1, bd, 1.0f), const_value(g, "beta1", 1, bd, 0.1f)};
+  int in_l2[3] = {s2, const_value(g, "scale2", 1, bd, 0.5f), const_value(g, "beta2", 1, bd, -0.2f)};
+  node(g, "LayerNormalization", 17, in_l1, 3, l1, NULL, 0);
+  node(g, "LayerNormalization", 17, in_l2, 3, l2, NULL, 0);
+  int in_y[2] = {l1, l2};
+  node(g, "Add", 14, in_y, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_add_norm_broadcast(const ir_graph *g) {
+  int norms = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    UT_CHECK(n->kind != OP_ADD || n->in[0] == ir_graph_find_value(g, "l1"));
+    if (n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    UT_CHECK(OP_P(n)->norm.in_skip >= 0 && !OP_P(n)->norm.permuted);
+  }
+  UT_CHECK(norms == 2);
 }
 
 /* x[N,6] -> MatMul(w) -> Div(4) -> Mul(0.5 on the left) -> y: alpha 1/8. */
@@ -1365,6 +1441,8 @@ int main(void) {
   check_pass("add+layernorm, dims unknown, the broadcast addend first", build_add_norm_unknown, 3, &in38,
              ir_add_norm_unknown);
   add_norm_small_first = 0;
+  check_pass("add+layernorm, ViT's transposed residual", build_add_norm_transposed, 4, &in38, ir_add_norm_transposed);
+  check_pass("add+layernorm, both addends broadcast", build_add_norm_broadcast, 7, &in38, ir_add_norm_broadcast);
   ir_shape in_att = {4, {2, 3, 2, 8}};
   check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);
   attention_inverted = 1;

@@ -187,6 +187,27 @@ static void b_add_ln_sum(bctx *b) {
   layernorm(b, "y1", "y", 768);
 }
 
+/* ViT's residual: the attention output [S, B, E] transposed to [B, S, E]
+ * and added to the residual stream, then LayerNorm; the sum is an output
+ * too. The norm takes the Add and reads the transposed addend through the
+ * permutation (as x, or as the skip when it is the Add's second input). */
+static void add_ln_transposed(bctx *b, int64_t c, int second) {
+  static const int64_t swap[3] = {1, 0, 2};
+  transpose(b, "x0", "t", 3, swap);
+  node(b, "Add", second ? "x1" : "t", second ? "t" : "x1", "y1", NULL, 0);
+  layernorm(b, "y1", "y", c);
+}
+static void b_add_ln_t32(bctx *b) { add_ln_transposed(b, 32, 0); }
+static void b_add_ln_t768(bctx *b) { add_ln_transposed(b, 768, 1); }
+static void b_add_ln_t2048(bctx *b) { add_ln_transposed(b, 2048, 0); }
+
+/* Add -> LayerNorm with addends that broadcast: both of them ([2, 1, C] +
+ * [1, 5, C]), or one along the normalised dim ([2, 5, 1] + [2, 5, C]) */
+static void b_add_ln_bcast(bctx *b) {
+  node(b, "Add", "x0", "x1", "s", NULL, 0);
+  layernorm(b, "s", "y", 32);
+}
+
 /* NHWC -> Transpose -> residual Add in NCHW (ConvNeXt's block output) */
 static void b_transpose_add(bctx *b) {
   transpose(b, "x0", "t", 4, to_nchw);
@@ -309,6 +330,13 @@ static const fcase k_cases[] = {
     {"ln_transpose_in_matmul", 0, 1, {4}, {{1, 48, 5, 6}}, 0, b_ln_in},
     {"ln_skip_transpose_out", 0, 2, {4, 4}, {{1, 4, 5, 32}, {1, 4, 5, 32}}, 2, b_ln_skip_out},
     {"add_layernorm_768_sum", 0, 2, {3, 3}, {{1, 9, 768}, {1, 9, 768}}, 2, b_add_ln_sum},
+    {"add_ln_transposed_residual", 0, 2, {3, 3}, {{6, 2, 32}, {2, 6, 32}}, 2, b_add_ln_t32},
+    {"add_ln_transposed_skip_768", 0, 2, {3, 3}, {{5, 3, 768}, {3, 5, 768}}, 2, b_add_ln_t768},
+    {"f16_add_ln_transposed_skip_768", F16, 2, {3, 3}, {{5, 3, 768}, {3, 5, 768}}, 2, b_add_ln_t768},
+    {"f16_add_ln_transposed_2048", F16, 2, {3, 3}, {{3, 2, 2048}, {2, 3, 2048}}, 2, b_add_ln_t2048},
+    {"add_ln_broadcast_both", 0, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
+    {"add_ln_broadcast_along_row", 0, 2, {3, 3}, {{2, 5, 1}, {2, 5, 32}}, 0, b_add_ln_bcast},
+    {"f16_add_ln_broadcast_both", F16, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"transpose_add", 0, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
     {"f16_transpose_add", F16, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
     {"transpose_mul_both", 0, 2, {4, 4}, {{2, 4, 3, 5}, {5, 3, 4, 2}}, 0, b_transpose_mul_both},

@@ -1,6 +1,7 @@
 /* Reference layer normalisations: per row, three passes (sum, squared
  * deviations, output), statistics in double. Fused transposes
- * (op_norm.in_chan / out_chan) read x / write y channel-major. */
+ * (op_norm.in_chan / out_chan) read x / write y channel-major; x and the
+ * skip are otherwise read through their row maps (op_norm_rows_of). */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -8,21 +9,28 @@
 typedef struct norm_row {
   int dt;
   const void *x, *skip, *sbias;
-  int64_t cols, skip_n;
+  int64_t cols;
+  op_norm_rows xm, sm;      /* where x (unless x_inner) and the skip lie */
   int64_t x_inner, y_inner; /* 0: packed rows; else stored [rows / inner, cols, inner] */
 } norm_row;
 
-/* Where row r, column c lives in a tensor of packed rows (inner 0) or
- * stored channel-major [rows / inner, cols, inner]. */
-static size_t at(int64_t inner, int64_t cols, int64_t r, int64_t c) {
-  return (size_t)(inner ? (r / inner * cols + c) * inner + r % inner : r * cols + c);
+/* Where row r, column c lives in a tensor stored channel-major [rows /
+ * inner, cols, inner]. */
+static size_t at_cm(int64_t inner, int64_t cols, int64_t r, int64_t c) {
+  return (size_t)((r / inner * cols + c) * inner + r % inner);
+}
+
+/* Element c of row r of an addend read through its map. */
+static size_t at_map(const op_norm_rows *m, int64_t r, int64_t c) {
+  int64_t o = c % m->col_n;
+  for (int d = 0; d < m->nd; d++) o += r / m->div[d] % m->dim[d] * m->stride[d];
+  return (size_t)o;
 }
 
 /* s = x + skip + skip_bias at row r, column c, in fp32. */
 static float row_value(const norm_row *w, int64_t r, int64_t c) {
-  int64_t i = r * w->cols + c;
-  float v = ref_load(w->dt, w->x, at(w->x_inner, w->cols, r, c));
-  if (w->skip) v += ref_load(w->dt, w->skip, (size_t)(i % w->skip_n));
+  float v = ref_load(w->dt, w->x, w->x_inner ? at_cm(w->x_inner, w->cols, r, c) : at_map(&w->xm, r, c));
+  if (w->skip) v += ref_load(w->dt, w->skip, at_map(&w->sm, r, c));
   if (w->sbias) v += ref_load(w->dt, w->sbias, (size_t)c);
   return v;
 }
@@ -31,23 +39,20 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const op_norm *q = &OP_P(s)->norm;
-  const ir_tensor *xt = &p->t[n->in[q->in_x]];
+  const ir_tensor *xt = &p->t[n->in[0]];
   norm_row w = {.dt = xt->dtype,
-                .x = ir_tensor_addr(p, n->in[q->in_x], b),
+                .x = ir_tensor_addr(p, n->in[0], b),
                 .skip = ir_input_addr(p, n, q->in_skip, b),
-                .sbias = ir_input_addr(p, n, q->in_skip_bias, b),
-                .cols = ir_numel(xt->rank - q->axis, xt->dims + q->axis),
-                .skip_n = 1};
-  if (w.skip) w.skip_n = ir_numel(p->t[n->in[q->in_skip]].rank, p->t[n->in[q->in_skip]].dims);
+                .sbias = ir_input_addr(p, n, q->in_skip_bias, b)};
+  int64_t rows;
   /* fused transposes: the normalised axis stored in the middle of x or y */
   if (q->in_chan >= 0) w.x_inner = ir_numel(xt->rank - q->in_chan - 1, xt->dims + q->in_chan + 1);
   if (q->out_chan >= 0) {
     const ir_tensor *yt = &p->t[n->out[0]];
     w.y_inner = ir_numel(yt->rank - q->out_chan - 1, yt->dims + q->out_chan + 1);
   }
-  if (q->in_chan >= 0) w.cols = xt->dims[q->in_chan];
-  /* rows: every element of x not along the normalised dims */
-  int64_t rows = q->in_chan >= 0 ? (w.cols ? ir_numel(xt->rank, xt->dims) / w.cols : 0) : ir_numel(q->axis, xt->dims);
+  HD_TRY(op_norm_rows_of(n, q, p->t, 0, q->in_chan >= 0 ? NULL : &w.xm, &rows, &w.cols));
+  if (w.skip) HD_TRY(op_norm_rows_of(n, q, p->t, 1, &w.sm, &rows, &w.cols));
   const void *scale = ir_input_addr(p, n, q->in_scale, b), *bias = ir_input_addr(p, n, q->in_bias, b);
   void *y = ir_tensor_addr(p, n->out[0], b);
   void *mean_o = ir_output_addr(p, n, q->out_mean, b), *inv_o = ir_output_addr(p, n, q->out_inv, b);
@@ -68,7 +73,7 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
     for (int64_t c = 0; c < w.cols; c++) {
       double o = (row_value(&w, r, c) - mean) * inv * ref_load(w.dt, scale, (size_t)c);
       if (bias) o += ref_load(w.dt, bias, (size_t)c);
-      ref_store(w.dt, y, at(w.y_inner, w.cols, r, c), (float)o);
+      ref_store(w.dt, y, w.y_inner ? at_cm(w.y_inner, w.cols, r, c) : (size_t)(r * w.cols + c), (float)o);
     }
     if (mean_o) ref_store(p->t[n->out[q->out_mean]].dtype, mean_o, (size_t)r, (float)mean);
     if (inv_o) ref_store(p->t[n->out[q->out_inv]].dtype, inv_o, (size_t)r, (float)inv);
