@@ -278,9 +278,9 @@ int gpu_trilu(const void *x, void *y, int64_t esize, int64_t n, int64_t rows, in
  *   s = x + skip + sbias[c];  mean = rms ? 0 : avg(s);
  *   inv = 1 / sqrt(avg((s - mean)^2) + eps);  y = (s - mean) * inv * scale[c] + bias[c]
  * skip, sbias, bias, sum (s, dtype), mean and inv (fp32, one per row) may
- * be NULL. fp32 statistics. x and skip are read through their row maps
- * (xm, sm: ops/norm.h's op_norm_rows: broadcasts and fused transposes);
- * y and sum are packed rows. x is instead stored channel-major [rows /
+ * be NULL. fp32 statistics. x and skip are read, and y written, through
+ * row maps (xm, sm, ym: ops/norm.h's op_norm_rows: broadcasts and fused
+ * transposes); sum is packed rows. x is instead stored channel-major [rows /
  * inner, cols, inner] when x_inner > 0 (row r = o * inner + j at (o * cols
  * + c) * inner + j: a Transpose fused into the norm), and so is y when
  * y_inner > 0; when both are set they are equal; skip, sbias and sum only
@@ -298,7 +298,7 @@ typedef struct gpu_norm_desc {
   const void *skip, *sbias, *scale, *bias;
   void *sum, *mean, *inv;
   int64_t x_inner, y_inner;
-  gpu_norm_rows xm, sm;
+  gpu_norm_rows xm, sm, ym;
   int params_const; /* scale and bias are constants (loaded before the kernel before ends) */
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);

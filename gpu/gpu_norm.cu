@@ -6,9 +6,9 @@
 // between the passes; longer rows are read again. Rows stored channel-major
 // (the normalised axis in the middle of [outer, cols, inner]: a Transpose
 // fused into the norm) go through shared-memory tiles (norm_cm_kernel).
-// x and the skip are read through row maps (where each row starts: a
-// broadcast, a fused transpose of the leading dims); the register kernels
-// take them where every row is packed and starts on a 16-byte piece.
+// x and the skip are read, and y written, through row maps (where each row
+// starts: a broadcast, a fused transpose of the leading dims); the register
+// kernels take them where every row is packed and starts on a 16-byte piece.
 #include "gpu/gpu_common.cuh"
 
 namespace {
@@ -70,6 +70,7 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
   }
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const row_starts at = starts_of(d, r);
+    const int64_t yr = row_at(d.ym, r);
     float sum = 0.f;
     for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
       const float v = row_value(x, d, at, c);
@@ -88,14 +89,14 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
 #pragma unroll
       for (int i = 0; i < kHeld; ++i) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-        if (c < d.cols) st(y, r * d.cols + c, ((CACHE ? row[c] : row_value(x, d, at, c)) - mean) * inv * scl[i] + bia[i]);
+        if (c < d.cols) st(y, yr + c, ((CACHE ? row[c] : row_value(x, d, at, c)) - mean) * inv * scl[i] + bia[i]);
       }
     } else {
       for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
         const float v = CACHE ? row[c] : row_value(x, d, at, c);
         float o = (v - mean) * inv * ld((const T *)d.scale, c);
         if (d.bias) o += ld((const T *)d.bias, c);
-        st(y, r * d.cols + c, o);
+        st(y, yr + c, o);
       }
     }
     if (threadIdx.x == 0) {
@@ -121,6 +122,7 @@ __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
   const float inv_cols = 1.f / (float)d.cols;
   for (int64_t r = (int64_t)blockIdx.x * 8 + w; r < d.rows; r += (int64_t)gridDim.x * 8) {
     const row_starts at = starts_of(d, r);
+    const int64_t yr = row_at(d.ym, r);
     float sum = 0.f;
     for (int64_t c = lane; c < d.cols; c += 32) {
       const float v = row_value(x, d, at, c);
@@ -140,7 +142,7 @@ __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
     for (int64_t c = lane; c < d.cols; c += 32) {
       float o = (row[c] - mean) * inv * ld((const T *)d.scale, c);
       if (d.bias) o += ld((const T *)d.bias, c);
-      st(y, r * d.cols + c, o);
+      st(y, yr + c, o);
     }
     if (lane == 0) {
       if (d.mean) ((float *)d.mean)[r] = mean;
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y,
     float o[E];
 #pragma unroll
     for (int j = 0; j < E; ++j) o[j] = (v[i][j] - mean) * inv * sc[i][j] + bi[i][j];
-    ((uint4 *)(y + r * d.cols))[c] = pack<T>(o);
+    ((uint4 *)(y + row_at(d.ym, r)))[c] = pack<T>(o);
   }
   if (threadIdx.x == 0) {
     if (d.mean) ((float *)d.mean)[r] = mean;
@@ -251,11 +253,12 @@ inline bool map_in_pieces(const void *base, const gpu_norm_rows &m, int64_t cols
   return true;
 }
 
-// Whether x and the skip are read in 16-byte pieces.
+// Whether x and the skip are read, and y written, in 16-byte pieces.
 template <typename T>
-bool addends_in_pieces(const void *x, const gpu_norm_desc *d) {
+bool addends_in_pieces(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n;
-  return map_in_pieces(x, d->xm, d->cols, e) && (!d->skip || map_in_pieces(d->skip, d->sm, d->cols, e));
+  return map_in_pieces(x, d->xm, d->cols, e) && map_in_pieces(y, d->ym, d->cols, e) &&
+         (!d->skip || map_in_pieces(d->skip, d->sm, d->cols, e));
 }
 
 // The vector kernel takes the row: pieces whole and aligned, no skip bias.
@@ -263,8 +266,8 @@ template <typename T>
 bool vec_fits(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n;
   return d->rows <= 0x7fffffff && d->cols % e == 0 && d->cols / e <= (int64_t)kVecThreads * kVecs &&
-         d->cols > kWarpCols && !d->sbias && aligned16(y) && aligned16(d->scale) && aligned16(d->bias) &&
-         aligned16(d->sum) && addends_in_pieces<T>(x, d);
+         d->cols > kWarpCols && !d->sbias && aligned16(d->scale) && aligned16(d->bias) && aligned16(d->sum) &&
+         addends_in_pieces<T>(x, y, d);
 }
 
 
@@ -330,6 +333,7 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
     }
     for (int off = lanes / 2; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
     const float inv = rsqrtf(sq * inv_cols + d.eps);
+    const int64_t yr = row_at(d.ym, live ? r : 0);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int64_t c = lane + (int64_t)i * lanes;
@@ -339,7 +343,7 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
       unpack<T>(hr[i], bi);
 #pragma unroll
       for (int j = 0; j < E; ++j) o[j] = (v[i][j] - mean) * inv * sc[j] + bi[j];
-      ((uint4 *)(y + r * d.cols))[c] = pack<T>(o);
+      ((uint4 *)(y + yr))[c] = pack<T>(o);
     }
     if (live && lane == 0) {
       if (d.mean) ((float *)d.mean)[r] = mean;
@@ -418,11 +422,11 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
     }
   } else {
     for (int k = 0; k < nr; ++k) {
-      const int64_t r = o * inner + i0 + k;
+      const int64_t r = o * inner + i0 + k, yr = row_at(d.ym, r);
       const float m = s_mean[k], iv = s_inv[k];
 #pragma unroll 4
       for (int64_t c = threadIdx.x; c < cols; c += kThreads)
-        st(y, r * cols + c, (tile[c * (kCmRows + 1) + k] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f));
+        st(y, yr + c, (tile[c * (kCmRows + 1) + k] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f));
     }
   }
 }
@@ -436,7 +440,7 @@ __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
     const int64_t yo = d.y_inner ? r / d.y_inner : r, yi = d.y_inner ? r % d.y_inner : 0;
-    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : r * d.cols;
+    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : row_at(d.ym, r);
     const row_starts at = d.x_inner ? row_starts{(r / d.x_inner) * d.cols * d.x_inner + r % d.x_inner, 0} : starts_of(d, r);
     auto val = [&](int64_t c) {
       if (d.x_inner) return ld(x, at.x + c * d.x_inner);  // channel-major: no skip
@@ -472,8 +476,8 @@ int launch_rows(const void *x, void *y, const gpu_norm_desc *d, int lanes, gpuSt
 template <typename T>
 int rows_lanes(const void *x, const void *y, const gpu_norm_desc *d) {
   const int64_t e = vec<T>::n, nv = d->cols / e;
-  if (d->cols % e || nv > 32 * kRowVecs || !aligned16(y) || !aligned16(d->scale) || !aligned16(d->bias) ||
-      !aligned16(d->sum) || !aligned16(d->sbias) || !addends_in_pieces<T>(x, d))
+  if (d->cols % e || nv > 32 * kRowVecs || !aligned16(d->scale) || !aligned16(d->bias) || !aligned16(d->sum) ||
+      !aligned16(d->sbias) || !addends_in_pieces<T>(x, y, d))
     return 0;
   int lanes = 1;
   while (lanes < 32 && (int64_t)lanes * 4 < nv) lanes *= 2;
@@ -535,8 +539,8 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
 
 extern "C" int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream) {
   if (d->rows <= 0 || d->cols <= 0) return 0;
-  if ((!d->x_inner && d->xm.col_n <= 0) || (d->skip && d->sm.col_n <= 0) || d->xm.nd > GPU_MAX_DIMS ||
-      d->sm.nd > GPU_MAX_DIMS)
+  if ((!d->x_inner && d->xm.col_n <= 0) || (d->skip && d->sm.col_n <= 0) || (!d->y_inner && d->ym.col_n != d->cols) ||
+      d->xm.nd > GPU_MAX_DIMS || d->sm.nd > GPU_MAX_DIMS || d->ym.nd > GPU_MAX_DIMS)
     return -1;
   GPU_DISPATCH(dtype, norm, x, y, d, (gpuStream_t)stream)
 }

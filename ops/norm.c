@@ -142,6 +142,21 @@ static hd_status *rows_cols(const ir_node *n, const op_norm *p, const ir_tensor 
   return NULL;
 }
 
+/* Output 0's dims in the sum's order (r of them, dims) and their element
+ * strides in it: stored through out_perm where that is set. */
+static int output_dims(const ir_node *n, const op_norm *p, const ir_tensor *t, int r, const int64_t *dims,
+                       int64_t *od, int64_t *os) {
+  int64_t own[IR_MAX_RANK];
+  ir_tensor_strides(&t[n->out[0]], own);
+  for (int d = 0; d < r; d++) {
+    od[d] = dims[d];
+    os[d] = own[d];
+  }
+  if (p->out_permuted) /* stored dim d is the sum's dim out_perm[d] */
+    for (int d = 0; d < r; d++) os[p->out_perm[d]] = own[d];
+  return r;
+}
+
 hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *t, int k, op_norm_rows *m,
                            int64_t *rows, int64_t *cols) {
   int r, ax;
@@ -149,7 +164,7 @@ hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *
   HD_TRY(rows_cols(n, p, t, &r, dims, &ax, rows, cols));
   if (!m) return NULL;
   memset(m, 0, sizeof *m);
-  int ar = addend(n, p, t, k, ad, as);
+  int ar = k == 2 ? output_dims(n, p, t, r, dims, ad, as) : addend(n, p, t, k, ad, as);
   if (ar < 0) return hd_error(HD_ERR_INTERNAL, "%s: no addend %d", n->op_type, k);
   /* right-aligned with the sum; a dim the addend broadcasts along moves 0 */
   int64_t st[IR_MAX_RANK], len[IR_MAX_RANK];
@@ -189,6 +204,8 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   op_norm *p = &pp->norm;
   const ir_tensor *xs = &t[n->in[0]];
   int chans = p->in_chan >= 0 || p->out_chan >= 0;
+  if (p->out_permuted && p->out_chan >= 0)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: two fused transposes of its output", n->op_type);
   if ((p->in_chan >= xs->rank) || (chans && (xs->rank < 1 || p->out_chan >= xs->rank)))
     return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose axis out of rank %d", n->op_type, xs->rank);
   for (int k = 0; k < 2; k++) {
@@ -229,6 +246,15 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   y->rank = r;
   memcpy(y->dims, dims, sizeof dims);
   if (p->out_chan >= 0) move_axis(r, dims, r - 1, p->out_chan, y->dims);
+  if (p->out_permuted) {
+    int seen = 0;
+    for (int d = 0; d < r; d++) {
+      if (p->out_perm[d] < 0 || p->out_perm[d] >= r || (seen >> p->out_perm[d] & 1))
+        return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of its output is no permutation", n->op_type);
+      seen |= 1 << p->out_perm[d];
+      y->dims[d] = dims[p->out_perm[d]];
+    }
+  }
   if (p->out_sum >= 0) t[n->out[p->out_sum]].rank = r, memcpy(t[n->out[p->out_sum]].dims, dims, sizeof dims);
   int stats[] = {p->out_mean, p->out_inv};
   for (int i = 0; i < 2; i++) {

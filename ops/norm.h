@@ -32,12 +32,14 @@ typedef struct op_norm {
   /* Transposes that keep the last axis in place, fused into the reads of
    * the addends (ViT's residual, [S, B, E] -> [B, S, E]): bit 0 of
    * `permuted` set, x is read as Transpose(x, perm[0]); bit 1, the skip as
-   * Transpose(skip, perm[1]). Not with in_chan. */
-  int permuted;
-  int8_t perm[2][IR_MAX_RANK];
+   * Transpose(skip, perm[1]). Not with in_chan. out_permuted: output 0 is
+   * stored as Transpose(y, out_perm), the last axis again in place (ViT's
+   * [B, S, E] -> [S, B, E] before its attention); not with out_chan. */
+  int permuted, out_permuted;
+  int8_t perm[2][IR_MAX_RANK], out_perm[IR_MAX_RANK];
 } op_norm;
 
-/* Where an addend (x or the skip) of a norm lies, for rows r of the
+/* Where an addend (x or the skip) or output 0 of a norm lies, for rows r of the
  * broadcast shape (plan time, op_norm_rows): row r starts at element
  * sum over d < nd of (r / div[d] % dim[d]) * stride[d] of its tensor (dims
  * merged where they can be: a packed addend is one dim of stride cols, a
@@ -51,7 +53,8 @@ typedef struct op_norm_rows {
 } op_norm_rows;
 
 /* The rows and cols of norm node n at plan time (tensors t, plan params
- * p), and where addend k (0: x, 1: skip) lies for them (m may be NULL).
+ * p), and where addend k (0: x, 1: skip) or, k = 2, output 0 (packed
+ * rows unless out_permuted; not with out_chan) lies for them (m may be NULL).
  * NOT_SUPPORTED for an addend whose part in a row is not a suffix of it. */
 hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *t, int k, op_norm_rows *m,
                            int64_t *rows, int64_t *cols);

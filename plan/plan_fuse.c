@@ -837,7 +837,7 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
       *changed = 1;
     }
   }
-  int ci = q->out_chan < 0 ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
+  int ci = q->out_chan < 0 && !q->out_permuted ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
   t = ci == IR_NONE ? NULL : &g->nodes[ci];
   if (t && pf_is_kind(t, OP_TRANSPOSE) && g->values[t->out[0]].rank == r) {
     transpose_perm(t, r, perm);
@@ -854,10 +854,12 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
   return NULL;
 }
 
-/* 7. Transpose -> a norm's x or skip, the last axis staying last (ViT's
- *    attention output, [S, B, E] -> [B, S, E], into the residual the next
- *    norm adds): the norm reads the addend through the permutation. */
-static hd_status *fuse_norm_addend_transpose(ir_graph *g, int ni, int *changed) {
+/* 7. Transposes that keep the last axis in place around a norm: into its
+ *    x or skip (ViT's attention output, [S, B, E] -> [B, S, E], into the
+ *    residual the next norm adds), read through the permutation; after its
+ *    output (ViT's [B, S, E] -> [S, B, E] before the attention), written
+ *    through it. */
+static hd_status *fuse_norm_row_transposes(ir_graph *g, int ni, int *changed) {
   ir_node *ln = &g->nodes[ni];
   if (!in_family(ln, "norm")) return NULL;
   op_norm *q = &OP_P(ln)->norm;
@@ -879,6 +881,19 @@ static hd_status *fuse_norm_addend_transpose(ir_graph *g, int ni, int *changed) 
     t->kind = OP_UNKNOWN;
     *changed = 1;
   }
+  int r = g->values[ln->out[0]].rank, ci = q->out_chan < 0 && !q->out_permuted ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
+  ir_node *t = ci == IR_NONE ? NULL : &g->nodes[ci];
+  if (!t || !pf_is_kind(t, OP_TRANSPOSE) || r < 2 || r > 8 || g->values[t->out[0]].rank != r) return NULL;
+  int8_t perm[8];
+  transpose_perm(t, r, perm);
+  if (perm[r - 1] != r - 1) return NULL;
+  memcpy(q->out_perm, perm, sizeof perm);
+  q->out_permuted = 1;
+  ln->out[0] = t->out[0];
+  ir_node_absorb(ln, t);
+  t->dead = 1;
+  t->kind = OP_UNKNOWN;
+  *changed = 1;
   return NULL;
 }
 
@@ -1032,7 +1047,7 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
                                      pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
                                      fuse_input_activation, fuse_nbits_glu,      fuse_activation,
                                      pf_merge_projections, fuse_add_norm,
-                                     fuse_norm_transpose, fuse_norm_addend_transpose, fuse_binary_transpose};
+                                     fuse_norm_transpose, fuse_norm_row_transposes, fuse_binary_transpose};
   *nfused = 0;
   HD_TRY(lower_all(g));
   for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {

@@ -561,6 +561,32 @@ static void ir_add_norm_transposed(const ir_graph *g) {
   UT_CHECK(norms == 1);
 }
 
+/* ViT's attention input: LayerNormalization -> Transpose(1, 0, 2) ->
+ * Relu: the norm writes its rows through the permutation. */
+static void build_norm_transposed_out(ir_graph *g) {
+  int64_t xd[3] = {IR_DIM_DYNAMIC, 3, 8}, td[3] = {3, IR_DIM_DYNAMIC, 8}, bd[1] = {8};
+  int x = value(g, "x", 3, xd), l = value(g, "l", 3, xd), t = value(g, "t", 3, td), y = value(g, "y", 3, td);
+  attr swap[] = {{.name = "perm", .n = 3, .i = {1, 0, 2}}};
+  int in_l[3] = {x, const_value(g, "scale", 1, bd, 1.5f), const_value(g, "beta", 1, bd, 0.1f)};
+  node(g, "LayerNormalization", 17, in_l, 3, l, NULL, 0);
+  node(g, "Transpose", 13, &l, 1, t, swap, 1);
+  node(g, "Relu", 14, &t, 1, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_norm_transposed_out(const ir_graph *g) {
+  int norms = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
+    norms++;
+    const op_norm *q = &OP_P(n)->norm;
+    UT_CHECK(n->out[0] == ir_graph_find_value(g, "t") && q->out_permuted && q->out_chan < 0);
+    UT_CHECK(q->out_perm[0] == 1 && q->out_perm[1] == 0 && q->out_perm[2] == 2);
+  }
+  UT_CHECK(norms == 1);
+}
+
 /* Addends that both broadcast into the sum (a [N, 1, 8] + b [1, 3, 8]),
  * or one along the normalised dim (c [N, 3, 1] + Relu(x)), dims unknown:
  * fused, the norm reading each through its row map. */
@@ -1442,6 +1468,8 @@ int main(void) {
              ir_add_norm_unknown);
   add_norm_small_first = 0;
   check_pass("add+layernorm, ViT's transposed residual", build_add_norm_transposed, 4, &in38, ir_add_norm_transposed);
+  check_pass("layernorm -> transpose keeping the last axis", build_norm_transposed_out, 2, &in38,
+             ir_norm_transposed_out);
   check_pass("add+layernorm, both addends broadcast", build_add_norm_broadcast, 7, &in38, ir_add_norm_broadcast);
   ir_shape in_att = {4, {2, 3, 2, 8}};
   check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);

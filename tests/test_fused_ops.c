@@ -201,6 +201,18 @@ static void b_add_ln_t32(bctx *b) { add_ln_transposed(b, 32, 0); }
 static void b_add_ln_t768(bctx *b) { add_ln_transposed(b, 768, 1); }
 static void b_add_ln_t2048(bctx *b) { add_ln_transposed(b, 2048, 0); }
 
+/* LayerNorm -> Transpose(1, 0, 2) -> MatMul (ViT's attention input: the
+ * norm writes its rows in the transposed order) */
+static void ln_transposed_out(bctx *b, int64_t c) {
+  static const int64_t swap[3] = {1, 0, 2};
+  int64_t wd[2] = {c, 24};
+  layernorm(b, "x0", "n", c);
+  transpose(b, "n", "t", 3, swap);
+  node(b, "MatMul", "t", w(b, "w", 2, wd, 0.3, 0.0), "y", NULL, 0);
+}
+static void b_ln_tout_32(bctx *b) { ln_transposed_out(b, 32); }
+static void b_ln_tout_768(bctx *b) { ln_transposed_out(b, 768); }
+
 /* Add -> LayerNorm with addends that broadcast: both of them ([2, 1, C] +
  * [1, 5, C]), or one along the normalised dim ([2, 5, 1] + [2, 5, C]) */
 static void b_add_ln_bcast(bctx *b) {
@@ -334,6 +346,8 @@ static const fcase k_cases[] = {
     {"add_ln_transposed_skip_768", 0, 2, {3, 3}, {{5, 3, 768}, {3, 5, 768}}, 2, b_add_ln_t768},
     {"f16_add_ln_transposed_skip_768", F16, 2, {3, 3}, {{5, 3, 768}, {3, 5, 768}}, 2, b_add_ln_t768},
     {"f16_add_ln_transposed_2048", F16, 2, {3, 3}, {{3, 2, 2048}, {2, 3, 2048}}, 2, b_add_ln_t2048},
+    {"ln_transposed_out_matmul", 0, 1, {3}, {{2, 5, 32}}, 0, b_ln_tout_32},
+    {"f16_ln_transposed_out_matmul_768", F16, 1, {3}, {{4, 7, 768}}, 0, b_ln_tout_768},
     {"add_ln_broadcast_both", 0, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"add_ln_broadcast_along_row", 0, 2, {3, 3}, {{2, 5, 1}, {2, 5, 32}}, 0, b_add_ln_bcast},
     {"f16_add_ln_broadcast_both", F16, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},

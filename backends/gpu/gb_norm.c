@@ -51,11 +51,13 @@ static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
     const ir_tensor *yt = gb_t(bp, n->out[0]);
     d.y_inner = ir_numel(yt->rank - p->out_chan - 1, yt->dims + p->out_chan + 1);
   }
-  if (d.x_inner == 1) { /* packed after all */
-    d.x_inner = 0;
-    d.xm = (gpu_norm_rows){.nd = 1, .dim = {d.rows}, .div = {1}, .stride = {d.cols}, .col_n = d.cols};
+  const gpu_norm_rows packed = {.nd = 1, .dim = {d.rows}, .div = {1}, .stride = {d.cols}, .col_n = d.cols};
+  if (p->out_chan < 0) {
+    HD_TRY(op_norm_rows_of(n, p, bp->p.t, 2, &m, &d.rows, &d.cols));
+    rows_to_gpu(&m, &d.ym);
   }
-  if (d.y_inner == 1) d.y_inner = 0;
+  if (d.x_inner == 1) d.x_inner = 0, d.xm = packed; /* packed after all */
+  if (d.y_inner == 1) d.y_inner = 0, d.ym = packed;
   GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
   return NULL;
 }

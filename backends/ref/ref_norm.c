@@ -1,7 +1,8 @@
 /* Reference layer normalisations: per row, three passes (sum, squared
  * deviations, output), statistics in double. Fused transposes
- * (op_norm.in_chan / out_chan) read x / write y channel-major; x and the
- * skip are otherwise read through their row maps (op_norm_rows_of). */
+ * (op_norm.in_chan / out_chan) read x / write y channel-major; x, the
+ * skip and y are otherwise read and written through their row maps
+ * (op_norm_rows_of). */
 #include <math.h>
 
 #include "backends/ref/ref.h"
@@ -10,7 +11,7 @@ typedef struct norm_row {
   int dt;
   const void *x, *skip, *sbias;
   int64_t cols;
-  op_norm_rows xm, sm;      /* where x (unless x_inner) and the skip lie */
+  op_norm_rows xm, sm, ym;  /* where x (unless x_inner), the skip and y (unless y_inner) lie */
   int64_t x_inner, y_inner; /* 0: packed rows; else stored [rows / inner, cols, inner] */
 } norm_row;
 
@@ -53,6 +54,7 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
   }
   HD_TRY(op_norm_rows_of(n, q, p->t, 0, q->in_chan >= 0 ? NULL : &w.xm, &rows, &w.cols));
   if (w.skip) HD_TRY(op_norm_rows_of(n, q, p->t, 1, &w.sm, &rows, &w.cols));
+  if (!w.y_inner) HD_TRY(op_norm_rows_of(n, q, p->t, 2, &w.ym, &rows, &w.cols));
   const void *scale = ir_input_addr(p, n, q->in_scale, b), *bias = ir_input_addr(p, n, q->in_bias, b);
   void *y = ir_tensor_addr(p, n->out[0], b);
   void *mean_o = ir_output_addr(p, n, q->out_mean, b), *inv_o = ir_output_addr(p, n, q->out_inv, b);
@@ -73,7 +75,7 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
     for (int64_t c = 0; c < w.cols; c++) {
       double o = (row_value(&w, r, c) - mean) * inv * ref_load(w.dt, scale, (size_t)c);
       if (bias) o += ref_load(w.dt, bias, (size_t)c);
-      ref_store(w.dt, y, w.y_inner ? at_cm(w.y_inner, w.cols, r, c) : (size_t)(r * w.cols + c), (float)o);
+      ref_store(w.dt, y, w.y_inner ? at_cm(w.y_inner, w.cols, r, c) : at_map(&w.ym, r, c), (float)o);
     }
     if (mean_o) ref_store(p->t[n->out[q->out_mean]].dtype, mean_o, (size_t)r, (float)mean);
     if (inv_o) ref_store(p->t[n->out[q->out_inv]].dtype, inv_o, (size_t)r, (float)inv);
