@@ -122,29 +122,127 @@ static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor 
 
 /* ---- strided aliases: copies an Attention reads through its strides ---- */
 
-/* Strides of dims yd viewing, in order, the elements of dims xd laid out
- * with strides xs (a Reshape of a strided tensor): 0 where the dims y
- * merges are not evenly strided in x (that view would need a copy). Dims
- * are walked from the inside in chunks x keeps contiguous. */
-static int reshape_strides(int xr, const int64_t *xd, const int64_t *xs, int yr, const int64_t *yd, int64_t *ys) {
-  if (ir_numel(xr, xd) <= 0) return 0;
-  int yi = yr - 1;
-  int64_t base = xr > 0 ? xs[xr - 1] : 1, xn = 1, yn = 1;
-  for (int xi = xr - 1; xi >= 0; xi--) {
-    xn *= xd[xi];
-    if (xi > 0 && (xd[xi - 1] == 1 || xs[xi - 1] == xn * base)) continue; /* the chunk goes on outwards */
-    while (yi >= 0 && (yn < xn || yd[yi] == 1)) {
-      ys[yi] = yn * base;
-      yn *= yd[yi--];
-    }
-    if (yn != xn) return 0;
-    if (xi > 0) base = xs[xi - 1], xn = 1, yn = 1;
+/* A strided view's layout as its dims' factors: dim d is factors first[d]
+ * .. first[d + 1] - 1, outermost first, each a size and an element stride
+ * (a dim of size 1 has none). A view that merges dims strided unevenly
+ * keeps both factors of the merged dim (ViT's slice of its packed
+ * projection, [S, B, E] strided, viewed as [S, B * H, D] at B > 1); a
+ * later Transpose and view can part them again ([B, H, S, D] for the
+ * Attention), whose dims then have plain strides. */
+#define LAYOUT_FACTORS 24
+typedef struct chain_layout {
+  int rank, n;
+  int first[IR_MAX_RANK + 1];
+  int64_t size[LAYOUT_FACTORS], stride[LAYOUT_FACTORS];
+} chain_layout;
+
+static void layout_of(int rank, const int64_t *dims, const int64_t *st, chain_layout *l) {
+  l->rank = rank, l->n = 0;
+  for (int d = 0; d < rank; d++) {
+    l->first[d] = l->n;
+    if (dims[d] != 1) l->size[l->n] = dims[d], l->stride[l->n++] = st[d];
   }
-  for (; yi >= 0; yi--) { /* a scalar's view: unit dims */
-    if (yd[yi] != 1) return 0;
-    ys[yi] = 1;
+  l->first[rank] = l->n;
+}
+
+/* Neighbouring factors of one dim that are evenly strided become one. */
+static void layout_merge(chain_layout *l) {
+  int n = 0;
+  for (int d = 0; d < l->rank; d++) {
+    int from = l->first[d], to = l->first[d + 1];
+    l->first[d] = n;
+    for (int f = from; f < to; f++) {
+      if (n > l->first[d] && l->stride[n - 1] == l->size[f] * l->stride[f]) {
+        l->size[n - 1] *= l->size[f];
+        l->stride[n - 1] = l->stride[f];
+      } else {
+        l->size[n] = l->size[f], l->stride[n++] = l->stride[f];
+      }
+    }
+  }
+  l->first[l->rank] = n;
+  l->n = n;
+}
+
+/* Plain strides of l's dims, where each dim is one factor (a dim of size 1
+ * takes the stride it would have packed inside the next); 0 where not. */
+static int layout_strides(const chain_layout *l, int64_t *st) {
+  int64_t inner = 1;
+  for (int d = l->rank - 1; d >= 0; d--) {
+    int nf = l->first[d + 1] - l->first[d];
+    if (nf > 1) return 0;
+    if (nf == 1) {
+      st[d] = l->stride[l->first[d]];
+      inner = st[d] * l->size[l->first[d]];
+    } else {
+      st[d] = inner;
+    }
   }
   return 1;
+}
+
+/* l viewed, element order kept, as dims yd: factors split where a dim's
+ * boundary falls inside one (the sizes must divide). 0 where they do not. */
+static int layout_view(chain_layout *l, int yr, const int64_t *yd) {
+  int64_t size[LAYOUT_FACTORS], stride[LAYOUT_FACTORS]; /* innermost first */
+  int count[IR_MAX_RANK], m = 0, k = l->n - 1;
+  int64_t cur = k >= 0 ? l->size[k] : 1, cst = k >= 0 ? l->stride[k] : 0;
+  for (int d = yr - 1; d >= 0; d--) {
+    int64_t need = yd[d];
+    count[d] = 0;
+    while (need > 1) {
+      if (k < 0 || m == LAYOUT_FACTORS) return 0;
+      int64_t take = cur <= need ? cur : need;
+      if ((cur <= need ? need : cur) % take) return 0;
+      size[m] = take, stride[m++] = cst, count[d]++;
+      need /= take;
+      if (take == cur) {
+        if (--k >= 0) cur = l->size[k], cst = l->stride[k];
+      } else {
+        cur /= take, cst *= take;
+      }
+    }
+  }
+  if (k >= 0) return 0; /* elements left over */
+  l->rank = yr, l->n = m;
+  for (int i = 0; i < m; i++) l->size[i] = size[m - 1 - i], l->stride[i] = stride[m - 1 - i];
+  for (int d = 0, at = 0; d <= yr; at += d < yr ? count[d] : 0, d++) l->first[d] = at;
+  layout_merge(l);
+  return 1;
+}
+
+/* l with its dims in the order perm. */
+static void layout_transpose(chain_layout *l, const int8_t *perm) {
+  chain_layout o = {.rank = l->rank};
+  for (int d = 0; d < l->rank; d++) {
+    o.first[d] = o.n;
+    for (int f = l->first[perm[d]]; f < l->first[perm[d] + 1]; f++) o.size[o.n] = l->size[f], o.stride[o.n++] = l->stride[f];
+  }
+  o.first[l->rank] = o.n;
+  layout_merge(&o);
+  *l = o;
+}
+
+/* Index i of dim a taken (the dim replaced by ir dims of size 1): the
+ * element offset it adds. */
+static int64_t layout_take(chain_layout *l, int a, int64_t i, int ir) {
+  int64_t off = 0;
+  for (int f = l->first[a + 1] - 1; f >= l->first[a]; f--) {
+    off += i % l->size[f] * l->stride[f];
+    i /= l->size[f];
+  }
+  chain_layout o = {.rank = l->rank - 1 + ir};
+  for (int d = 0, od = 0; d < l->rank; d++) {
+    if (d == a) {
+      for (int j = 0; j < ir; j++) o.first[od++] = o.n;
+      continue;
+    }
+    o.first[od++] = o.n;
+    for (int f = l->first[d]; f < l->first[d + 1]; f++) o.size[o.n] = l->size[f], o.stride[o.n++] = l->stride[f];
+  }
+  o.first[o.rank] = o.n;
+  *l = o;
+  return off;
 }
 
 /* The values a strided alias makes strided in turn, and the steps that no
@@ -155,13 +253,13 @@ typedef struct strided_chain {
   int n;
   int value[CHAIN_MAX], step[CHAIN_MAX];
   size_t offset[CHAIN_MAX];
-  int64_t strides[CHAIN_MAX][IR_MAX_RANK];
+  chain_layout layout[CHAIN_MAX];
 } strided_chain;
 
-static int chain_add(strided_chain *c, int v, int s, size_t off, const int64_t *st) {
+static int chain_add(strided_chain *c, int v, int s, size_t off, const chain_layout *l) {
   if (c->n >= CHAIN_MAX) return 0;
   c->value[c->n] = v, c->step[c->n] = s, c->offset[c->n] = off;
-  memcpy(c->strides[c->n], st, sizeof c->strides[0]);
+  c->layout[c->n] = *l;
   c->n++;
   return 1;
 }
@@ -169,35 +267,35 @@ static int chain_add(strided_chain *c, int v, int s, size_t off, const int64_t *
 static int strided_readers(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int at, int from, int depth,
                            strided_chain *c);
 
-/* Step s read in place from its input v (strides st, byte offset off): a
+/* Step s read in place from its input v (layout lv, byte offset off): a
  * view (Reshape, ...), a Transpose, or a Gather of one known index gives
- * its output's strides and offset; it joins the chain if every step
+ * its output's layout and offset; it joins the chain if every step
  * reading that output reads it strided too. */
-static int strided_step(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int s, int v, const int64_t *st,
-                        size_t off, int depth, strided_chain *c) {
+static int strided_step(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int s, int v,
+                        const chain_layout *lv, size_t off, int depth, strided_chain *c) {
   const ir_node *n = &g->nodes[p->steps[s].node];
   const op_params *pp = OP_P(&p->steps[s]);
   if (n->nin < 1 || n->in[0] != v || n->nout != 1 || n->out[0] == IR_NONE) return 0;
   const ir_tensor *x = &t[v], *y = &t[n->out[0]];
-  int64_t ys[IR_MAX_RANK] = {0}, i;
+  chain_layout l = *lv;
+  int64_t i;
   int a;
   if (op_get(n->kind)->view) {
-    if (!reshape_strides(x->rank, x->dims, st, y->rank, y->dims, ys)) return 0;
+    if (ir_numel(x->rank, x->dims) <= 0 || !layout_view(&l, y->rank, y->dims)) return 0;
   } else if (n->kind == OP_TRANSPOSE) {
-    for (int d = 0; d < y->rank; d++) ys[d] = st[pp->copy.axes[d]];
+    layout_transpose(&l, pp->copy.axes);
   } else if (gather_index(n, pp, t, &a, &i)) {
-    const int ir = y->rank - (x->rank - 1); /* the index's rank: its dims are all 1 */
-    for (int d = 0; d < y->rank; d++) ys[d] = d < a ? st[d] : d < a + ir ? 1 : st[d - ir + 1];
-    off += (size_t)(i * st[a]) * hd_dtype_size(x->dtype);
+    off += (size_t)layout_take(&l, a, i, y->rank - (x->rank - 1)) * hd_dtype_size(x->dtype);
   } else {
     return 0;
   }
-  return chain_add(c, n->out[0], s, off, ys) && strided_readers(g, p, t, c->n - 1, s + 1, depth + 1, c);
+  return chain_add(c, n->out[0], s, off, &l) && strided_readers(g, p, t, c->n - 1, s + 1, depth + 1, c);
 }
 
 /* Every step from `from` on reading chain entry `at`'s value reads it
- * strided: as an Attention's Q, K or V (its layout reads strides), or
- * through a strided step. The value leaves no partition. */
+ * strided: as an Attention's Q, K or V (its layout reads strides, so each
+ * of its dims must have one), or through a strided step. The value leaves
+ * no partition. */
 static int strided_readers(const ir_graph *g, const ir_plan *p, const ir_tensor *t, int at, int from, int depth,
                            strided_chain *c) {
   const int v = c->value[at];
@@ -210,8 +308,9 @@ static int strided_readers(const ir_graph *g, const ir_plan *p, const ir_tensor 
       readers++;
       if (n->kind == OP_ATTENTION) {
         const op_attention *a = &OP_P(&p->steps[s])->attention;
-        if (k != a->in_q && k != a->in_k && k != a->in_v) return 0;
-      } else if (k != 0 || !strided_step(g, p, t, s, v, c->strides[at], c->offset[at], depth, c)) {
+        int64_t st[IR_MAX_RANK];
+        if ((k != a->in_q && k != a->in_k && k != a->in_v) || !layout_strides(&c->layout[at], st)) return 0;
+      } else if (k != 0 || !strided_step(g, p, t, s, v, &c->layout[at], c->offset[at], depth, c)) {
         return 0;
       }
     }
@@ -235,20 +334,24 @@ static int alias_strided(const ir_graph *g, ir_plan *p, int s, ir_tensor *t, uin
   int64_t xs[IR_MAX_RANK];
   ir_tensor_strides(&t[x], xs);
   size_t base = t[x].storage == IR_ST_ALIAS ? t[x].offset : 0;
-  strided_chain c;
+  static _Thread_local strided_chain c; /* ~24 KB: not on the stack */
   c.n = 0, c.elided = elided;
   if (n->kind == OP_SPLIT) {
     const int ax = OP_P(&p->steps[s])->copy.axis;
     int64_t at = 0;
     for (int k = 0; k < n->nout; k++) {
       int y = n->out[k];
-      if (y == IR_NONE || !chain_add(&c, y, s, base + (size_t)(at * xs[ax]) * hd_dtype_size(t[x].dtype), xs) ||
+      chain_layout l;
+      if (y != IR_NONE) layout_of(t[y].rank, t[y].dims, xs, &l);
+      if (y == IR_NONE || !chain_add(&c, y, s, base + (size_t)(at * xs[ax]) * hd_dtype_size(t[x].dtype), &l) ||
           !strided_readers(g, p, t, c.n - 1, s + 1, 0, &c))
         return 0;
       at += t[y].dims[ax];
     }
-  } else if (!strided_step(g, p, t, s, x, xs, base, 0, &c)) {
-    return 0;
+  } else {
+    chain_layout l;
+    layout_of(t[x].rank, t[x].dims, xs, &l);
+    if (!strided_step(g, p, t, s, x, &l, base, 0, &c)) return 0;
   }
   for (int k = 0; k < c.n; k++)
     if (c.offset[k] % 16) return 0;
@@ -256,7 +359,9 @@ static int alias_strided(const ir_graph *g, ir_plan *p, int s, ir_tensor *t, uin
     ir_tensor *y = &t[c.value[k]];
     y->storage = IR_ST_ALIAS, y->index = root, y->offset = c.offset[k];
     y->strided = 1;
-    memcpy(y->strides, c.strides[k], sizeof y->strides);
+    /* a value whose dims have no plain strides is read by no step that
+     * runs (strided_readers): its strides are never used; zeros say so */
+    if (!layout_strides(&c.layout[k], y->strides)) memset(y->strides, 0, sizeof y->strides);
     elided[c.step[k]] = 1;
   }
   return 1;

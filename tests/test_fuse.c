@@ -1051,6 +1051,111 @@ static void ir_patchify(const ir_graph *g) {
   UT_CHECK(convs == (patchify_form ? 1 : 0) && transposes == !patchify_form && matmuls == !patchify_form);
 }
 
+/* An int64 constant of n values (a shape, axes, an index; rank 0 when
+ * n is 0: one value). */
+static int i64_const(ir_graph *g, const char *name, int n, const int64_t *v) {
+  int64_t d[1] = {n};
+  int c = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_I64, n ? 1 : 0, d, &c));
+  UT_OK(ir_value_set_data(g, c, v, sizeof(int64_t) * (size_t)(n ? n : 1)));
+  return c;
+}
+
+/* torchvision's MultiheadAttention at batch 2 (S 5, B 2, E 16, 2 heads of
+ * 8): x [S, B, E] -> one packed projection [S, B, 3E] -> Reshape [S, B, 3,
+ * E] -> Unsqueeze -> Transpose (3, 1, 2, 0, 4) -> Squeeze -> Gather 0, 1, 2
+ * -> Reshape [S, B * H, D] -> Transpose (1, 0, 2) -> Reshape [B, H, S, D]
+ * for q, k and v. At B > 1 the [S, B * H, D] view merges dims strided
+ * unevenly (B by 3E, H by D); the plan reads q, k and v in place all the
+ * same (plan_build.c, chain_layout): no copy runs. */
+static void build_vit_attention(ir_graph *g) {
+  const int64_t S = 5, B = 2, E = 16, H = 2, D = 8;
+  int64_t xd[3] = {S, B, E}, wd[2] = {E, 3 * E}, bd[1] = {3 * E}, pd[3] = {S, B, 3 * E};
+  const int64_t s4[4] = {S, B, 3, E}, s3[3] = {S, B * H, D}, sh[4] = {B, H, S, D}, zero = 0, three = 3;
+  int x = value(g, "x", 3, xd), mm = value(g, "mm", 3, pd), pr = value(g, "proj", 3, pd);
+  int in_mm[2] = {x, const_value(g, "w", 2, wd, 0.02f)};
+  node(g, "MatMul", 13, in_mm, 2, mm, NULL, 0);
+  int in_b[2] = {const_value(g, "b", 1, bd, 0.3f), mm};
+  node(g, "Add", 14, in_b, 2, pr, NULL, 0);
+  int64_t r4d[4] = {S, B, 3, E}, ud[5] = {1, S, B, 3, E}, td[5] = {3, S, B, 1, E}, qd[4] = {3, S, B, E};
+  int r4 = value(g, "r4", 4, r4d), un = value(g, "un", 5, ud), tr = value(g, "tr", 5, td), sq = value(g, "sq", 4, qd);
+  int in_r4[2] = {pr, i64_const(g, "s4", 4, s4)};
+  node(g, "Reshape", 14, in_r4, 2, r4, NULL, 0);
+  int in_un[2] = {r4, i64_const(g, "ax0", 1, &zero)};
+  node(g, "Unsqueeze", 13, in_un, 2, un, NULL, 0);
+  attr perm5[] = {{.name = "perm", .n = 5, .i = {3, 1, 2, 0, 4}}};
+  node(g, "Transpose", 13, &un, 1, tr, perm5, 1);
+  int in_sq[2] = {tr, i64_const(g, "ax3", 1, &three)};
+  node(g, "Squeeze", 13, in_sq, 2, sq, NULL, 0);
+  int heads[3];
+  for (int i = 0; i < 3; i++) {
+    char nm[4][16];
+    snprintf(nm[0], 16, "g%d", i), snprintf(nm[1], 16, "m%d", i), snprintf(nm[2], 16, "t%d", i), snprintf(nm[3], 16, "h%d", i);
+    int64_t gd[3] = {S, B, E}, md[3] = {S, B * H, D}, tdd[3] = {B * H, S, D}, hd[4] = {B, H, S, D}, idx = i;
+    char in_name[16];
+    snprintf(in_name, 16, "idx%d", i);
+    int ga = value(g, nm[0], 3, gd), m = value(g, nm[1], 3, md), t = value(g, nm[2], 3, tdd);
+    heads[i] = value(g, nm[3], 4, hd);
+    int in_g[2] = {sq, i64_const(g, in_name, 0, &idx)};
+    attr ax[] = {{.name = "axis", .n = -1, .i = {0}}};
+    node(g, "Gather", 13, in_g, 2, ga, ax, 1);
+    snprintf(in_name, 16, "s3_%d", i);
+    int in_m[2] = {ga, i64_const(g, in_name, 3, s3)};
+    node(g, "Reshape", 14, in_m, 2, m, NULL, 0);
+    attr swap[] = {{.name = "perm", .n = 3, .i = {1, 0, 2}}};
+    node(g, "Transpose", 13, &m, 1, t, swap, 1);
+    snprintf(in_name, 16, "sh_%d", i);
+    int in_h[2] = {t, i64_const(g, in_name, 4, sh)};
+    node(g, "Reshape", 14, in_h, 2, heads[i], NULL, 0);
+  }
+  int kt = transpose(g, heads[1], "kt", 0, 1, 3, 2);
+  int64_t sd[4] = {B, H, S, S}, od[4] = {B, H, S, D};
+  int sc = value(g, "sc", 4, sd), sdv = value(g, "sdv", 4, sd), pv = value(g, "pv", 4, sd), y = value(g, "y", 4, od);
+  int in_s[2] = {heads[0], kt};
+  node(g, "MatMul", 13, in_s, 2, sc, NULL, 0);
+  int in_d[2] = {sc, const_value(g, "sqrt_d", 0, NULL, 2.8284271f)};
+  node(g, "Div", 14, in_d, 2, sdv, NULL, 0);
+  attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
+  node(g, "Softmax", 13, &sdv, 1, pv, axis, 1);
+  int in_o[2] = {pv, heads[2]};
+  node(g, "MatMul", 13, in_o, 2, y, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+}
+
+static void ir_vit_attention(const ir_graph *g) {
+  int attn = 0;
+  for (int i = 0; i < g->nnodes; i++) attn += !g->nodes[i].dead && g->nodes[i].kind == OP_ATTENTION;
+  UT_CHECK(attn == 1);
+}
+
+/* The fused form's plan at the shape of x: every Transpose and Gather
+ * between the projection and the Attention a strided alias, none a step. */
+static void check_vit_attention_plan(void) {
+  ir_graph *g;
+  UT_OK(ir_graph_create(&g));
+  build_vit_attention(g);
+  UT_OK(ir_graph_finalize(g));
+  int nfused = 0;
+  UT_OK(plan_fuse(g, &nfused));
+  uint8_t *fold = calloc((size_t)g->nnodes + 1, 1);
+  op_fold_closure(g, NULL, fold);
+  const plan_eval eval = {NULL, ref_step_run, fold};
+  ir_plan *p = NULL;
+  ir_shape in = {3, {5, 2, 16}};
+  UT_OK(plan_create(g, &in, &eval, &p));
+  free(fold);
+  int copies = 0, attn = 0;
+  for (int s = 0; p && s < p->nsteps; s++) {
+    int kind = g->nodes[p->steps[s].node].kind;
+    copies += kind == OP_TRANSPOSE || kind == OP_GATHER || kind == OP_SPLIT;
+    attn += kind == OP_ATTENTION;
+  }
+  UT_CHECK(p && attn == 1 && copies == 0);
+  if (copies) fprintf(stderr, "vit attention: %d copy steps left in the plan\n", copies);
+  plan_free(p);
+  ir_graph_free(g);
+}
+
 /* BERT's self-attention over x [2, 3, 16] (2 heads of 8): q, k and v are
  * MatMul(x, W) + b, each Reshaped to [2, 3, 2, 8] and transposed for the
  * attention, whose output goes back to [2, 3, 16]. The three projections
@@ -1496,6 +1601,9 @@ int main(void) {
   patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
+  ir_shape in_vit = {3, {5, 2, 16}};
+  check_pass("torchvision's attention, batch 2", build_vit_attention, 18, &in_vit, ir_vit_attention);
+  check_vit_attention_plan();
   projections_form = 1;
   check_pass("q, k projections merged, v's also read elsewhere", build_projections, 9, &in_proj, ir_projections);
   projections_form = 0;

@@ -330,6 +330,57 @@ static void b_attn_key_padding(bctx *b) {
   node(b, "MatMul", "p", w(b, "v", 4, v, 1.0, 0.0), "y", NULL, 0);
 }
 
+/* An int64 scalar initializer (a Gather's index). */
+static const char *i0(bctx *b, const char *name, int64_t v) {
+  hh_tensor t = {0};
+  if (b->rc || hh_tensor_alloc(&t, HD_DT_I64, 0, NULL)) {
+    b->rc = 1;
+    return name;
+  }
+  hh_tensor_set(&t, 0, (double)v);
+  b->rc = hh_model_initializer(b->m, name, &t);
+  hh_tensor_free(&t);
+  return name;
+}
+
+/* torchvision's MultiheadAttention (batch_first, as ViT exports it) at
+ * batch > 1: x [S, B, E] -> packed projection -> Reshape [S, B, 3, E] ->
+ * Unsqueeze -> Transpose (3, 1, 2, 0, 4) -> Squeeze -> Gather q, k, v ->
+ * Reshape [S, B * H, D] -> Transpose (1, 0, 2) -> Reshape [B, H, S, D] ->
+ * attention. The plan reads q, k and v in place through views that merge
+ * unevenly strided dims (plan_build.c, chain_layout); at 180 tokens in
+ * fp32 a GPU takes the two-GEMM form, which packs them first. */
+static void vit_mha(bctx *b, int64_t S, int64_t B) {
+  const int64_t E = 128, H = 2, D = 64;
+  int64_t wd[2] = {E, 3 * E}, bd = 3 * E;
+  const int64_t s4[4] = {S, B, 3, E}, s3[3] = {S, B * H, D}, sh[4] = {B, H, S, D}, zero = 0, three = 3;
+  static const int64_t p5[5] = {3, 1, 2, 0, 4}, swap[3] = {1, 0, 2}, kt[4] = {0, 1, 3, 2};
+  node(b, "MatMul", "x0", w(b, "w", 2, wd, 0.1, 0.0), "mm", NULL, 0);
+  node(b, "Add", w(b, "bias", 1, &bd, 0.2, 0.0), "mm", "proj", NULL, 0);
+  node(b, "Reshape", "proj", ints(b, "s4", 4, s4), "r4", NULL, 0);
+  node(b, "Unsqueeze", "r4", ints(b, "ax0", 1, &zero), "un", NULL, 0);
+  hh_attr pa = hh_attr_ints("perm", p5, 5);
+  node(b, "Transpose", "un", NULL, "tr", &pa, 1);
+  node(b, "Squeeze", "tr", ints(b, "ax3", 1, &three), "sq", NULL, 0);
+  static const char *names[3][5] = {{"g0", "i0", "m0", "t0", "q"}, {"g1", "i1", "m1", "t1", "k"},
+                                    {"g2", "i2", "m2", "t2", "v"}};
+  hh_attr gx = hh_attr_int("axis", 0);
+  for (int i = 0; i < 3; i++) {
+    node(b, "Gather", "sq", i0(b, names[i][1], i), names[i][0], &gx, 1);
+    node(b, "Reshape", names[i][0], ints(b, i == 0 ? "s3" : i == 1 ? "s3b" : "s3c", 3, s3), names[i][2], NULL, 0);
+    transpose(b, names[i][2], names[i][3], 3, swap);
+    node(b, "Reshape", names[i][3], ints(b, i == 0 ? "sh" : i == 1 ? "shb" : "shc", 4, sh), names[i][4], NULL, 0);
+  }
+  transpose(b, "k", "kt", 4, kt);
+  node(b, "MatMul", "q", "kt", "sc", NULL, 0);
+  node(b, "Div", "sc", k(b, "sqrt_d", 8.0f), "sd", NULL, 0);
+  hh_attr ax = hh_attr_int("axis", -1);
+  node(b, "Softmax", "sd", NULL, "p", &ax, 1);
+  node(b, "MatMul", "p", "v", "y", NULL, 0);
+}
+static void b_vit_mha(bctx *b) { vit_mha(b, 9, 3); }
+static void b_vit_mha_long(bctx *b) { vit_mha(b, 180, 2); }
+
 static const fcase k_cases[] = {
     {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
     {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
@@ -371,6 +422,9 @@ static const fcase k_cases[] = {
     {"f16_conv_silu_depthwise", F16, 1, {4}, {{2, 48, 14, 14}}, 0, b_conv_silu_dw},
     {"conv_silu_expand_depthwise", 0, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
     {"f16_conv_silu_expand_depthwise", F16, 1, {4}, {{2, 16, 14, 14}}, 0, b_conv_silu_expand_dw},
+    {"vit_attention_batch3", 0, 1, {3}, {{9, 3, 128}}, 0, b_vit_mha},
+    {"f16_vit_attention_batch3", F16, 1, {3}, {{9, 3, 128}}, 0, b_vit_mha},
+    {"vit_attention_batch2_180", 0, 1, {3}, {{180, 2, 128}}, 0, b_vit_mha_long},
     {"attention_key_padding_expanded", 0, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
     {"f16_attention_key_padding_expanded", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
 };

@@ -7,7 +7,11 @@
  *     TF32 when allowed) into the workspace, the masks and softmax in one
  *     pass over them, then P V as a GEMM writing the output in place. The
  *     fused kernel runs on the CUDA cores; at ViT's 197 x 197 scores per
- *     head it measured slower than the tensor-core GEMMs (docs/architecture.md). */
+ *     head it measured slower than the tensor-core GEMMs (docs/architecture.md).
+ *     Where Q, K and V are views whose batch does not step by heads x
+ *     head stride (ViT's packed projection read in place at batch > 1,
+ *     plan_build.c), they are first packed into the workspace, so the
+ *     GEMMs stay one batched call each rather than one a batch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +27,22 @@ typedef struct gb_attn_step {
   int64_t groups;      /* GEMM form: launches (batches that do not collapse into the heads' stride) */
   size_t scores_bytes; /* GEMM form: the workspace the scores take, before the BLAS's */
   int64_t sstride;     /* GEMM form: elements from one head's scores to the next */
+  int pack;            /* GEMM form: Q, K and V packed [B, H, S|L, D] into the workspace first */
+  size_t pack_at[3];   /* their byte offsets in it */
 } gb_attn_step;
+
+/* Whether every operand's batch steps by heads x its head stride. */
+static int batch_folds(const op_attn_layout *l, int with_qkv, int with_o) {
+  return l->batch == 1 || ((!with_qkv || (l->q_st[0] == l->heads * l->q_st[1] && l->k_st[0] == l->heads * l->k_st[1] &&
+                                          l->v_st[0] == l->heads * l->v_st[1])) &&
+                           (!with_o || l->o_st[0] == l->heads * l->o_st[1]));
+}
+
+/* The strides Q, K and V have packed [B, H, S|L, D] (pack_st[i][4]). */
+static void packed_strides(const op_attn_layout *l, int64_t st[3][4]) {
+  const int64_t rows[3] = {l->seq, l->kv_len, l->kv_len}, cols[3] = {l->head_dim, l->head_dim, l->v_dim};
+  for (int i = 0; i < 3; i++) st[i][3] = 1, st[i][2] = cols[i], st[i][1] = rows[i] * cols[i], st[i][0] = l->heads * st[i][1];
+}
 
 static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
@@ -35,38 +54,51 @@ static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *w
   be_context *c = bp->bg->c;
   const op_attn_layout *l = &as->l;
   int dt = gb_t(bp, s->n->in[s->p.attention.in_q])->dtype;
-  /* Q and K may be stored either way round (exporters often write K^T) */
-  int ta = l->q_st[3] != 1, tb = l->k_st[3] == 1;
-  if (!c->blas || dt != HD_DT_F32 || l->kv_heads != l->heads || l->seq * l->kv_len < GB_ATTN_GEMM_MIN_SCORES ||
-      (ta && l->q_st[2] != 1) || (!tb && l->k_st[2] != 1) || l->v_st[3] != 1 || l->o_st[3] != 1)
+  if (!c->blas || dt != HD_DT_F32 || l->kv_heads != l->heads || l->seq * l->kv_len < GB_ATTN_GEMM_MIN_SCORES)
     return NULL;
+  /* Q, K and V packed first where only their batch keeps the GEMMs from
+   * one call (the output's must fold: it is written in place); each
+   * packed head then starts on 256 bytes */
+  int64_t pst[3][4];
+  packed_strides(l, pst);
+  as->pack = !batch_folds(l, 1, 0) && batch_folds(l, 0, 1) && (pst[0][1] * (int64_t)sizeof(float)) % 256 == 0 &&
+             (pst[1][1] * (int64_t)sizeof(float)) % 256 == 0 && (pst[2][1] * (int64_t)sizeof(float)) % 256 == 0;
+  const int64_t *q_st = as->pack ? pst[0] : l->q_st, *k_st = as->pack ? pst[1] : l->k_st,
+                *v_st = as->pack ? pst[2] : l->v_st;
+  /* Q and K may be stored either way round (exporters often write K^T) */
+  int ta = q_st[3] != 1, tb = k_st[3] == 1;
+  if ((ta && q_st[2] != 1) || (!tb && k_st[2] != 1) || v_st[3] != 1 || l->o_st[3] != 1) return NULL;
   /* the BLAS picks algorithms for 256-byte aligned matrices: every matrix's start must be */
-  int64_t bmul = l->batch > 1;
-  const int64_t starts[] = {l->q_off, l->k_off, l->v_off, bmul * l->q_st[0], l->q_st[1], bmul * l->k_st[0], l->k_st[1],
-                            bmul * l->v_st[0], l->v_st[1], bmul * l->o_st[0], l->o_st[1]};
+  int64_t bmul = l->batch > 1, unpacked = !as->pack;
+  const int64_t starts[] = {unpacked * l->q_off, unpacked * l->k_off, unpacked * l->v_off, bmul * q_st[0], q_st[1],
+                            bmul * k_st[0], k_st[1], bmul * v_st[0], v_st[1], bmul * l->o_st[0], l->o_st[1]};
   for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
     if ((starts[i] * (int64_t)sizeof(float)) % 256 != 0) return NULL;
   /* and the tensors themselves: a strided alias (a Split's column range) starts on 16 bytes only */
   const int ops[3] = {s->p.attention.in_q, s->p.attention.in_k, s->p.attention.in_v};
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 3 && !as->pack; i++) {
     const ir_tensor *t = gb_t(bp, s->n->in[ops[i]]);
     if (t->storage == IR_ST_ALIAS && t->offset % 256 != 0) return NULL;
   }
   as->sstride = (l->seq * l->kv_len + 63) / 64 * 64; /* each head's scores 256-byte aligned */
   size_t scores = sizeof(float) * (size_t)(l->batch * l->heads * as->sstride);
   if (scores > GB_ATTN_GEMM_MAX_SCORE_BYTES) return NULL;
+  size_t packed = 0;
+  for (int i = 0; i < 3 && as->pack; i++) {
+    as->pack_at[i] = (scores + 255) / 256 * 256 + packed;
+    packed += sizeof(float) * (size_t)(l->batch * pst[i][0]);
+  }
   /* the batch dim folds into the heads' when every operand steps by heads x head stride */
-  int fold = l->batch == 1 || (l->q_st[0] == l->heads * l->q_st[1] && l->k_st[0] == l->heads * l->k_st[1] &&
-                               l->v_st[0] == l->heads * l->v_st[1] && l->o_st[0] == l->heads * l->o_st[1]);
+  int fold = as->pack || batch_folds(l, 1, 1);
   int64_t batch = fold ? l->batch * l->heads : l->heads;
   as->groups = fold ? 1 : l->batch;
   gb_mm_desc qk = {.dtype = dt, .allow_tf32 = c->opts.use_tf32, .m = l->seq, .n = l->kv_len, .k = l->head_dim,
-                   .trans_a = ta, .trans_b = tb, .lda = ta ? l->q_st[3] : l->q_st[2],
-                   .ldb = tb ? l->k_st[2] : l->k_st[3], .batch = batch,
-                   .stride_a = l->q_st[1], .stride_b = l->k_st[1], .stride_d = as->sstride, .alpha = l->scale};
+                   .trans_a = ta, .trans_b = tb, .lda = ta ? q_st[3] : q_st[2],
+                   .ldb = tb ? k_st[2] : k_st[3], .batch = batch,
+                   .stride_a = q_st[1], .stride_b = k_st[1], .stride_d = as->sstride, .alpha = l->scale};
   gb_mm_desc pv = {.dtype = dt, .allow_tf32 = c->opts.use_tf32, .m = l->seq, .n = l->v_dim, .k = l->kv_len,
-                   .lda = l->kv_len, .ldb = l->v_st[2], .batch = batch, .stride_a = as->sstride,
-                   .stride_b = l->v_st[1], .ldd = l->o_st[2], .stride_d = l->o_st[1], .alpha = 1.0f};
+                   .lda = l->kv_len, .ldb = v_st[2], .batch = batch, .stride_a = as->sstride,
+                   .stride_b = v_st[1], .ldd = l->o_st[2], .stride_d = l->o_st[1], .alpha = 1.0f};
   size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20, need1 = 0, need2 = 0;
   hd_status *st = gb_mm_get(c, &qk, limit, &as->qk, &need1);
   if (!st) st = gb_mm_get(c, &pv, limit, &as->pv, &need2);
@@ -78,8 +110,22 @@ static hd_status *gemm_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *w
     hd_status_free(st);
     return NULL;
   }
-  as->scores_bytes = (scores + 255) / 256 * 256;
+  as->scores_bytes = (scores + 255) / 256 * 256 + packed;
   *ws = as->scores_bytes + (need1 > need2 ? need1 : need2);
+  return NULL;
+}
+
+/* Q, K and V packed [B, H, S|L, D] into the workspace (GEMM form, pack). */
+static hd_status *pack_operands(const gb_attn_step *as, const gpu_attn_desc *d, char *ws, void *stream) {
+  const op_attn_layout *l = &as->l;
+  const void *src[3] = {d->q, d->k, d->v};
+  const int64_t *st[3] = {l->q_st, l->k_st, l->v_st}, off[3] = {l->q_off, l->k_off, l->v_off};
+  const int64_t rows[3] = {l->seq, l->kv_len, l->kv_len}, cols[3] = {l->head_dim, l->head_dim, l->v_dim};
+  for (int i = 0; i < 3; i++) {
+    gpu_strided m = {.rank = 4, .dims = {l->batch, l->heads, rows[i], cols[i]}, .offset = off[i]};
+    for (int k = 0; k < 4; k++) m.stride[k] = st[i][k];
+    GB_KERNEL(gpu_strided_copy(src[i], ws + as->pack_at[i], sizeof(float), &m, stream));
+  }
   return NULL;
 }
 
@@ -127,13 +173,19 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   void *bws = (char *)lc->workspace + as->scores_bytes;
   size_t bws_bytes = lc->workspace_bytes - as->scores_bytes;
   int64_t per = (as->groups > 1 ? l->heads : l->batch * l->heads) * as->sstride;
+  if (as->pack) {
+    HD_TRY(pack_operands(as, &d, lc->workspace, lc->stream));
+    d.q = (char *)lc->workspace + as->pack_at[0], d.k = (char *)lc->workspace + as->pack_at[1];
+    d.v = (char *)lc->workspace + as->pack_at[2];
+  }
+  const int64_t q_off = as->pack ? 0 : l->q_off, k_off = as->pack ? 0 : l->k_off, v_off = as->pack ? 0 : l->v_off;
   for (int64_t g = 0; g < as->groups; g++) {
-    const float *q = (const float *)d.q + l->q_off + g * l->q_st[0], *k = (const float *)d.k + l->k_off + g * l->k_st[0];
+    const float *q = (const float *)d.q + q_off + g * l->q_st[0], *k = (const float *)d.k + k_off + g * l->k_st[0];
     HD_TRY(c->m->blas.mm_run(c->blas, as->qk, q, k, NULL, scores + g * per, NULL, bws, bws_bytes, lc->stream));
   }
   GB_KERNEL(gpu_attention_softmax(&d, scores, as->sstride, lc->stream));
   for (int64_t g = 0; g < as->groups; g++) {
-    const float *v = (const float *)d.v + l->v_off + g * l->v_st[0];
+    const float *v = (const float *)d.v + v_off + g * l->v_st[0];
     HD_TRY(c->m->blas.mm_run(c->blas, as->pv, scores + g * per, v, NULL, (float *)d.out + g * l->o_st[0], NULL, bws,
                              bws_bytes, lc->stream));
   }
