@@ -206,7 +206,7 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   int chans = p->in_chan >= 0 || p->out_chan >= 0;
   if (p->out_permuted && p->out_chan >= 0)
     return hd_error(HD_ERR_INVALID_ARG, "%s: two fused transposes of its output", n->op_type);
-  if ((p->in_chan >= xs->rank) || (chans && (xs->rank < 1 || p->out_chan >= xs->rank)))
+  if (p->in_chan >= xs->rank || (p->in_chan >= 0 && xs->rank < 2))
     return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose axis out of rank %d", n->op_type, xs->rank);
   for (int k = 0; k < 2; k++) {
     int in = k ? p->in_skip : 0;
@@ -224,7 +224,9 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   int r, ax;
   int64_t dims[IR_MAX_RANK], rows, cols;
   HD_TRY(rows_cols(n, p, t, &r, dims, &ax, &rows, &cols));
-  if (chans && (ax != r - 1 || r != xs->rank || (p->in_chan >= 0 && p->in_skip >= 0)))
+  if (p->out_chan >= r)
+    return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose axis out of rank %d", n->op_type, r);
+  if (chans && (ax != r - 1 || (p->in_chan >= 0 && p->in_skip >= 0)))
     return hd_error(HD_ERR_INVALID_ARG, "%s: fused transposes need the last axis and no skip", n->op_type);
   p->axis = ax;
   int vecs[] = {p->in_scale, p->in_bias, p->in_skip_bias};

@@ -748,7 +748,7 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
   if (a->dtype != b->dtype) return NULL;
   int x_side = skip_addends(a, b, s) ? 0 : skip_addends(b, a, s) ? 1 : -1;
   int ranks_known = a->rank >= 1 && b->rank >= 1 && s->rank == (a->rank > b->rank ? a->rank : b->rank);
-  if (x_side < 0 && ranks_known && norms_last(ln, s->rank)) x_side = 0;
+  if (x_side < 0 && ranks_known && norms_last(ln, s->rank)) x_side = b->rank > a->rank; /* x: the one of the sum's rank */
   if (x_side < 0) return NULL;
   int keep_sum = g->values[sum].nuses > 1 || g->values[sum].graph_output != IR_NONE;
   /* the norm now makes the sum: its other readers must come after it */
@@ -870,7 +870,7 @@ static hd_status *fuse_norm_row_transposes(ir_graph *g, int ni, int *changed) {
     int r = g->values[ln->in[in]].rank;
     ir_node *t = pf_sole_producer(g, ln->in[in]);
     if (!t || !pf_is_kind(t, OP_TRANSPOSE) || r < 2 || r > 8 || g->values[t->in[0]].rank != r) continue;
-    int8_t perm[8];
+    int8_t perm[8] = {0};
     transpose_perm(t, r, perm);
     if (perm[r - 1] != r - 1) continue;
     memcpy(q->perm[k], perm, sizeof perm);
@@ -884,7 +884,7 @@ static hd_status *fuse_norm_row_transposes(ir_graph *g, int ni, int *changed) {
   int r = g->values[ln->out[0]].rank, ci = q->out_chan < 0 && !q->out_permuted ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
   ir_node *t = ci == IR_NONE ? NULL : &g->nodes[ci];
   if (!t || !pf_is_kind(t, OP_TRANSPOSE) || r < 2 || r > 8 || g->values[t->out[0]].rank != r) return NULL;
-  int8_t perm[8];
+  int8_t perm[8] = {0};
   transpose_perm(t, r, perm);
   if (perm[r - 1] != r - 1) return NULL;
   memcpy(q->out_perm, perm, sizeof perm);

@@ -546,19 +546,24 @@ static void build_add_norm_transposed(ir_graph *g) {
   UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
 }
 
+/* The one live node of kind k (a failed check and NULL when not one). */
+static const ir_node *sole_live(const ir_graph *g, int k) {
+  const ir_node *found = NULL;
+  int count = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (!g->nodes[i].dead && g->nodes[i].kind == k) found = &g->nodes[i], count++;
+  UT_CHECK(count == 1);
+  return count == 1 ? found : NULL;
+}
+
 static void ir_add_norm_transposed(const ir_graph *g) {
-  int norms = 0;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
-    norms++;
-    const op_norm *q = &OP_P(n)->norm;
-    UT_CHECK(n->in[0] == ir_graph_find_value(g, "q") && q->permuted == 1);
-    UT_CHECK(q->perm[0][0] == 1 && q->perm[0][1] == 0 && q->perm[0][2] == 2);
-    UT_CHECK(q->in_skip >= 0 && n->in[q->in_skip] == ir_graph_find_value(g, "x"));
-    UT_CHECK(q->out_sum >= 0 && n->out[q->out_sum] == ir_graph_find_value(g, "s"));
-  }
-  UT_CHECK(norms == 1);
+  const ir_node *n = sole_live(g, OP_LAYER_NORMALIZATION);
+  if (!n) return;
+  const op_norm *q = &OP_P(n)->norm;
+  UT_CHECK(n->in[0] == ir_graph_find_value(g, "q") && q->permuted == 1);
+  UT_CHECK(q->perm[0][0] == 1 && q->perm[0][1] == 0 && q->perm[0][2] == 2);
+  UT_CHECK(q->in_skip >= 0 && n->in[q->in_skip] == ir_graph_find_value(g, "x"));
+  UT_CHECK(q->out_sum >= 0 && n->out[q->out_sum] == ir_graph_find_value(g, "s"));
 }
 
 /* ViT's attention input: LayerNormalization -> Transpose(1, 0, 2) ->
@@ -575,16 +580,11 @@ static void build_norm_transposed_out(ir_graph *g) {
 }
 
 static void ir_norm_transposed_out(const ir_graph *g) {
-  int norms = 0;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    if (n->dead || n->kind != OP_LAYER_NORMALIZATION) continue;
-    norms++;
-    const op_norm *q = &OP_P(n)->norm;
-    UT_CHECK(n->out[0] == ir_graph_find_value(g, "t") && q->out_permuted && q->out_chan < 0);
-    UT_CHECK(q->out_perm[0] == 1 && q->out_perm[1] == 0 && q->out_perm[2] == 2);
-  }
-  UT_CHECK(norms == 1);
+  const ir_node *n = sole_live(g, OP_LAYER_NORMALIZATION);
+  if (!n) return;
+  const op_norm *q = &OP_P(n)->norm;
+  UT_CHECK(n->out[0] == ir_graph_find_value(g, "t") && q->out_permuted && q->out_chan < 0);
+  UT_CHECK(q->out_perm[0] == 1 && q->out_perm[1] == 0 && q->out_perm[2] == 2);
 }
 
 /* Addends that both broadcast into the sum (a [N, 1, 8] + b [1, 3, 8]),
@@ -1122,11 +1122,7 @@ static void build_vit_attention(ir_graph *g) {
   UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
 }
 
-static void ir_vit_attention(const ir_graph *g) {
-  int attn = 0;
-  for (int i = 0; i < g->nnodes; i++) attn += !g->nodes[i].dead && g->nodes[i].kind == OP_ATTENTION;
-  UT_CHECK(attn == 1);
-}
+static void ir_vit_attention(const ir_graph *g) { (void)sole_live(g, OP_ATTENTION); }
 
 /* The fused form's plan at the shape of x: every Transpose and Gather
  * between the projection and the Attention a strided alias, none a step. */

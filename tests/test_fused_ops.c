@@ -220,6 +220,14 @@ static void b_add_ln_bcast(bctx *b) {
   layernorm(b, "s", "y", 32);
 }
 
+/* the same, the broadcast addend first, the norm's output transposed to
+ * NCHW (the norm writes channel planes, reading x through its row map) */
+static void b_add_ln_bcast_nchw(bctx *b) {
+  node(b, "Add", "x0", "x1", "s", NULL, 0);
+  layernorm(b, "s", "n", 32);
+  transpose(b, "n", "y", 4, to_nchw);
+}
+
 /* NHWC -> Transpose -> residual Add in NCHW (ConvNeXt's block output) */
 static void b_transpose_add(bctx *b) {
   transpose(b, "x0", "t", 4, to_nchw);
@@ -401,6 +409,7 @@ static const fcase k_cases[] = {
     {"f16_ln_transposed_out_matmul_768", F16, 1, {3}, {{4, 7, 768}}, 0, b_ln_tout_768},
     {"add_ln_broadcast_both", 0, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"add_ln_broadcast_along_row", 0, 2, {3, 3}, {{2, 5, 1}, {2, 5, 32}}, 0, b_add_ln_bcast},
+    {"add_ln_broadcast_nchw_out", 0, 2, {4, 4}, {{1, 1, 5, 32}, {2, 4, 5, 32}}, 0, b_add_ln_bcast_nchw},
     {"f16_add_ln_broadcast_both", F16, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"transpose_add", 0, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
     {"f16_transpose_add", F16, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
