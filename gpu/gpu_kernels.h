@@ -295,11 +295,17 @@ typedef struct gpu_norm_desc {
   int64_t rows, cols;
   float eps;
   int rms;
+  int params_const; /* scale and bias are constants (loaded before the kernel before ends) */
+  /* set by gpu_layernorm from the maps: 0 where every map is one dim of
+   * packed rows (x, skip and y row r at r * x_rs, s_rs, y_rs), so the
+   * kernels read only these first bytes of the parameters (each further
+   * constant-cache line is a miss at a kernel's start) */
+  int mapped;
+  int64_t x_rs, s_rs, y_rs;
   const void *skip, *sbias, *scale, *bias;
   void *sum, *mean, *inv;
   int64_t x_inner, y_inner;
   gpu_norm_rows xm, sm, ym;
-  int params_const; /* scale and bias are constants (loaded before the kernel before ends) */
 } gpu_norm_desc;
 int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream);
 

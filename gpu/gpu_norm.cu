@@ -18,11 +18,9 @@ using gpu::st;
 
 constexpr int kThreads = 256;
 
-// Where row r of an addend starts (gpu_norm_rows): one multiply for a
-// packed or transposed-as-one-dim addend, the sum over its dims else
-// (unrolled: no dynamic index into the kernel's parameters).
+// Where row r of a mapped tensor starts (gpu_norm_rows): the sum over its
+// dims (unrolled: no dynamic index into the kernel's parameters).
 __device__ __forceinline__ int64_t row_at(const gpu_norm_rows &m, int64_t r) {
-  if (m.nd == 1) return r * m.stride[0];  // the map's dims multiply to the rows: r < dim[0]
   int64_t o = 0;
 #pragma unroll
   for (int i = 0; i < GPU_MAX_DIMS; ++i)
@@ -30,20 +28,27 @@ __device__ __forceinline__ int64_t row_at(const gpu_norm_rows &m, int64_t r) {
   return o;
 }
 // Column c of an addend's row (c < cols).
-__device__ __forceinline__ int64_t col_at(const gpu_norm_rows &m, int64_t c) { return c < m.col_n ? c : c % m.col_n; }
+__device__ __forceinline__ int64_t col_at(const gpu_norm_desc &d, const gpu_norm_rows &m, int64_t c) {
+  return !d.mapped || c < m.col_n ? c : c % m.col_n;
+}
 
-// Where row r of x and of the skip start.
+// Where row r of x, of the skip and of y start: one multiply each unless
+// a map says otherwise (d.mapped).
 struct row_starts {
   int64_t x, skip;
 };
 __device__ __forceinline__ row_starts starts_of(const gpu_norm_desc &d, int64_t r) {
+  if (!d.mapped) return {r * d.x_rs, r * d.s_rs};
   return {row_at(d.xm, r), d.skip ? row_at(d.sm, r) : 0};
+}
+__device__ __forceinline__ int64_t y_start(const gpu_norm_desc &d, int64_t r) {
+  return d.mapped ? row_at(d.ym, r) : r * d.y_rs;
 }
 
 template <typename T>
 __device__ __forceinline__ float row_value(const T *x, const gpu_norm_desc &d, row_starts at, int64_t c) {
-  float v = ld(x, at.x + col_at(d.xm, c));
-  if (d.skip) v += ld((const T *)d.skip, at.skip + col_at(d.sm, c));
+  float v = ld(x, at.x + col_at(d, d.xm, c));
+  if (d.skip) v += ld((const T *)d.skip, at.skip + col_at(d, d.sm, c));
   if (d.sbias) v += ld((const T *)d.sbias, c);
   return v;
 }
@@ -70,7 +75,7 @@ __global__ void norm_kernel(const T *x, T *y, gpu_norm_desc d) {
   }
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const row_starts at = starts_of(d, r);
-    const int64_t yr = row_at(d.ym, r);
+    const int64_t yr = y_start(d, r);
     float sum = 0.f;
     for (int64_t c = threadIdx.x; c < d.cols; c += blockDim.x) {
       const float v = row_value(x, d, at, c);
@@ -122,7 +127,7 @@ __global__ void norm_warp_kernel(const T *x, T *y, gpu_norm_desc d) {
   const float inv_cols = 1.f / (float)d.cols;
   for (int64_t r = (int64_t)blockIdx.x * 8 + w; r < d.rows; r += (int64_t)gridDim.x * 8) {
     const row_starts at = starts_of(d, r);
-    const int64_t yr = row_at(d.ym, r);
+    const int64_t yr = y_start(d, r);
     float sum = 0.f;
     for (int64_t c = lane; c < d.cols; c += 32) {
       const float v = row_value(x, d, at, c);
@@ -234,7 +239,7 @@ __global__ void __launch_bounds__(kVecThreads) norm_vec_kernel(const T *x, T *y,
     float o[E];
 #pragma unroll
     for (int j = 0; j < E; ++j) o[j] = (v[i][j] - mean) * inv * sc[i][j] + bi[i][j];
-    ((uint4 *)(y + row_at(d.ym, r)))[c] = pack<T>(o);
+    ((uint4 *)(y + y_start(d, r)))[c] = pack<T>(o);
   }
   if (threadIdx.x == 0) {
     if (d.mean) ((float *)d.mean)[r] = mean;
@@ -333,7 +338,7 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
     }
     for (int off = lanes / 2; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
     const float inv = rsqrtf(sq * inv_cols + d.eps);
-    const int64_t yr = row_at(d.ym, live ? r : 0);
+    const int64_t yr = y_start(d, live ? r : 0);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int64_t c = lane + (int64_t)i * lanes;
@@ -422,7 +427,7 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
     }
   } else {
     for (int k = 0; k < nr; ++k) {
-      const int64_t r = o * inner + i0 + k, yr = row_at(d.ym, r);
+      const int64_t r = o * inner + i0 + k, yr = y_start(d, r);
       const float m = s_mean[k], iv = s_inv[k];
 #pragma unroll 4
       for (int64_t c = threadIdx.x; c < cols; c += kThreads)
@@ -440,7 +445,7 @@ __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
     const int64_t yo = d.y_inner ? r / d.y_inner : r, yi = d.y_inner ? r % d.y_inner : 0;
-    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : row_at(d.ym, r);
+    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : y_start(d, r);
     const row_starts at = d.x_inner ? row_starts{(r / d.x_inner) * d.cols * d.x_inner + r % d.x_inner, 0} : starts_of(d, r);
     auto val = [&](int64_t c) {
       if (d.x_inner) return ld(x, at.x + c * d.x_inner);  // channel-major: no skip
@@ -537,10 +542,21 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
 
 }  // namespace
 
+// Whether map m is one dim of packed rows (or none: one row); *rs: its
+// row stride.
+static bool packed_rows(const gpu_norm_rows &m, int64_t cols, int64_t *rs) {
+  *rs = m.nd == 1 ? m.stride[0] : 0;
+  return m.nd <= 1 && m.col_n == cols;
+}
+
 extern "C" int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream) {
   if (d->rows <= 0 || d->cols <= 0) return 0;
   if ((!d->x_inner && d->xm.col_n <= 0) || (d->skip && d->sm.col_n <= 0) || (!d->y_inner && d->ym.col_n != d->cols) ||
       d->xm.nd > GPU_MAX_DIMS || d->sm.nd > GPU_MAX_DIMS || d->ym.nd > GPU_MAX_DIMS)
     return -1;
-  GPU_DISPATCH(dtype, norm, x, y, d, (gpuStream_t)stream)
+  gpu_norm_desc k = *d;
+  const bool simple = (k.x_inner || packed_rows(k.xm, k.cols, &k.x_rs)) &&
+                      (!k.skip || packed_rows(k.sm, k.cols, &k.s_rs)) && (k.y_inner || packed_rows(k.ym, k.cols, &k.y_rs));
+  k.mapped = !simple;
+  GPU_DISPATCH(dtype, norm, x, y, &k, (gpuStream_t)stream)
 }
