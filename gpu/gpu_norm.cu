@@ -19,17 +19,28 @@ using gpu::st;
 constexpr int kThreads = 256;
 
 // Where row r of a mapped tensor starts (gpu_norm_rows): the sum over its
-// dims (unrolled: no dynamic index into the kernel's parameters).
+// dims. Kept small: a latency-bound kernel waits on fetching its code, and
+// the sum unrolled over every dim at every call site tripled the vector
+// kernel's code (23 -> 75 KB: an LLM decode step's 33 norms took ~2 us more
+// each). So the kernels take maps of one or two dims, in 32-bit arithmetic
+// (gpu_layernorm refuses 2^32 rows); more dims only norm_strided_kernel
+// (ANY).
+template <bool ANY>
 __device__ __forceinline__ int64_t row_at(const gpu_norm_rows &m, int64_t r) {
-  int64_t o = 0;
+  if (ANY) {
+    int64_t o = 0;
 #pragma unroll
-  for (int i = 0; i < GPU_MAX_DIMS; ++i)
-    if (i < m.nd) o += r / m.div[i] % m.dim[i] * m.stride[i];
-  return o;
+    for (int i = 0; i < GPU_MAX_DIMS; ++i)
+      if (i < m.nd) o += r / m.div[i] % m.dim[i] * m.stride[i];
+    return o;
+  }
+  if (m.nd <= 1) return m.nd ? r * m.stride[0] : 0;
+  const uint32_t hi = (uint32_t)r / (uint32_t)m.div[0], lo = (uint32_t)r - hi * (uint32_t)m.div[0];  // div[0] = dim[1]
+  return (int64_t)hi * m.stride[0] + (int64_t)lo * m.stride[1];
 }
-// Column c of an addend's row (c < cols).
+// Column c of an addend's row (c < cols < 2^31).
 __device__ __forceinline__ int64_t col_at(const gpu_norm_desc &d, const gpu_norm_rows &m, int64_t c) {
-  return !d.mapped || c < m.col_n ? c : c % m.col_n;
+  return !d.mapped || c < m.col_n ? c : (int64_t)((uint32_t)c % (uint32_t)m.col_n);
 }
 
 // Where row r of x, of the skip and of y start: one multiply each unless
@@ -37,12 +48,14 @@ __device__ __forceinline__ int64_t col_at(const gpu_norm_desc &d, const gpu_norm
 struct row_starts {
   int64_t x, skip;
 };
+template <bool ANY = false>
 __device__ __forceinline__ row_starts starts_of(const gpu_norm_desc &d, int64_t r) {
   if (!d.mapped) return {r * d.x_rs, r * d.s_rs};
-  return {row_at(d.xm, r), d.skip ? row_at(d.sm, r) : 0};
+  return {row_at<ANY>(d.xm, r), d.skip ? row_at<ANY>(d.sm, r) : 0};
 }
+template <bool ANY = false>
 __device__ __forceinline__ int64_t y_start(const gpu_norm_desc &d, int64_t r) {
-  return d.mapped ? row_at(d.ym, r) : r * d.y_rs;
+  return d.mapped ? row_at<ANY>(d.ym, r) : r * d.y_rs;
 }
 
 template <typename T>
@@ -445,8 +458,8 @@ __global__ void norm_strided_kernel(const T *x, T *y, gpu_norm_desc d) {
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < d.rows; r += step) {
     const int64_t yo = d.y_inner ? r / d.y_inner : r, yi = d.y_inner ? r % d.y_inner : 0;
-    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : y_start(d, r);
-    const row_starts at = d.x_inner ? row_starts{(r / d.x_inner) * d.cols * d.x_inner + r % d.x_inner, 0} : starts_of(d, r);
+    const int64_t ys = d.y_inner ? d.y_inner : 1, yb = d.y_inner ? yo * d.cols * ys + yi : y_start<true>(d, r);
+    const row_starts at = d.x_inner ? row_starts{(r / d.x_inner) * d.cols * d.x_inner + r % d.x_inner, 0} : starts_of<true>(d, r);
     auto val = [&](int64_t c) {
       if (d.x_inner) return ld(x, at.x + c * d.x_inner);  // channel-major: no skip
       return row_value(x, d, at, c);
@@ -491,6 +504,9 @@ int rows_lanes(const void *x, const void *y, const gpu_norm_desc *d) {
 
 template <typename T>
 int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
+  if ((!d->x_inner && d->xm.nd > 2) || (d->skip && d->sm.nd > 2) || (!d->y_inner && d->ym.nd > 2))  // maps of 3+ dims
+    return gpu::launch(norm_strided_kernel<T>, dim3(gpu::blocks_for(d->rows, kThreads)), dim3(kThreads), 0, s,
+                       (const T *)x, (T *)y, *d);
   if (d->x_inner || d->y_inner) {
     const int64_t inner = d->x_inner ? d->x_inner : d->y_inner;
     if ((d->x_inner && d->y_inner && d->x_inner != d->y_inner) || d->rows % inner) return -1;
@@ -552,7 +568,8 @@ static bool packed_rows(const gpu_norm_rows &m, int64_t cols, int64_t *rs) {
 extern "C" int gpu_layernorm(const void *x, void *y, int dtype, const gpu_norm_desc *d, void *stream) {
   if (d->rows <= 0 || d->cols <= 0) return 0;
   if ((!d->x_inner && d->xm.col_n <= 0) || (d->skip && d->sm.col_n <= 0) || (!d->y_inner && d->ym.col_n != d->cols) ||
-      d->xm.nd > GPU_MAX_DIMS || d->sm.nd > GPU_MAX_DIMS || d->ym.nd > GPU_MAX_DIMS)
+      d->xm.nd > GPU_MAX_DIMS || d->sm.nd > GPU_MAX_DIMS || d->ym.nd > GPU_MAX_DIMS || d->rows > (int64_t)UINT32_MAX ||
+      d->cols > INT32_MAX)
     return -1;
   gpu_norm_desc k = *d;
   const bool simple = (k.x_inner || packed_rows(k.xm, k.cols, &k.x_rs)) &&
