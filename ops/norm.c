@@ -199,6 +199,26 @@ hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *
   return NULL;
 }
 
+/* A map of packed rows (row r at r * cols). */
+static void packed_map(int64_t rows, int64_t cols, op_norm_rows *m) {
+  memset(m, 0, sizeof *m);
+  m->nd = rows > 1;
+  m->dim[0] = rows, m->div[0] = 1, m->stride[0] = cols, m->col_n = cols;
+}
+
+hd_status *op_norm_layout_of(const ir_node *n, const op_norm *p, const ir_tensor *t, op_norm_layout *l) {
+  memset(l, 0, sizeof *l);
+  const ir_tensor *xt = &t[n->in[0]], *yt = &t[n->out[0]];
+  if (p->in_chan >= 0) l->x_inner = ir_numel(xt->rank - p->in_chan - 1, xt->dims + p->in_chan + 1);
+  if (p->out_chan >= 0) l->y_inner = ir_numel(yt->rank - p->out_chan - 1, yt->dims + p->out_chan + 1);
+  HD_TRY(op_norm_rows_of(n, p, t, 0, p->in_chan >= 0 ? NULL : &l->xm, &l->rows, &l->cols));
+  if (p->in_skip >= 0) HD_TRY(op_norm_rows_of(n, p, t, 1, &l->sm, &l->rows, &l->cols));
+  if (p->out_chan < 0) HD_TRY(op_norm_rows_of(n, p, t, 2, &l->ym, &l->rows, &l->cols));
+  if (l->x_inner == 1) l->x_inner = 0, packed_map(l->rows, l->cols, &l->xm); /* packed after all */
+  if (l->y_inner == 1) l->y_inner = 0, packed_map(l->rows, l->cols, &l->ym);
+  return NULL;
+}
+
 static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   (void)g;
   op_norm *p = &pp->norm;

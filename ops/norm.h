@@ -59,4 +59,15 @@ typedef struct op_norm_rows {
 hd_status *op_norm_rows_of(const ir_node *n, const op_norm *p, const ir_tensor *t, int k, op_norm_rows *m,
                            int64_t *rows, int64_t *cols);
 
+/* Everything a backend needs to run norm node n at the plan's tensors t
+ * (plan params p): rows and cols, x and y stored channel-major where a
+ * fused transpose says so (x_inner / y_inner > 0: [rows / inner, cols,
+ * inner]; an inner of 1 counts as packed), and the row maps of x (unless
+ * x_inner), the skip (when present) and y (unless y_inner). */
+typedef struct op_norm_layout {
+  int64_t rows, cols, x_inner, y_inner;
+  op_norm_rows xm, sm, ym;
+} op_norm_layout;
+hd_status *op_norm_layout_of(const ir_node *n, const op_norm *p, const ir_tensor *t, op_norm_layout *l);
+
 #endif

@@ -1,6 +1,8 @@
 /* gb_norm: layer normalisations on gpu/gpu_norm.cu (mean and inverse std
  * outputs in fp32 only; fused transposes read or write channel-major; x
  * and the skip through their row maps, ops/norm.c). */
+#include <stdlib.h>
+
 #include "backends/gpu/gb_internal.h"
 #include "gpu/gpu_kernels.h"
 
@@ -17,53 +19,58 @@ static hd_status *norm_support(be_context *c, const ir_graph *g, const ir_node *
   return NULL;
 }
 
-/* An addend's row map as the kernels take it. */
+/* A row map as the kernels take it. */
 static void rows_to_gpu(const op_norm_rows *m, gpu_norm_rows *g) {
   g->nd = m->nd;
   g->col_n = m->col_n;
   for (int i = 0; i < m->nd; i++) g->dim[i] = m->dim[i], g->div[i] = m->div[i], g->stride[i] = m->stride[i];
 }
 
+/* The step's descriptor but for its addresses, worked out once a plan
+ * (the maps take a few passes over the dims; a run only binds). */
+static hd_status *norm_compile(be_plan *bp, gb_step *s, size_t *ws) {
+  *ws = 0;
+  const op_norm *p = &s->p.norm;
+  op_norm_layout l;
+  HD_TRY(op_norm_layout_of(s->n, p, bp->p.t, &l));
+  gpu_norm_desc *d = calloc(1, sizeof *d);
+  if (!d) return GB_OOM();
+  s->priv = d;
+  d->rows = l.rows, d->cols = l.cols, d->eps = p->epsilon, d->rms = p->rms;
+  d->x_inner = l.x_inner, d->y_inner = l.y_inner;
+  d->params_const = gb_input_const(bp, s->n, p->in_scale) && gb_input_const(bp, s->n, p->in_bias);
+  rows_to_gpu(&l.xm, &d->xm);
+  rows_to_gpu(&l.sm, &d->sm);
+  rows_to_gpu(&l.ym, &d->ym);
+  return NULL;
+}
+
 static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
-  const ir_tensor *xt = gb_t(bp, n->in[0]);
-  gpu_norm_desc d = {.eps = p->epsilon,
-                     .rms = p->rms,
-                     .skip = ir_input_addr(&bp->p, n, p->in_skip, &l->b),
-                     .sbias = ir_input_addr(&bp->p, n, p->in_skip_bias, &l->b),
-                     .scale = ir_input_addr(&bp->p, n, p->in_scale, &l->b),
-                     .bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b),
-                     .sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b),
-                     .mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b),
-                     .inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b),
-                     .params_const = gb_input_const(bp, n, p->in_scale) && gb_input_const(bp, n, p->in_bias)};
-  op_norm_rows m;
-  HD_TRY(op_norm_rows_of(n, p, bp->p.t, 0, p->in_chan >= 0 ? NULL : &m, &d.rows, &d.cols));
-  if (p->in_chan < 0) rows_to_gpu(&m, &d.xm);
-  if (d.skip) {
-    HD_TRY(op_norm_rows_of(n, p, bp->p.t, 1, &m, &d.rows, &d.cols));
-    rows_to_gpu(&m, &d.sm);
-  }
-  /* fused transposes: the normalised axis stored in the middle (inner 1 is packed rows) */
-  if (p->in_chan >= 0) d.x_inner = ir_numel(xt->rank - p->in_chan - 1, xt->dims + p->in_chan + 1);
-  if (p->out_chan >= 0) {
-    const ir_tensor *yt = gb_t(bp, n->out[0]);
-    d.y_inner = ir_numel(yt->rank - p->out_chan - 1, yt->dims + p->out_chan + 1);
-  }
-  const gpu_norm_rows packed = {.nd = 1, .dim = {d.rows}, .div = {1}, .stride = {d.cols}, .col_n = d.cols};
-  if (p->out_chan < 0) {
-    HD_TRY(op_norm_rows_of(n, p, bp->p.t, 2, &m, &d.rows, &d.cols));
-    rows_to_gpu(&m, &d.ym);
-  }
-  if (d.x_inner == 1) d.x_inner = 0, d.xm = packed; /* packed after all */
-  if (d.y_inner == 1) d.y_inner = 0, d.ym = packed;
-  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), xt->dtype, &d, l->stream));
+  gpu_norm_desc d = *(const gpu_norm_desc *)s->priv;
+  d.skip = ir_input_addr(&bp->p, n, p->in_skip, &l->b);
+  d.sbias = ir_input_addr(&bp->p, n, p->in_skip_bias, &l->b);
+  d.scale = ir_input_addr(&bp->p, n, p->in_scale, &l->b);
+  d.bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b);
+  d.sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b);
+  d.mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b);
+  d.inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b);
+  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), gb_t(bp, n->in[0])->dtype,
+                          &d, l->stream));
   return NULL;
+}
+
+static void norm_release(be_plan *bp, gb_step *s) {
+  (void)bp;
+  free(s->priv);
+  s->priv = NULL;
 }
 
 const gb_family gb_family_norm = {
     .name = "norm",
     .support = norm_support,
+    .compile = norm_compile,
     .run = norm_run,
+    .release = norm_release,
 };

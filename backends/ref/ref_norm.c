@@ -40,21 +40,19 @@ static hd_status *ref_norm(const ir_plan *p, const ir_step *s, const ir_bindings
   (void)scratch;
   const ir_node *n = &p->g->nodes[s->node];
   const op_norm *q = &OP_P(s)->norm;
-  const ir_tensor *xt = &p->t[n->in[0]];
-  norm_row w = {.dt = xt->dtype,
+  op_norm_layout l;
+  HD_TRY(op_norm_layout_of(n, q, p->t, &l));
+  norm_row w = {.dt = p->t[n->in[0]].dtype,
                 .x = ir_tensor_addr(p, n->in[0], b),
                 .skip = ir_input_addr(p, n, q->in_skip, b),
-                .sbias = ir_input_addr(p, n, q->in_skip_bias, b)};
-  int64_t rows;
-  /* fused transposes: the normalised axis stored in the middle of x or y */
-  if (q->in_chan >= 0) w.x_inner = ir_numel(xt->rank - q->in_chan - 1, xt->dims + q->in_chan + 1);
-  if (q->out_chan >= 0) {
-    const ir_tensor *yt = &p->t[n->out[0]];
-    w.y_inner = ir_numel(yt->rank - q->out_chan - 1, yt->dims + q->out_chan + 1);
-  }
-  HD_TRY(op_norm_rows_of(n, q, p->t, 0, q->in_chan >= 0 ? NULL : &w.xm, &rows, &w.cols));
-  if (w.skip) HD_TRY(op_norm_rows_of(n, q, p->t, 1, &w.sm, &rows, &w.cols));
-  if (!w.y_inner) HD_TRY(op_norm_rows_of(n, q, p->t, 2, &w.ym, &rows, &w.cols));
+                .sbias = ir_input_addr(p, n, q->in_skip_bias, b),
+                .cols = l.cols,
+                .xm = l.xm,
+                .sm = l.sm,
+                .ym = l.ym,
+                .x_inner = l.x_inner,
+                .y_inner = l.y_inner};
+  const int64_t rows = l.rows;
   const void *scale = ir_input_addr(p, n, q->in_scale, b), *bias = ir_input_addr(p, n, q->in_bias, b);
   void *y = ir_tensor_addr(p, n->out[0], b);
   void *mean_o = ir_output_addr(p, n, q->out_mean, b), *inv_o = ir_output_addr(p, n, q->out_inv, b);
