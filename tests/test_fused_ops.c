@@ -201,6 +201,15 @@ static void b_add_ln_t32(bctx *b) { add_ln_transposed(b, 32, 0); }
 static void b_add_ln_t768(bctx *b) { add_ln_transposed(b, 768, 1); }
 static void b_add_ln_t2048(bctx *b) { add_ln_transposed(b, 2048, 0); }
 
+/* the addend transposed over three leading dims no two of which merge, so
+ * the norm reads it through a map of three dims (the GPU's strided kernel) */
+static void b_add_ln_rev3(bctx *b) {
+  static const int64_t rev[4] = {2, 1, 0, 3};
+  transpose(b, "x0", "t", 4, rev);
+  node(b, "Add", "t", "x1", "y1", NULL, 0);
+  layernorm(b, "y1", "y", 32);
+}
+
 /* LayerNorm -> Transpose(1, 0, 2) -> MatMul (ViT's attention input: the
  * norm writes its rows in the transposed order) */
 static void ln_transposed_out(bctx *b, int64_t c) {
@@ -407,6 +416,8 @@ static const fcase k_cases[] = {
     {"f16_add_ln_transposed_2048", F16, 2, {3, 3}, {{3, 2, 2048}, {2, 3, 2048}}, 2, b_add_ln_t2048},
     {"ln_transposed_out_matmul", 0, 1, {3}, {{2, 5, 32}}, 0, b_ln_tout_32},
     {"f16_ln_transposed_out_matmul_768", F16, 1, {3}, {{4, 7, 768}}, 0, b_ln_tout_768},
+    {"add_ln_transposed_3d_map", 0, 2, {4, 4}, {{4, 3, 2, 32}, {2, 3, 4, 32}}, 2, b_add_ln_rev3},
+    {"f16_add_ln_transposed_3d_map", F16, 2, {4, 4}, {{4, 3, 2, 32}, {2, 3, 4, 32}}, 2, b_add_ln_rev3},
     {"add_ln_broadcast_both", 0, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"add_ln_broadcast_along_row", 0, 2, {3, 3}, {{2, 5, 1}, {2, 5, 32}}, 0, b_add_ln_bcast},
     {"add_ln_broadcast_nchw_out", 0, 2, {4, 4}, {{1, 1, 5, 32}, {2, 4, 5, 32}}, 0, b_add_ln_bcast_nchw},
