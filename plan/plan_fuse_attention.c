@@ -119,16 +119,20 @@ static int fits_scores(const ir_value *m, const ir_value *s) {
   return 1;
 }
 
-/* bias = Where(cond, a, b) of scalars a and b, one of them 0, read only by
- * the Add being fused: *keep = cond, *fill = the other scalar, *invert = 1
- * when cond marks what is masked (Where(drop, fill, 0)). */
+/* bias = Where(cond, a, b) of scalars a and b, one of them 0: *keep =
+ * cond, *fill = the other scalar, *invert = 1 when cond marks what is
+ * masked (Where(drop, fill, 0)). A Where read only here goes with the
+ * fusion; one with other readers (ONNX Runtime's common-subexpression pass
+ * makes the layers' identical mask Wheres one) stays for them, and goes
+ * once the last of them, each an attention reading cond, is fused. */
 static int bias_as_mask(ir_graph *g, int bias, int *keep, double *fill, int *invert, attn_match *m) {
-  ir_node *w = pf_sole_producer(g, bias);
-  if (!w || !pf_is_kind(w, OP_WHERE) || w->nin != 3 || g->values[w->in[0]].dtype != HD_DT_BOOL) return 0;
-  if (g->values[bias].nuses != 1 || g->values[bias].graph_output != IR_NONE) return 0;
+  const ir_value *bv = &g->values[bias];
+  if (bv->producer == IR_NONE || g->nodes[bv->producer].dead) return 0;
+  ir_node *w = &g->nodes[bv->producer];
+  if (!pf_is_kind(w, OP_WHERE) || w->nin != 3 || g->values[w->in[0]].dtype != HD_DT_BOOL) return 0;
   double a = pf_scalar_of(g, w->in[1]), b = pf_scalar_of(g, w->in[2]);
   if (isnan(a) || isnan(b) || (a == 0.0) == (b == 0.0)) return 0;
-  if (!add_kill(m, g, w)) return 0;
+  if (bv->nuses == 1 && bv->graph_output == IR_NONE && !add_kill(m, g, w)) return 0;
   *keep = w->in[0];
   *invert = a != 0.0;
   *fill = a != 0.0 ? a : b;

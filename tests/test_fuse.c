@@ -1023,6 +1023,53 @@ static void ir_attention(const ir_graph *g) {
   UT_CHECK(att == 1 && copies == 0);
 }
 
+/* Two attentions in a row reading one Where(keep, 0, fill) bias, as
+ * ONNX Runtime leaves transformers' BERT once its common-subexpression pass
+ * has made the layers' identical Wheres one: both read keep as a mask, and
+ * the Where, read by neither any more, goes. x [2, 2, 3, 8]: Q of the
+ * first, whose output is Q of the second; K^T and V are constants. */
+static void build_attention_shared_mask(ir_graph *g) {
+  int64_t xd[4] = {2, 2, 3, 8}, ktd[4] = {2, 2, 8, 3}, cd[2] = {3, 3};
+  int x = value(g, "x", 4, xd), q = x, keep, mb = value(g, "mask_bias", 2, cd);
+  UT_OK(ir_graph_add_value(g, "keep", HD_DT_BOOL, 2, cd, &keep));
+  const uint8_t bits[9] = {1, 1, 0, 1, 0, 1, 1, 1, 1};
+  UT_OK(ir_value_set_data(g, keep, bits, sizeof bits));
+  int in_w[3] = {keep, const_value(g, "zero", 0, NULL, 0.4f), const_value(g, "fill", 0, NULL, -1e4f)};
+  node(g, "Where", 16, in_w, 3, mb, NULL, 0);
+  attr axis[] = {{.name = "axis", .n = -1, .i = {-1}}};
+  for (int layer = 0; layer < 2; layer++) {
+    char name[32];
+    snprintf(name, sizeof name, "kt%d", layer);
+    int s = head_value(g, layer ? "s1" : "s0", 3), sm = head_value(g, layer ? "sm1" : "sm0", 3);
+    int p = head_value(g, layer ? "p1" : "p0", 3), o = value(g, layer ? "y" : "o0", 4, xd);
+    int in_s[2] = {q, const_value(g, name, 4, ktd, 0.1f * (float)layer)};
+    node(g, "MatMul", 13, in_s, 2, s, NULL, 0);
+    int in_m[2] = {s, mb};
+    node(g, "Add", 14, in_m, 2, sm, NULL, 0);
+    node(g, "Softmax", 13, &sm, 1, p, axis, 1);
+    snprintf(name, sizeof name, "v%d", layer);
+    int in_o[2] = {p, const_value(g, name, 4, xd, 0.2f - 0.3f * (float)layer)};
+    node(g, "MatMul", 13, in_o, 2, o, NULL, 0);
+    q = o;
+  }
+  UT_OK(ir_graph_set_io(g, &x, 1, &q, 1));
+}
+
+static void ir_attention_shared_mask(const ir_graph *g) {
+  int att = 0, wheres = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    wheres += n->kind == OP_WHERE;
+    if (n->kind != OP_ATTENTION) continue;
+    const op_attention *p = &OP_P(n)->attention;
+    att++;
+    UT_CHECK(p->in_mask == 3 && p->in_bias == -1 && p->mask_add && !p->mask_invert && p->fill < -9999.f);
+    UT_CHECK(n->in[3] == ir_graph_find_value(g, "keep"));
+  }
+  UT_CHECK(att == 2 && wheres == 0);
+}
+
 /* x [N, 3, 16, 24] -> Conv 8x8 stride 8 (5 channels, bias) -> y: a patch
  * embedding, made a Transpose of the image and a MatMul (six live nodes:
  * three Reshapes, the Transpose, the MatMul and the bias's Add).
@@ -1572,7 +1619,7 @@ int main(void) {
   check_pass("layernorm -> transpose keeping the last axis", build_norm_transposed_out, 2, &in38,
              ir_norm_transposed_out);
   check_pass("add+layernorm, both addends broadcast", build_add_norm_broadcast, 7, &in38, ir_add_norm_broadcast);
-  ir_shape in_att = {4, {2, 3, 2, 8}};
+  ir_shape in_att = {4, {2, 3, 2, 8}}, in_att2 = {4, {2, 2, 3, 8}};
   check_pass("attention (transposes, scales, causal where, key bias)", build_attention, 3, &in_att, ir_attention);
   attention_inverted = 1;
   check_pass("attention (where(drop, fill, scores))", build_attention, 3, &in_att, ir_attention);
@@ -1585,6 +1632,8 @@ int main(void) {
   attention_where_bias = 2;
   check_pass("attention (add(scores, where(drop, fill, 0)): a mask)", build_attention, 3, &in_att, ir_attention);
   attention_where_bias = 0;
+  check_pass("attention x2 sharing one where(keep, 0, fill) bias", build_attention_shared_mask, 2, &in_att2,
+             ir_attention_shared_mask);
   attention_shape_scale = 1; /* the shape arithmetic, read by nothing once fused, goes too */
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;

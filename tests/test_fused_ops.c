@@ -331,7 +331,7 @@ static void b_conv_silu_3x3(bctx *b) { conv_silu(b, 32, 40, 3, 1, 1); }
  * at plan time), Expanded to [B, 1, S, S], Where(keep, 0, -10000) added to
  * the scores. The plan finds the mask repeated along the rows: the GPU's
  * tensor-core kernel reads it once a key. K^T and V are weights. */
-static void b_attn_key_padding(bctx *b) {
+static void attn_key_padding(bctx *b, int layers) {
   const int64_t kt[4] = {2, 4, 64, 80}, v[4] = {2, 4, 80, 64}, pd[4] = {1, 1, 80, 80}, shape[4] = {2, 1, 80, 80};
   node(b, "Greater", "x1", k(b, "zero", 0.f), "keep", NULL, 0);
   node(b, "Greater", w(b, "pairs_src", 4, pd, 0.5, 1.5), "zero", "pairs", NULL, 0);
@@ -339,13 +339,22 @@ static void b_attn_key_padding(bctx *b) {
   node(b, "Expand", "both", ints(b, "shape", 4, shape), "wide", NULL, 0);
   const char *ins[3] = {"wide", "zero", k(b, "fill", -10000.f)}, *outs[1] = {"bias"};
   if (!b->rc) b->rc = hh_model_node(b->m, "Where", NULL, "bias", ins, 3, outs, 1, NULL, 0);
-  node(b, "MatMul", "x0", w(b, "kt", 4, kt, 1.0, 0.0), "qk", NULL, 0);
-  node(b, "Mul", "qk", k(b, "scale", 0.125f), "scores", NULL, 0);
-  node(b, "Add", "scores", "bias", "masked", NULL, 0);
   hh_attr ax = hh_attr_int("axis", -1);
-  node(b, "Softmax", "masked", NULL, "p", &ax, 1);
-  node(b, "MatMul", "p", w(b, "v", 4, v, 1.0, 0.0), "y", NULL, 0);
+  static const char *names[2][7] = {{"kt", "qk", "scores", "masked", "p", "v", "o0"},
+                                    {"kt1", "qk1", "scores1", "masked1", "p1", "v1", "y1"}};
+  for (int l = 0; l < layers; l++) {
+    const char *const *n = names[l], *q = l ? names[l - 1][6] : "x0", *out = l == layers - 1 ? "y" : n[6];
+    node(b, "MatMul", q, w(b, n[0], 4, kt, 1.0, 0.0), n[1], NULL, 0);
+    node(b, "Mul", n[1], k(b, l ? "scale1" : "scale", 0.125f), n[2], NULL, 0);
+    node(b, "Add", n[2], "bias", n[3], NULL, 0);
+    node(b, "Softmax", n[3], NULL, n[4], &ax, 1);
+    node(b, "MatMul", n[4], w(b, n[5], 4, v, 1.0, 0.0), out, NULL, 0);
+  }
 }
+static void b_attn_key_padding(bctx *b) { attn_key_padding(b, 1); }
+/* two layers reading one mask Where (ONNX Runtime's common-subexpression
+ * pass leaves transformers' encoders so): both read the mask */
+static void b_attn_key_padding_x2(bctx *b) { attn_key_padding(b, 2); }
 
 /* An int64 scalar initializer (a Gather's index). */
 static const char *i0(bctx *b, const char *name, int64_t v) {
@@ -447,6 +456,8 @@ static const fcase k_cases[] = {
     {"vit_attention_batch2_180", 0, 1, {3}, {{180, 2, 128}}, 0, b_vit_mha_long},
     {"attention_key_padding_expanded", 0, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
     {"f16_attention_key_padding_expanded", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
+    {"attention_x2_shared_mask", 0, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding_x2},
+    {"f16_attention_x2_shared_mask", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding_x2},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
