@@ -61,46 +61,75 @@ static void arena_release(arena *a, int value) {
   }
 }
 
-/* A Transpose or Slice, or a Gather of one index on an axis with only
- * unit dims before it, whose output is one contiguous run of its input:
- * *bytes, the run's offset. Such a step is a view at an offset (no copy)
- * when the offset keeps the arena's alignment, which kernels and library
- * plans assume. ViT's attention reads Q, K and V by Gathers of a packed
- * [3, S, B, E] tensor, and at batch 1 torch's exporter transposes [1, S, E]
- * to [S, 1, E] before each layer's projection. */
-/* The one index of Gather step n (its input 1 known on the host: a
- * constant, a folded value, or a view of one), in range: *axis, *index. */
-static int gather_index(const ir_node *n, const op_params *p, const ir_tensor *t, int *axis, int64_t *index) {
-  if (n->kind != OP_GATHER || n->nin != 2 || n->nout != 1) return 0;
-  const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
-  int a = p->gather.axis;
-  /* the index's bytes: a constant's, a folded value's (in the packed
-   * block by now), or at an offset in one of those (a view of it) */
+/* The bytes of Gather step n's index when they are known on the host (a
+ * constant, a folded value, or a view of one); else NULL. */
+static const char *gather_index_host(const ir_node *n, const ir_tensor *t) {
+  if (n->kind != OP_GATHER || n->nin != 2 || n->nout != 1) return NULL;
+  const ir_tensor *idx = &t[n->in[1]];
   const ir_tensor *root = idx->storage == IR_ST_ALIAS ? &t[idx->index] : idx;
   size_t at = idx->storage == IR_ST_ALIAS ? idx->offset : 0;
-  if ((root->storage != IR_ST_CONST && root->storage != IR_ST_FOLDED) || !root->host) return 0;
-  const char *ih = (const char *)root->host + at;
-  if (ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
-  int64_t i;
-  if (idx->dtype == HD_DT_I64) {
-    memcpy(&i, ih, sizeof i);
-  } else if (idx->dtype == HD_DT_I32) {
-    int32_t i32;
-    memcpy(&i32, ih, sizeof i32);
-    i = i32;
-  } else {
-    return 0;
+  if ((root->storage != IR_ST_CONST && root->storage != IR_ST_FOLDED) || !root->host) return NULL;
+  if (idx->dtype != HD_DT_I64 && idx->dtype != HD_DT_I32) return NULL;
+  return (const char *)root->host + at;
+}
+
+static int64_t index_at(const char *ih, int dtype, int64_t k) {
+  if (dtype == HD_DT_I64) {
+    int64_t i;
+    memcpy(&i, ih + (size_t)k * sizeof i, sizeof i);
+    return i;
   }
+  int32_t i32;
+  memcpy(&i32, ih + (size_t)k * sizeof i32, sizeof i32);
+  return i32;
+}
+
+/* The one index of Gather step n (known on the host), in range: *axis,
+ * *index. */
+static int gather_index(const ir_node *n, const op_params *p, const ir_tensor *t, int *axis, int64_t *index) {
+  const char *ih = gather_index_host(n, t);
+  if (!ih) return 0;
+  const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
+  int a = p->gather.axis;
+  if (ir_numel(idx->rank, idx->dims) != 1 || a < 0 || a >= x->rank) return 0;
+  int64_t i = index_at(ih, idx->dtype, 0);
   if (i < 0) i += x->dims[a];
   if (i < 0 || i >= x->dims[a]) return 0;
   *axis = a, *index = i;
   return 1;
 }
 
+/* Whether Gather step n takes every slab of its axis once, in order (its
+ * index, of any shape, holds 0, 1, ..., dims[axis] - 1), past unit dims:
+ * its output is its input's bytes. transformers' encoders gather their
+ * [B * S, 1] mask by b * S + s laid out [B, 1, 1, S] (torch's vmap,
+ * exported). */
+static int gather_all_in_order(const ir_node *n, const op_params *p, const ir_tensor *t) {
+  const char *ih = gather_index_host(n, t);
+  if (!ih) return 0;
+  const ir_tensor *x = &t[n->in[0]], *idx = &t[n->in[1]];
+  int a = p->gather.axis;
+  if (a < 0 || a >= x->rank || ir_numel(idx->rank, idx->dims) != x->dims[a]) return 0;
+  for (int d = 0; d < a; d++)
+    if (x->dims[d] != 1) return 0;
+  for (int64_t k = 0; k < x->dims[a]; k++)
+    if (index_at(ih, idx->dtype, k) != k) return 0;
+  return 1;
+}
+
+/* A Transpose or Slice, a Gather of one index on an axis with only unit
+ * dims before it, a Gather of its whole axis in order, or an Expand to its
+ * own shape, whose output is one contiguous run of its input: *bytes, the
+ * run's offset. Such a step is a view at an offset (no copy) when the
+ * offset keeps the arena's alignment, which kernels and library plans
+ * assume. ViT's attention reads Q, K and V by Gathers of a packed [3, S, B,
+ * E] tensor, and at batch 1 torch's exporter transposes [1, S, E] to [S,
+ * 1, E] before each layer's projection. */
 static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor *t, size_t *bytes) {
   int64_t off = -1, i;
   int a;
-  if (t[n->in[0]].strided) return 0;
+  const ir_tensor *x = &t[n->in[0]], *y = &t[n->out[0]];
+  if (x->strided) return 0;
   if ((n->kind == OP_TRANSPOSE || n->kind == OP_SLICE) && n->nout == 1) {
     op_strided m;
     hd_status *st = op_copy_map(n, &p->copy, t, 0, &m);
@@ -110,13 +139,17 @@ static int contiguous_run(const ir_node *n, const op_params *p, const ir_tensor 
     }
     if (m.rank == 1 && m.stride[0] == 1 && !m.mod[0]) off = m.offset;
   } else if (gather_index(n, p, t, &a, &i)) {
-    const ir_tensor *x = &t[n->in[0]];
     for (int d = 0; d < a; d++)
       if (x->dims[d] != 1) return 0;
     off = i * ir_numel(x->rank - a - 1, x->dims + a + 1);
+  } else if (gather_all_in_order(n, p, t)) {
+    off = 0;
+  } else if (n->kind == OP_EXPAND && n->nout == 1 && x->rank == y->rank &&
+             !memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->rank)) {
+    off = 0;
   }
   if (off < 0) return 0;
-  *bytes = (size_t)off * hd_dtype_size(t[n->in[0]].dtype);
+  *bytes = (size_t)off * hd_dtype_size(x->dtype);
   return *bytes % IR_ARENA_ALIGN == 0;
 }
 

@@ -549,6 +549,60 @@ static void test_contiguous_views(void) {
   }
 }
 
+/* x [6, 1, 64] -> Relu -> r -> Gather(r, idx [2, 1, 3], axis 0) -> g ->
+ * Expand(g, its own shape) -> e -> Add(e, e) -> y. An index holding 0..5
+ * in order takes r whole (transformers' encoders gather their mask so) and
+ * the Expand changes nothing: both are views of r, one step left. An index
+ * out of order (0, 2, 1, ...) gathers: two steps. */
+static void test_whole_axis_views(void) {
+  for (int in_order = 0; in_order < 2; in_order++) {
+    ir_graph *g;
+    UT_OK(ir_graph_create(&g));
+    int64_t xd[3] = {6, 1, 64}, id[3] = {2, 1, 3}, shape_d[1] = {5};
+    int x = add_value(g, "x", 3, xd), r = add_value(g, "r", -1, NULL), gv = add_value(g, "g", -1, NULL);
+    int e = add_value(g, "e", -1, NULL), y = add_value(g, "y", -1, NULL), idx = IR_NONE, shape = IR_NONE;
+    UT_OK(ir_graph_add_value(g, "idx", HD_DT_I64, 3, id, &idx));
+    const int64_t order[6] = {0, 1, 2, 3, 4, 5}, swapped[6] = {0, 2, 1, 3, 4, 5}, to[5] = {2, 1, 3, 1, 64};
+    UT_OK(ir_value_set_data(g, idx, in_order ? order : swapped, sizeof order));
+    UT_OK(ir_graph_add_value(g, "shape", HD_DT_I64, 1, shape_d, &shape));
+    UT_OK(ir_value_set_data(g, shape, to, sizeof to));
+    static const attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+    const ir_node_spec nodes[] = {{"Relu", 14, {x}, 1, r, NULL, 0},
+                                  {"Gather", 13, {r, idx}, 2, gv, axis0, 1},
+                                  {"Expand", 13, {gv, shape}, 2, e, NULL, 0},
+                                  {"Add", 14, {e, e}, 2, y, NULL, 0}};
+    add_nodes(g, nodes, 4, x, y);
+    ir_shape in = {3, {6, 1, 64}};
+    ir_plan *p = NULL;
+    UT_OK(plan_create(g, &in, NULL, &p));
+    if (!p) {
+      ir_graph_free(g);
+      continue;
+    }
+    const ir_tensor *tg = &p->t[gv], *te = &p->t[e];
+    UT_CHECK(te->rank == 5 && te->dims[0] == 2 && te->dims[1] == 1 && te->dims[2] == 3 && te->dims[3] == 1);
+    if (in_order) {
+      UT_CHECK(p->nsteps == 2 && tg->storage == IR_ST_ALIAS && tg->index == r && tg->offset == 0);
+      UT_CHECK(te->storage == IR_ST_ALIAS && te->index == r && te->offset == 0);
+    } else {
+      UT_CHECK(p->nsteps == 3 && tg->storage == IR_ST_ARENA);
+      UT_CHECK(te->storage == IR_ST_ALIAS && te->index == gv && te->offset == 0);
+    }
+    /* the numbers: y = 2 relu(x[order[j]]) */
+    float xs[6 * 64], ys[6 * 64];
+    for (int i = 0; i < 6 * 64; i++) xs[i] = sinf((float)i * 0.37f);
+    void *bi[1] = {xs}, *bo[1] = {ys};
+    ref_run(g, p, bi, bo);
+    int bad = 0;
+    for (int j = 0; j < 6; j++)
+      for (int c = 0; c < 64; c++)
+        bad += ys[j * 64 + c] != 2.0f * fmaxf(xs[(in_order ? order : swapped)[j] * 64 + c], 0.0f);
+    UT_CHECK(bad == 0);
+    plan_free(p);
+    ir_graph_free(g);
+  }
+}
+
 /* The Gather's index computed when the plan is built, then viewed:
  * Unsqueeze(Sub(3, 1)) is a view of a folded value, whose bytes move into
  * the plan's folded block; the Gather reads the index there and is a view
@@ -722,6 +776,7 @@ int main(void) {
   test_plan_and_pads();
   test_ref_runs_chain();
   test_contiguous_views();
+  test_whole_axis_views();
   test_strided_views();
   test_view_of_folded_index();
   return ut_finish("test_ir");
