@@ -438,6 +438,9 @@ static const op_case k_cases[] = {
     /* Cast */
     {"cast_f32_f16", "Cast", 13, .in = {X4}, .nin = 1, .out_dtype = F16, .attrs = {AI("to", F16)}, .nattrs = 1},
     {"cast_f16_f32", "Cast", 13, F16, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
+    /* 1001 elements: the GPU's 8-a-thread form and its leftover one */
+    {"cast_f32_f16_odd", "Cast", 13, .in = {IN(3, 7, 11, 13)}, .nin = 1, .out_dtype = F16, .attrs = {AI("to", F16)}, .nattrs = 1},
+    {"cast_f16_f32_odd", "Cast", 13, F16, .in = {IN(3, 7, 11, 13)}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
     {"cast_f32_i64", "Cast", 13, .in = {X4S}, .nin = 1, .out_dtype = I64, .attrs = {AI("to", I64)}, .nattrs = 1},
     {"cast_f32_i32", "Cast", 13, .in = {X4S}, .nin = 1, .out_dtype = I32, .attrs = {AI("to", I32)}, .nattrs = 1},
     {"cast_i64_f32", "Cast", 13, .dtype = I64, .in = {X4}, .nin = 1, .out_dtype = F32, .attrs = {AI("to", F32)}, .nattrs = 1},
