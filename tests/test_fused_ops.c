@@ -331,9 +331,19 @@ static void b_conv_silu_3x3(bctx *b) { conv_silu(b, 32, 40, 3, 1, 1); }
  * at plan time), Expanded to [B, 1, S, S], Where(keep, 0, -10000) added to
  * the scores. The plan finds the mask repeated along the rows: the GPU's
  * tensor-core kernel reads it once a key. K^T and V are weights. */
-static void attn_key_padding(bctx *b, int layers) {
+static void attn_key_padding(bctx *b, int layers, int gathered) {
   const int64_t kt[4] = {2, 4, 64, 80}, v[4] = {2, 4, 80, 64}, pd[4] = {1, 1, 80, 80}, shape[4] = {2, 1, 80, 80};
-  node(b, "Greater", "x1", k(b, "zero", 0.f), "keep", NULL, 0);
+  if (gathered) { /* x1 [2, 80] as torch's vmap exports it: rows b * 80 + s of the flat mask, in order */
+    int64_t order[160], flat[2] = {160, 1}, keys[4] = {2, 1, 1, 80};
+    for (int i = 0; i < 160; i++) order[i] = i;
+    hh_attr ax0 = hh_attr_int("axis", 0);
+    node(b, "Greater", "x1", k(b, "zero", 0.f), "keep2", NULL, 0);
+    node(b, "Reshape", "keep2", ints(b, "flat_shape", 2, flat), "flat", NULL, 0);
+    node(b, "Gather", "flat", ints(b, "rows", 160, order), "rows_kept", &ax0, 1);
+    node(b, "Reshape", "rows_kept", ints(b, "keys_shape", 4, keys), "keep", NULL, 0);
+  } else {
+    node(b, "Greater", "x1", k(b, "zero", 0.f), "keep", NULL, 0);
+  }
   node(b, "Greater", w(b, "pairs_src", 4, pd, 0.5, 1.5), "zero", "pairs", NULL, 0);
   node(b, "And", "pairs", "keep", "both", NULL, 0);
   node(b, "Expand", "both", ints(b, "shape", 4, shape), "wide", NULL, 0);
@@ -351,10 +361,12 @@ static void attn_key_padding(bctx *b, int layers) {
     node(b, "MatMul", n[4], w(b, n[5], 4, v, 1.0, 0.0), out, NULL, 0);
   }
 }
-static void b_attn_key_padding(bctx *b) { attn_key_padding(b, 1); }
+static void b_attn_key_padding(bctx *b) { attn_key_padding(b, 1, 0); }
 /* two layers reading one mask Where (ONNX Runtime's common-subexpression
  * pass leaves transformers' encoders so): both read the mask */
-static void b_attn_key_padding_x2(bctx *b) { attn_key_padding(b, 2); }
+static void b_attn_key_padding_x2(bctx *b) { attn_key_padding(b, 2, 0); }
+/* the mask gathered from a flat [B * S, 1] in order (a view) */
+static void b_attn_key_padding_gathered(bctx *b) { attn_key_padding(b, 1, 1); }
 
 /* An int64 scalar initializer (a Gather's index). */
 static const char *i0(bctx *b, const char *name, int64_t v) {
@@ -458,6 +470,8 @@ static const fcase k_cases[] = {
     {"f16_attention_key_padding_expanded", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding},
     {"attention_x2_shared_mask", 0, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding_x2},
     {"f16_attention_x2_shared_mask", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding_x2},
+    {"attention_mask_gathered", 0, 2, {4, 2}, {{2, 4, 80, 64}, {2, 80}}, 0, b_attn_key_padding_gathered},
+    {"f16_attention_mask_gathered", F16, 2, {4, 2}, {{2, 4, 80, 64}, {2, 80}}, 0, b_attn_key_padding_gathered},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
