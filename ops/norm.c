@@ -219,6 +219,16 @@ hd_status *op_norm_layout_of(const ir_node *n, const op_norm *p, const ir_tensor
   return NULL;
 }
 
+/* perm[0..r) holds each of 0..r-1 once. */
+static int is_permutation(const int8_t *perm, int r) {
+  int seen = 0;
+  for (int d = 0; d < r; d++) {
+    if (perm[d] < 0 || perm[d] >= r || (seen >> perm[d] & 1)) return 0;
+    seen |= 1 << perm[d];
+  }
+  return 1;
+}
+
 static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, op_params *pp) {
   (void)g;
   op_norm *p = &pp->norm;
@@ -233,13 +243,8 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
     if (!(p->permuted >> k & 1)) continue;
     if (in < 0 || (k == 0 && p->in_chan >= 0))
       return hd_error(HD_ERR_INVALID_ARG, "%s: a fused transpose of addend %d it cannot take", n->op_type, k);
-    const ir_tensor *a = &t[n->in[in]];
-    int seen = 0;
-    for (int d = 0; d < a->rank; d++) {
-      if (p->perm[k][d] < 0 || p->perm[k][d] >= a->rank || (seen >> p->perm[k][d] & 1))
-        return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of addend %d is no permutation", n->op_type, k);
-      seen |= 1 << p->perm[k][d];
-    }
+    if (!is_permutation(p->perm[k], t[n->in[in]].rank))
+      return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of addend %d is no permutation", n->op_type, k);
   }
   int r, ax;
   int64_t dims[IR_MAX_RANK], rows, cols;
@@ -269,13 +274,9 @@ static hd_status *norm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
   memcpy(y->dims, dims, sizeof dims);
   if (p->out_chan >= 0) move_axis(r, dims, r - 1, p->out_chan, y->dims);
   if (p->out_permuted) {
-    int seen = 0;
-    for (int d = 0; d < r; d++) {
-      if (p->out_perm[d] < 0 || p->out_perm[d] >= r || (seen >> p->out_perm[d] & 1))
-        return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of its output is no permutation", n->op_type);
-      seen |= 1 << p->out_perm[d];
-      y->dims[d] = dims[p->out_perm[d]];
-    }
+    if (!is_permutation(p->out_perm, r))
+      return hd_error(HD_ERR_INVALID_ARG, "%s: fused transpose of its output is no permutation", n->op_type);
+    for (int d = 0; d < r; d++) y->dims[d] = dims[p->out_perm[d]];
   }
   if (p->out_sum >= 0) t[n->out[p->out_sum]].rank = r, memcpy(t[n->out[p->out_sum]].dims, dims, sizeof dims);
   int stats[] = {p->out_mean, p->out_inv};

@@ -448,10 +448,8 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
     op_act *slot = q ? act_slot(q) : NULL;
     if (!slot || slot->kind != OP_ACT_NONE || g->values[p->in[0]].dtype != g->values[a->out[0]].dtype) return NULL;
     *slot = OP_P(a)->unary.act;
-    ir_node_absorb(q, a);
     p->out[0] = a->out[0];
-    a->dead = 1;
-    a->kind = OP_UNKNOWN;
+    pf_absorb(q, a);
     *changed = 1;
     return NULL;
   }
@@ -467,6 +465,12 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
  *    in any association: Erf(Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)) ->
  *    Add(, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), ): one Gelu
  *    (which pass 4 then folds into a MatMul's epilogue). */
+void pf_absorb(ir_node *into, ir_node *gone) {
+  ir_node_absorb(into, gone);
+  gone->dead = 1;
+  gone->kind = OP_UNKNOWN;
+}
+
 int pf_sole_consumer(const ir_graph *g, int v) {
   const ir_value *val = &g->values[v];
   if (val->nuses != 1 || val->graph_output != IR_NONE) return IR_NONE;
@@ -531,9 +535,7 @@ static int gelu_tail(ir_graph *g, int t, int x, ir_node **add_out, ir_node **hal
 /* root becomes Gelu(x) with the given form; the nodes in gone go. */
 static hd_status *make_gelu(ir_node *root, int x, ir_node **gone, int ngone, op_act_kind kind) {
   for (int i = 0; i < ngone; i++) {
-    ir_node_absorb(root, gone[i]);
-    gone[i]->dead = 1;
-    gone[i]->kind = OP_UNKNOWN;
+    pf_absorb(root, gone[i]);
   }
   root->in[0] = x;
   root->nin = 1;
@@ -651,9 +653,7 @@ static hd_status *fuse_silu(ir_graph *g, int mi, int *changed) {
     int x = sig->in[0];
     if (!gate && !conv_silu_input(g, x)) return NULL;
     if (g->values[x].dtype != g->values[mul->out[0]].dtype) return NULL;
-    ir_node_absorb(mul, sig);
-    sig->dead = 1;
-    sig->kind = OP_UNKNOWN;
+    pf_absorb(mul, sig);
     char *type = strdup("QuickGelu");
     if (!type) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_silu: out of host memory");
     free(mul->op_type);
@@ -693,9 +693,7 @@ static hd_status *fuse_input_activation(ir_graph *g, int mi, int *changed) {
     if (k == 1) mul->in[1] = mul->in[0];
     mul->in[0] = u->in[0];
     OP_P(mul)->binary.in_act = OP_P(u)->unary.act;
-    ir_node_absorb(mul, u);
-    u->dead = 1;
-    u->kind = OP_UNKNOWN;
+    pf_absorb(mul, u);
     *changed = 1;
     return NULL;
   }
@@ -773,9 +771,7 @@ static hd_status *fuse_add_norm(ir_graph *g, int ni, int *changed) {
     ln->out[3] = sum;
     q->out_sum = 3;
   }
-  ir_node_absorb(ln, add);
-  add->dead = 1;
-  add->kind = OP_UNKNOWN;
+  pf_absorb(ln, add);
   *changed = 1;
   return NULL;
 }
@@ -831,9 +827,7 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
     if (k >= 0) {
       ln->in[0] = t->in[0];
       q->in_chan = k;
-      ir_node_absorb(ln, t);
-      t->dead = 1;
-      t->kind = OP_UNKNOWN;
+      pf_absorb(ln, t);
       *changed = 1;
     }
   }
@@ -845,9 +839,7 @@ static hd_status *fuse_norm_transpose(ir_graph *g, int ni, int *changed) {
     if (k >= 0 && (q->in_chan < 0 || q->in_chan == k)) {
       ln->out[0] = t->out[0];
       q->out_chan = k;
-      ir_node_absorb(ln, t);
-      t->dead = 1;
-      t->kind = OP_UNKNOWN;
+      pf_absorb(ln, t);
       *changed = 1;
     }
   }
@@ -876,9 +868,7 @@ static hd_status *fuse_norm_row_transposes(ir_graph *g, int ni, int *changed) {
     memcpy(q->perm[k], perm, sizeof perm);
     q->permuted |= 1 << k;
     ln->in[in] = t->in[0];
-    ir_node_absorb(ln, t);
-    t->dead = 1;
-    t->kind = OP_UNKNOWN;
+    pf_absorb(ln, t);
     *changed = 1;
   }
   int r = g->values[ln->out[0]].rank, ci = q->out_chan < 0 && !q->out_permuted ? pf_sole_consumer(g, ln->out[0]) : IR_NONE;
@@ -890,9 +880,7 @@ static hd_status *fuse_norm_row_transposes(ir_graph *g, int ni, int *changed) {
   memcpy(q->out_perm, perm, sizeof perm);
   q->out_permuted = 1;
   ln->out[0] = t->out[0];
-  ir_node_absorb(ln, t);
-  t->dead = 1;
-  t->kind = OP_UNKNOWN;
+  pf_absorb(ln, t);
   *changed = 1;
   return NULL;
 }
@@ -913,9 +901,7 @@ static hd_status *fuse_binary_transpose(ir_graph *g, int bi, int *changed) {
     transpose_perm(t, r, q->perm[k]);
     q->permuted |= 1 << k;
     b->in[k] = t->in[0];
-    ir_node_absorb(b, t);
-    t->dead = 1;
-    t->kind = OP_UNKNOWN;
+    pf_absorb(b, t);
     *changed = 1;
   }
   return NULL;
@@ -995,9 +981,7 @@ static hd_status *fuse_nbits_glu(ir_graph *g, int mi, int *changed) {
   pg.exact |= pu->exact;  /* fp32 asked for by either */
   pg.glu = OP_P(mul)->binary.in_act;
   OP_P(gate)->nbits = pg;
-  ir_node_absorb(gate, up);
-  up->dead = 1;
-  up->kind = OP_UNKNOWN;
+  pf_absorb(gate, up);
   fuse_into(gate, mul);
   *changed = 1;
   return NULL;

@@ -10,6 +10,9 @@ int pf_is_kind(const ir_node *n, op_kind k);
 ir_node *pf_sole_producer(ir_graph *g, int v);
 /* The node reading v if it is v's only reader and v leaves no partition, or IR_NONE. */
 int pf_sole_consumer(const ir_graph *g, int v);
+/* Node `gone`, folded into node `into`: its name joins into's fused list,
+ * and it is dead (nothing runs it). */
+void pf_absorb(ir_node *into, ir_node *gone);
 /* v's value when it is a one-element float known as the model compiles: a
  * constant, or computed from constants and static dims (an exporter's
  * 1 / sqrt(head size) from Shape, Slice, Cast, Sqrt, Div); else NaN. */

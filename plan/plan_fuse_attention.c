@@ -236,9 +236,7 @@ hd_status *pf_fuse_attention(ir_graph *g, int ri, int *changed) {
   p.mask_invert = invert;
   p.empty_zero = empty_zero;
   for (int i = 0; i < m.nkill; i++) {
-    ir_node_absorb(mm2, &g->nodes[m.kill[i]]);
-    g->nodes[m.kill[i]].dead = 1;
-    g->nodes[m.kill[i]].kind = OP_UNKNOWN;
+    pf_absorb(mm2, &g->nodes[m.kill[i]]);
   }
   free(mm2->in);
   free(mm2->op_type);

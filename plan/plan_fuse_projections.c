@@ -126,9 +126,7 @@ hd_status *pf_merge_projections(ir_graph *g, int ni, int *changed) {
   mm->out[0] = yv;
   for (int k = 1; k < np; k++) {
     ir_node *gone = &g->nodes[parts[k]];
-    ir_node_absorb(mm, gone);
-    gone->dead = 1;
-    gone->kind = OP_UNKNOWN;
+    pf_absorb(mm, gone);
   }
   snprintf(name, sizeof name, "%s/split", g->nodes[ni].name);
   int split_in[2] = {yv, sv};

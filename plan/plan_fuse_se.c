@@ -149,9 +149,7 @@ static hd_status *fuse_at(ir_graph *g, ir_node *mul, int side, int *changed) {
   char *type = strdup("SqueezeExcite");
   if (!type) return hd_error(HD_ERR_OUT_OF_MEMORY, "fusing squeeze-excite: out of host memory");
   for (int i = 0; i < m.ngone; i++) {
-    ir_node_absorb(mul, m.gone[i]);
-    m.gone[i]->dead = 1;
-    m.gone[i]->kind = OP_UNKNOWN;
+    pf_absorb(mul, m.gone[i]);
   }
   memcpy(mul->in, in, sizeof in);
   mul->nin = SE_NIN;
