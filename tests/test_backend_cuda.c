@@ -965,6 +965,12 @@ static void b_attn_w2(tg *t) {
   int in[3] = {tg_input(t, 4, D(1, 16, 600, 64)), tg_input(t, 4, D(1, 16, 500, 64)), tg_input(t, 4, D(1, 16, 500, 64))};
   tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
 }
+/* Grouped heads (8 over 2 KV heads) without a mask, batch 2: the library's
+ * SDPA where the DNN library has it (fp16, bf16). */
+static void b_attn_sdpa_gqa(tg *t) {
+  int in[3] = {tg_input(t, 4, D(2, 8, 77, 64)), tg_input(t, 4, D(2, 2, 90, 64)), tg_input(t, 4, D(2, 2, 90, 64))};
+  tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
+}
 static void b_attn_d128_cross(tg *t) {
   int in[3] = {tg_input(t, 4, D(1, 2, 70, 128)), tg_input(t, 4, D(1, 2, 100, 128)), tg_input(t, 4, D(1, 2, 100, 128))};
   tg_output(t, tg_node(t, "Attention", 23, in, 3, NULL, 0));
@@ -1242,6 +1248,7 @@ static void run_op_case_in(gpu_env *e, const op_case *oc, int runs) {
  * bf16 (8 bits of mantissa: 4x fp16's tolerance) */
 static const op_case attn_cases[] = {
     {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
+    {"attention_sdpa_gqa", b_attn_sdpa_gqa, 0, 1e-4, 1e-2},
     {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
     {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
@@ -1313,6 +1320,59 @@ static void check_split_unaligned(void) {
   if (g) ir_graph_free(g);
 }
 
+/* What the engine cache and attention tests read from the module's log: candidates timed
+ * ("tuning: engine" lines), warnings about the cache, the engines plans got
+ * (conv_entry's lines), the last summary a context logged, the attentions on
+ * the library's SDPA and the DNN library's version. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm, log_sdpa;
+static size_t log_dnn_version; /* the DNN library's, from the module's open line */
+static long long log_engines[64];
+static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
+static char log_mm_keys[16][HD_DISKCACHE_MAX_KEY + 1]; /* their engine cache keys, the first 16 */
+static char log_scope[512];                            /* the context's engine cache scope */
+static char log_summary[512];
+
+static void log_reset(void) {
+  pthread_mutex_lock(&log_mu);
+  log_tuned = log_cache_warnings = log_nengines = log_mm_tuned = log_nmm = log_sdpa = 0;
+  log_summary[0] = '\0';
+  pthread_mutex_unlock(&log_mu);
+}
+
+static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
+                     const char *msg) {
+  (void)user; (void)file; (void)line; (void)func;
+  if (verbose || level >= HD_LOG_WARNING) printf("  [log %d] %s\n", (int)level, msg);
+  pthread_mutex_lock(&log_mu);
+  if (strstr(msg, "tuning: engine")) log_tuned++;
+  if (strstr(msg, "attention on the library's SDPA")) log_sdpa++;
+  const char *lib = strstr(msg, " device(s), cuDNN ");
+  if (lib) sscanf(lib + strlen(" device(s), cuDNN "), "%zu", &log_dnn_version);
+  if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
+  const char *rk = strstr(msg, ": rank ");
+  int r;
+  if (rk && strstr(msg, "matmul ") && (strstr(msg, " timed)") || strstr(msg, "no timing")) &&
+      sscanf(rk, ": rank %d", &r) == 1 && log_nmm < 64) {
+    const char *k = strstr(msg, "matmul ");
+    if (log_nmm < 16 && rk - k <= HD_DISKCACHE_MAX_KEY)
+      snprintf(log_mm_keys[log_nmm], sizeof log_mm_keys[0], "%.*s", (int)(rk - k), k);
+    log_mm_ranks[log_nmm++] = r;
+  }
+  const char *sc = strstr(msg, "this one is \"");
+  if (sc) {
+    sc += strlen("this one is \"");
+    const char *end = strrchr(sc, '"');
+    if (end) snprintf(log_scope, sizeof log_scope, "%.*s", (int)(end - sc), sc);
+  }
+  if (level >= HD_LOG_WARNING && strstr(msg, "engine cache")) log_cache_warnings++;
+  if (strstr(msg, "choices replayed")) snprintf(log_summary, sizeof log_summary, "%s", msg);
+  const char *en = strstr(msg, ", engine ");
+  long long id;
+  if (en && strstr(msg, "timed), workspace") && sscanf(en, ", engine %lld", &id) == 1 && log_nengines < 64)
+    log_engines[log_nengines++] = id;
+  pthread_mutex_unlock(&log_mu);
+}
 static void test_attention(gpu_env *e, const char *filter) {
   if (!filter || strstr("attention_projections_split", filter)) check_projections_split();
   if (!filter || strstr("attention_split_unaligned", filter)) check_split_unaligned();
@@ -1324,9 +1384,25 @@ static void test_attention(gpu_env *e, const char *filter) {
     bf.tol16 *= 4;
     run_op_case(e, &tf, HD_DT_F32, e->ctx, " [tf32]");
     run_op_case(e, ac, HD_DT_F32, e->ctx_strict, " [no tf32]");
+    log_reset();
     run_op_case(e, ac, HD_DT_F16, e->ctx, "");
     run_op_case(e, ac, HD_DT_F16, e->ctx_cap, " [graph]");
     run_op_case(e, &bf, HD_DT_BF16, e->ctx, "");
+    pthread_mutex_lock(&log_mu);
+    int sdpa = log_sdpa;
+    pthread_mutex_unlock(&log_mu);
+    /* the library's SDPA (cuDNN 9.13+) must have taken the case named for it
+     * in all three half-precision runs, and never a masked or causal one */
+    const char *sw = getenv("HIPDNN_EP_CUDNN_SDPA");
+    int want = strstr(ac->name, "_sdpa_") && log_dnn_version >= 91300 && !(sw && strcmp(sw, "0") == 0) ? 3 : -1;
+    if (want > 0)
+      CHECK(sdpa == want, "%s: %d of 3 half-precision runs on the library's SDPA (cuDNN %zu)", ac->name, sdpa,
+            log_dnn_version);
+    else if (strstr(ac->name, "causal") || strstr(ac->name, "mask") || strstr(ac->name, "bias"))
+      CHECK(sdpa == 0, "%s: a masked or causal attention on the library's SDPA", ac->name);
+    if (strstr(ac->name, "_sdpa_"))
+      printf("%-4s %s: %d half-precision runs on the library's SDPA%s\n", want < 0 || sdpa == want ? "ok" : "BAD",
+             ac->name, sdpa, want < 0 ? " (cuDNN before 9.13 or HIPDNN_EP_CUDNN_SDPA=0: none expected)" : "");
   }
 }
 
@@ -2382,54 +2458,6 @@ static void bench_nbits(gpu_env *e, int chain_only) {
   nbits_env(NULL, NULL);
 }
 
-/* What the engine cache test reads from the module's log: candidates timed
- * ("tuning: engine" lines), warnings about the cache, the engines plans got
- * (conv_entry's lines), and the last summary a context logged. */
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm;
-static long long log_engines[64];
-static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
-static char log_mm_keys[16][HD_DISKCACHE_MAX_KEY + 1]; /* their engine cache keys, the first 16 */
-static char log_scope[512];                            /* the context's engine cache scope */
-static char log_summary[512];
-
-static void log_reset(void) {
-  pthread_mutex_lock(&log_mu);
-  log_tuned = log_cache_warnings = log_nengines = log_mm_tuned = log_nmm = 0;
-  log_summary[0] = '\0';
-  pthread_mutex_unlock(&log_mu);
-}
-
-static void log_sink(void *user, hd_log_level level, const char *file, int line, const char *func,
-                     const char *msg) {
-  (void)user; (void)file; (void)line; (void)func;
-  if (verbose || level >= HD_LOG_WARNING) printf("  [log %d] %s\n", (int)level, msg);
-  pthread_mutex_lock(&log_mu);
-  if (strstr(msg, "tuning: engine")) log_tuned++;
-  if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
-  const char *rk = strstr(msg, ": rank ");
-  int r;
-  if (rk && strstr(msg, "matmul ") && (strstr(msg, " timed)") || strstr(msg, "no timing")) &&
-      sscanf(rk, ": rank %d", &r) == 1 && log_nmm < 64) {
-    const char *k = strstr(msg, "matmul ");
-    if (log_nmm < 16 && rk - k <= HD_DISKCACHE_MAX_KEY)
-      snprintf(log_mm_keys[log_nmm], sizeof log_mm_keys[0], "%.*s", (int)(rk - k), k);
-    log_mm_ranks[log_nmm++] = r;
-  }
-  const char *sc = strstr(msg, "this one is \"");
-  if (sc) {
-    sc += strlen("this one is \"");
-    const char *end = strrchr(sc, '"');
-    if (end) snprintf(log_scope, sizeof log_scope, "%.*s", (int)(end - sc), sc);
-  }
-  if (level >= HD_LOG_WARNING && strstr(msg, "engine cache")) log_cache_warnings++;
-  if (strstr(msg, "choices replayed")) snprintf(log_summary, sizeof log_summary, "%s", msg);
-  const char *en = strstr(msg, ", engine ");
-  long long id;
-  if (en && strstr(msg, "timed), workspace") && sscanf(en, ", engine %lld", &id) == 1 && log_nengines < 64)
-    log_engines[log_nengines++] = id;
-  pthread_mutex_unlock(&log_mu);
-}
 static const be_host test_host = {.log_sink = log_sink, .log_user = NULL};
 
 /* be_module_open("cuda") finds modules next to the core library; this test
@@ -2817,7 +2845,8 @@ static void bench_attention(gpu_env *e, const char *only) {
       {"BERT-base s128 b1", 1, 12, 12, 128, 64, 0, 0}, {"BERT-base s128 b8", 8, 12, 12, 128, 64, 0, 0},
       {"BERT + mask [1,1,S,S] b1", 1, 12, 12, 128, 64, 0, 1}, {"BERT + mask [8,1,S,S] b8", 8, 12, 12, 128, 64, 0, 1},
       {"BERT + bool kept b1", 1, 12, 12, 128, 64, 0, 2},      {"BERT + bool kept b8", 8, 12, 12, 128, 64, 0, 2},
-      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0, 0},       {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1, 0},
+      {"ViT-B/16 b1", 1, 12, 12, 197, 64, 0, 0},       {"ViT-B/16 b8", 8, 12, 12, 197, 64, 0, 0},
+      {"GPT-2 s128 b1", 1, 12, 12, 128, 64, 1, 0},
       {"LLM prefill 1024 b1", 1, 32, 8, 1024, 64, 1, 0}, {"LLM prefill 1024 b8", 8, 32, 8, 1024, 64, 1, 0},
       {"head 128, 2048 b1", 1, 32, 8, 2048, 128, 1, 0},
       {"BERT + key bias b1", 1, 12, 12, 128, 64, 0, 3}, {"BERT + key bias b8", 8, 12, 12, 128, 64, 0, 3},

@@ -279,6 +279,47 @@ static int run_other_graphs(const dnn_vendor *vd) {
   return ok;
 }
 
+/* The one-operation SDPA graph (GQA-shaped: 8 heads over 2 KV heads, Q
+ * read in place from a packed projection), with its scale by value: built,
+ * planned and run where the vendor has the names, NOT_SUPPORTED where not.
+ * 1 when it went through. */
+static int run_sdpa(const dnn_vendor *vd) {
+  dnn_sdpa a;
+  memset(&a, 0, sizeof a);
+  int64_t qd[4] = {2, 8, 5, 64}, kd[4] = {2, 2, 7, 64};
+  dnn_tensor_packed(&a.q, 1, HD_DT_F16, 4, qd);
+  const int64_t qst[4] = {5 * 3 * 512, 64, 3 * 512, 1};
+  memcpy(a.q.strides, qst, sizeof qst);
+  dnn_tensor_packed(&a.k, 2, HD_DT_F16, 4, kd);
+  dnn_tensor_packed(&a.v, 3, HD_DT_F16, 4, kd);
+  dnn_tensor_packed(&a.o, 4, HD_DT_F16, 4, qd);
+  a.scale_uid = 5;
+  void *handle = NULL, *g = NULL;
+  vd->create(&handle);
+  dnn_bag bag;
+  dnn_bag_init(&bag, vd);
+  hd_status *st = dnn_sdpa_graph(&bag, handle, &a, &g);
+  dnn_plan p;
+  memset(&p, 0, sizeof p);
+  dnn_plan_opts o = {.nuids = 5, .uids = {1, 2, 3, 4, 5}};
+  if (!st) st = dnn_plan_build(&bag, handle, g, &o, &p);
+  else dnn_bag_free(&bag);
+  float scale = 0.125f;
+  void *ptrs[5] = {(void *)16, (void *)32, (void *)48, (void *)64, &scale};
+  if (!st) st = dnn_plan_execute(&p, handle, ptrs, NULL, NULL);
+  if (dnn_has(vd, DNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR))
+    CHECK(!st, "%s: SDPA graph: %s", vd->name, st ? hd_status_msg(st) : "");
+  else
+    CHECK(st && hd_status_code(st) == HD_ERR_NOT_SUPPORTED,
+          "%s: SDPA graph without the vendor's names: want NOT_SUPPORTED, got %s", vd->name,
+          st ? hd_status_msg(st) : "success");
+  int ok = st == NULL;
+  hd_status_free(st);
+  dnn_plan_free(&p);
+  vd->destroy(handle);
+  return ok;
+}
+
 static void check_builder(const dnn_table *t) {
   dnn_vendor vd;
   cur = t;
@@ -298,6 +339,7 @@ static void check_builder(const dnn_table *t) {
   for (int nsp = 2; nsp <= 3; ++nsp)
     for (int dt = 0; dt < 2; ++dt) transposed += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, 0, 0, 0, OP_ACT_NONE, 1);
   int others = run_other_graphs(&vd);
+  int sdpa = run_sdpa(&vd);
   CHECK(bad_calls == 0, "%s: %d calls with values not in the table", t->vendor, bad_calls);
   /* The statuses the builder classifies. */
   hd_status *s1 = dnn_status(&vd, (int)vd.v[DNN_STATUS_NOT_SUPPORTED], "x", __FILE__, __LINE__);
@@ -309,8 +351,8 @@ static void check_builder(const dnn_table *t) {
         t->vendor);
   hd_status_free(s2);
   printf("%s: builder over a mock API: %d/%d convolutions built, planned and run, %d/4 transposed, "
-         "and %d/4 pointwise/pool/reduce graphs (%d calls)\n",
-         t->vendor, ok, n, transposed, others, calls);
+         "%d/4 pointwise/pool/reduce graphs and %d/1 SDPA graphs (%d calls)\n",
+         t->vendor, ok, n, transposed, others, sdpa, calls);
 }
 
 int main(void) {

@@ -154,6 +154,12 @@ hd_status *dnn_tensor_create(dnn_bag *b, const dnn_tensor *t, void **desc) {
   HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_UNIQUE_ID, DNN_TYPE_INT64, 1, &t->uid));
   HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_BYTE_ALIGNMENT, DNN_TYPE_INT64, 1, &align));
   HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_IS_VIRTUAL, DNN_TYPE_BOOLEAN, 1, &virt));
+  if (t->by_value) {
+    if (!dnn_has(vd, DNN_ATTR_TENSOR_IS_BY_VALUE))
+      return hd_error(HD_ERR_NOT_SUPPORTED, "%s has no %s", vd->name, dnn_name_str(DNN_ATTR_TENSOR_IS_BY_VALUE));
+    bool by_value = true;
+    HD_TRY(dnn_set(vd, d, DNN_ATTR_TENSOR_IS_BY_VALUE, DNN_TYPE_BOOLEAN, 1, &by_value));
+  }
   HD_TRY(dnn_finalize(vd, d, "tensor"));
   *desc = d;
   return NULL;
@@ -505,6 +511,28 @@ hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const
   HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty));
   HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
   HD_TRY(dnn_finalize(vd, op, "reduction operation"));
+  return op_graph(b, handle, &op, 1, opgraph);
+}
+
+hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+#define DNN_SDPA_NEED_(n) DNN_##n,
+  static const dnn_name need[] = {DNN_SDPA_NAMES(DNN_SDPA_NEED_)};
+#undef DNN_SDPA_NEED_
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
+    if (!dnn_has(vd, need[i])) return lacks(vd, need[i]);
+  const dnn_tensor *io[4] = {&a->q, &a->k, &a->v, &a->o};
+  static const dnn_name attr[5] = {DNN_ATTR_OPERATION_SDPA_FWD_QDESC, DNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+                                   DNN_ATTR_OPERATION_SDPA_FWD_VDESC, DNN_ATTR_OPERATION_SDPA_FWD_ODESC,
+                                   DNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC};
+  void *t[5], *op;
+  for (int i = 0; i < 4; ++i) HD_TRY(dnn_tensor_create(b, io[i], &t[i]));
+  dnn_tensor scale = {.uid = a->scale_uid, .dtype = HD_DT_F32, .rank = 4, .dims = {1, 1, 1, 1},
+                      .strides = {1, 1, 1, 1}, .by_value = 1};
+  HD_TRY(dnn_tensor_create(b, &scale, &t[4]));
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, &op));
+  for (int i = 0; i < 5; ++i) HD_TRY(dnn_set(vd, op, attr[i], DNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[i]));
+  HD_TRY(dnn_finalize(vd, op, "SDPA operation"));
   return op_graph(b, handle, &op, 1, opgraph);
 }
 

@@ -79,6 +79,17 @@
   X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX)                 \
   X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY)
 
+/* The names of the one-operation SDPA graph (dnn_sdpa_graph; cuDNN 9.13
+ * and later): all optional. */
+#define DNN_SDPA_NAMES(X)                     \
+  X(BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR)    \
+  X(ATTR_OPERATION_SDPA_FWD_QDESC)            \
+  X(ATTR_OPERATION_SDPA_FWD_KDESC)            \
+  X(ATTR_OPERATION_SDPA_FWD_VDESC)            \
+  X(ATTR_OPERATION_SDPA_FWD_ODESC)            \
+  X(ATTR_OPERATION_SDPA_FWD_SCALEDESC)        \
+  X(ATTR_TENSOR_IS_BY_VALUE)
+
 /* Every vendor name the builder uses, without the vendor prefix: the cuDNN
  * table pastes CUDNN_##name, the hipDNN table HIPDNN_##name. */
 #define DNN_NAMES(X)                                  \
@@ -164,7 +175,8 @@
   X(ATTR_VARIANT_PACK_DATA_POINTERS)                  \
   X(ATTR_VARIANT_PACK_WORKSPACE)                      \
   DNN_STANDALONE_NAMES(X)                             \
-  DNN_CONV_BWD_DATA_NAMES(X)
+  DNN_CONV_BWD_DATA_NAMES(X)                          \
+  DNN_SDPA_NAMES(X)
 
 typedef enum dnn_name {
 #define DNN_ENUM_(n) DNN_##n,
@@ -187,7 +199,9 @@ typedef enum dnn_name {
  *     standalone pointwise/pool/reduce graphs are NOT_SUPPORTED (pooling
  *     then runs on our kernel);
  *   the backward-data names absent: transposed convolutions are
- *     NOT_SUPPORTED (ConvTranspose then runs on our kernel). */
+ *     NOT_SUPPORTED (ConvTranspose then runs on our kernel);
+ *   the SDPA names absent: dnn_sdpa_graph is NOT_SUPPORTED (attention then
+ *     runs on our kernels). */
 #define DNN_OPTIONAL_NAMES(X)                     \
   X(BACKEND_CONVOLUTION_DESCRIPTOR)               \
   X(BACKEND_POINTWISE_DESCRIPTOR)                 \
@@ -201,7 +215,8 @@ typedef enum dnn_name {
   X(NUMERICAL_NOTE_TENSOR_CORE)                   \
   X(NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)           \
   DNN_STANDALONE_NAMES(X)                         \
-  DNN_CONV_BWD_DATA_NAMES(X)
+  DNN_CONV_BWD_DATA_NAMES(X)                      \
+  DNN_SDPA_NAMES(X)
 
 /* A table value for a name the vendor does not have (never a real value). */
 #define DNN_ABSENT INT64_MIN
@@ -336,6 +351,7 @@ typedef struct dnn_tensor {
   int64_t dims[DNN_MAX_RANK];
   int64_t strides[DNN_MAX_RANK];
   int is_virtual;
+  int by_value;      /* a scalar passed by value: its bound pointer is a host pointer */
   int64_t alignment; /* bytes the bound pointer is aligned to */
 } dnn_tensor;
 
@@ -403,6 +419,19 @@ hd_status *dnn_pool_graph(dnn_bag *b, void *handle, const dnn_pool *p, void **op
 /* y = mean (avg) or sum of x over the dims where y is 1 and x is not. */
 hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const dnn_tensor *y,
                             int avg, void **opgraph);
+
+/* Scaled dot-product attention as the vendor's one fused operation:
+ * O = softmax(scale * Q K^T) V, no mask, no bias, fp32 softmax. q is
+ * [B, H, S, D], k [B, Hkv, L, D], v [B, Hkv, L, Dv], o [B, H, S, Dv], each
+ * in the layout its strides say (unit stride on the last dim; H a multiple
+ * of Hkv). The scale is a float passed by value: bind a host pointer to it
+ * at scale_uid. NOT_SUPPORTED on a vendor without the SDPA names; whether an
+ * engine takes the shape is the plan build's answer. */
+typedef struct dnn_sdpa {
+  dnn_tensor q, k, v, o;
+  int64_t scale_uid;
+} dnn_sdpa;
+hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **opgraph);
 
 /* ---- engine choice and execution plans ---- */
 

@@ -1,5 +1,11 @@
 /* gb_attention: attention at the plan's shapes, from the strided layout
- * the op computes (ops/attention.h), two ways:
+ * the op computes (ops/attention.h), three ways:
+ *   - the DNN library's fused SDPA (dnn_sdpa_graph: cuDNN 9.13+): half
+ *     precision without a mask, bias or causal cut (ViT's), every operand
+ *     with unit-stride rows and 16-byte aligned starts, where the library
+ *     has an engine for the shape; `HIPDNN_EP_CUDNN_SDPA=0` turns it off
+ *     (for A/B runs). Measured against the flash kernel in
+ *     docs/architecture.md ("Attention");
  *   - gpu/gpu_attention.cu's fused kernel (scores stay on chip): any dtype,
  *     GQA, decode, short sequences;
  *   - with a BLAS, fp32, S * L >= GB_ATTN_GEMM_MIN_SCORES, V and the output
@@ -23,6 +29,9 @@
 
 typedef struct gb_attn_step {
   op_attn_layout l;
+  int library;         /* the DNN library's SDPA runs it (plan) */
+  dnn_plan plan;
+  float scale;         /* the plan's scale, bound by value */
   void *qk, *pv;       /* the BLAS matmuls (GEMM form), or NULL: the fused kernel */
   int64_t groups;      /* GEMM form: launches (batches that do not collapse into the heads' stride) */
   size_t scores_bytes; /* GEMM form: the workspace the scores take, before the BLAS's */
@@ -47,6 +56,63 @@ static void packed_strides(const op_attn_layout *l, int64_t st[3][4]) {
 static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_node *n) {
   (void)c;
   return gb_support_float_input(g, n, OP_P(n)->attention.in_q);
+}
+
+/* The library's SDPA plan, when the attention is one it takes (library
+ * set); NULL and no plan when not. */
+static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *ws) {
+  be_context *c = bp->bg->c;
+  const op_attention *p = &s->p.attention;
+  const op_attn_layout *l = &as->l;
+  int dt = gb_t(bp, s->n->in[p->in_q])->dtype;
+  const char *env = getenv("HIPDNN_EP_CUDNN_SDPA");
+  if ((dt != HD_DT_F16 && dt != HD_DT_BF16) || p->in_mask >= 0 || p->in_bias >= 0 || l->causal ||
+      l->heads % l->kv_heads != 0 || l->head_dim % 8 != 0 || l->v_dim % 8 != 0 || (env && strcmp(env, "0") == 0))
+    return NULL;
+  /* unit-stride rows; every start and row, head and batch step on 16 bytes */
+  const int64_t *st[4] = {l->q_st, l->k_st, l->v_st, l->o_st};
+  const int64_t off[4] = {l->q_off, l->k_off, l->v_off, 0};
+  const int ins[3] = {p->in_q, p->in_k, p->in_v};
+  int64_t es = (int64_t)hd_dtype_size(dt);
+  for (int i = 0; i < 4; i++) {
+    if (st[i][3] != 1 || off[i] * es % 16 != 0) return NULL;
+    for (int k = l->batch > 1 ? 0 : 1; k < 3; k++)
+      if (st[i][k] * es % 16 != 0) return NULL;
+    const ir_tensor *t = gb_t(bp, i < 3 ? s->n->in[ins[i]] : s->n->out[0]);
+    if (t->storage == IR_ST_ALIAS && t->offset % 16 != 0) return NULL;
+  }
+  dnn_sdpa a;
+  memset(&a, 0, sizeof a);
+  dnn_tensor *io[4] = {&a.q, &a.k, &a.v, &a.o};
+  const int64_t rows[4] = {l->seq, l->kv_len, l->kv_len, l->seq}, cols[4] = {l->head_dim, l->head_dim, l->v_dim, l->v_dim};
+  for (int i = 0; i < 4; i++) {
+    const int64_t dims[4] = {l->batch, i == 1 || i == 2 ? l->kv_heads : l->heads, rows[i], cols[i]};
+    dnn_tensor_packed(io[i], i + 1, dt, 4, dims);
+    memcpy(io[i]->strides, st[i], sizeof io[i]->strides[0] * 4);
+  }
+  a.scale_uid = 5;
+  as->scale = l->scale;
+  dnn_bag bag;
+  dnn_bag_init(&bag, &c->m->vd);
+  void *g = NULL;
+  hd_status *e = dnn_sdpa_graph(&bag, c->handle, &a, &g);
+  if (e) {
+    dnn_bag_free(&bag);
+  } else {
+    dnn_plan_opts po = {.workspace_limit = (int64_t)c->opts.workspace_limit, .nuids = 5, .uids = {1, 2, 3, 4, 5}};
+    e = dnn_plan_build(&bag, c->handle, g, &po, &as->plan);
+  }
+  if (e && hd_status_code(e) == HD_ERR_OUT_OF_MEMORY) return e;
+  if (e) {
+    HD_LOG(HD_LOG_VERBOSE, "%s: attention on our kernel: %s", gb_backend_name, hd_status_msg(e));
+    hd_status_free(e);
+    return NULL;
+  }
+  as->library = 1;
+  *ws = (size_t)as->plan.workspace;
+  HD_LOG(HD_LOG_VERBOSE, "%s: attention on the library's SDPA: engine %lld, workspace %lld", gb_backend_name,
+         (long long)as->plan.engine, (long long)as->plan.workspace);
+  return NULL;
 }
 
 /* The GEMM form's matmuls, when it applies; NULL (and no matmuls) when not. */
@@ -139,7 +205,8 @@ static hd_status *attention_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (as->l.head_dim > GPU_ATTN_MAX_DIM || as->l.v_dim > GPU_ATTN_MAX_DIM)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld/%lld over %d", gb_backend_name,
                     (long long)as->l.head_dim, (long long)as->l.v_dim, GPU_ATTN_MAX_DIM);
-  return gemm_form(bp, s, as, ws);
+  HD_TRY(library_form(bp, s, as, ws));
+  return as->library ? NULL : gemm_form(bp, s, as, ws);
 }
 
 static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
@@ -163,6 +230,20 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   d.bias = ir_input_addr(&bp->p, n, p->in_bias, &lc->b);
   if (d.mask) d.mask_dtype = gb_t(bp, n->in[p->in_mask])->dtype;
   int dt = gb_t(bp, n->in[p->in_q])->dtype;
+  if (as->library) {
+    size_t es = hd_dtype_size(dt);
+    void *ptrs[5] = {(char *)d.q + l->q_off * es, (char *)d.k + l->k_off * es, (char *)d.v + l->v_off * es, d.out,
+                     (void *)&as->scale};
+    /* the plan was made for 16-byte aligned operands (arena and ORT
+     * allocations are); a caller's odd buffer takes the flash kernel */
+    int aligned = 1;
+    for (int i = 0; i < 4; i++) aligned &= (uintptr_t)ptrs[i] % 16 == 0;
+    if (aligned) {
+      be_context *c = bp->bg->c;
+      HD_TRY(dnn_plan_execute(&as->plan, c->handle, ptrs, lc->workspace, gb_exec_varpack(lc, bp, s)));
+      return NULL;
+    }
+  }
   if (!as->qk) {
     GB_KERNEL(gpu_attention(&d, dt, lc->stream));
     return NULL;
@@ -194,6 +275,7 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
 
 static void attention_release(be_plan *bp, gb_step *s) {
   gb_attn_step *as = s->priv;
+  if (as && as->library) dnn_plan_free(&as->plan);
   if (as && as->qk) gb_mm_put(bp->bg->c, as->qk);
   if (as && as->pv) gb_mm_put(bp->bg->c, as->pv);
   free(as);

@@ -130,7 +130,10 @@
    * kernel there), reduction and the convolution's data gradient            \
    * (ConvTranspose runs on our kernel there). */                             \
   DNN_STANDALONE_NAMES(A)                                                              \
-  DNN_CONV_BWD_DATA_NAMES(A)
+  DNN_CONV_BWD_DATA_NAMES(A)                                                           \
+  /* hipDNN has an SDPA operation of its own (HIPDNN_BACKEND_OPERATION_SDPA_FWD_*),  \
+   * with values not checked against a library here (docs/amd.md). */                 \
+  DNN_SDPA_NAMES(A)
 
 static const int64_t hip_values[DNN_NAME_COUNT] = {HIP_ROWS(HIP_V, HIP_ABSENT_V)};
 static const char *const hip_names[DNN_NAME_COUNT] = {HIP_ROWS(HIP_N, HIP_ABSENT_N)};
