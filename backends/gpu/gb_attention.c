@@ -3,7 +3,9 @@
  *   - the DNN library's fused SDPA (dnn_sdpa_graph: cuDNN 9.13+): half
  *     precision without a mask, bias or causal cut (ViT's), every operand
  *     with unit-stride rows and 16-byte aligned starts, where the library
- *     has an engine for the shape; `HIPDNN_EP_CUDNN_SDPA=0` turns it off
+ *     has an engine for the shape (the heuristics' first config, or under
+ *     exhaustive search the fastest candidate, timed as convolutions' are;
+ *     not kept in the engine cache); `HIPDNN_EP_CUDNN_SDPA=0` turns it off
  *     (for A/B runs). Measured against the flash kernel in
  *     docs/architecture.md ("Attention");
  *   - gpu/gpu_attention.cu's fused kernel (scores stay on chip): any dtype,
@@ -100,7 +102,25 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
     dnn_bag_free(&bag);
   } else {
     dnn_plan_opts po = {.workspace_limit = (int64_t)c->opts.workspace_limit, .nuids = 5, .uids = {1, 2, 3, 4, 5}};
-    e = dnn_plan_build(&bag, c->handle, g, &po, &as->plan);
+    gb_tuner tu;
+    memset(&tu, 0, sizeof tu);
+    int timed = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
+    if (timed) { /* the candidates timed over zeroed operands of the views' spans */
+      e = gb_tuner_open(&tu, c);
+      for (int i = 0; i < 4 && !e; i++) {
+        int64_t span = 1;
+        for (int k = 0; k < 4; k++) span += (io[i]->dims[k] - 1) * io[i]->strides[k];
+        e = gb_tuner_buffer(&tu, (size_t)(span * es));
+      }
+      tu.value = l->scale;
+      tu.value_at = 4;
+      po.time_fn = gb_tuner_time;
+      po.time_user = &tu;
+      po.max_candidates = 8;
+    }
+    if (!e) e = dnn_plan_build(&bag, c->handle, g, &po, &as->plan);
+    else dnn_bag_free(&bag);
+    if (timed) gb_tuner_close(&tu);
   }
   if (e && hd_status_code(e) == HD_ERR_OUT_OF_MEMORY) return e;
   if (e) {

@@ -253,42 +253,9 @@ enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_R = 4, UID_Y = 5 };
 
 #define GB_CONV_TIMED 8 /* candidates exhaustive search times */
 
-/* Exhaustive engine choice: scratch tensors (zeros), a workspace grown on
- * demand, a private stream and two events; each candidate runs twice to
- * warm up, then is timed in batches of runs long enough to measure (a
- * batch of 3 runs of a 20 us convolution picked engines 4-14% slower than
- * the heuristics' first at batch 1 on an H100), its time the best batch's
- * mean (gb_tuner: its buffers x, w, [b], [r], y in uid order). Called
- * with the context's mutex held. */
-
-static hd_status *tuner_time(void *user, const dnn_plan *cand, float *ms) {
-  gb_tuner *t = user;
-  be_context *c = t->c;
-  const dnn_vendor *vd = &c->m->vd;
-  *ms = -1.f;
-  HD_TRY(gb_tuner_workspace(t, (size_t)cand->workspace));
-  HD_TRY(dnn_status(vd, vd->set_stream(c->handle, t->stream), "set stream", __FILE__, __LINE__));
-  for (int i = 0; i < 2; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL)); /* warm up */
-  /* Runs a batch: enough for ~0.2 ms at the first batch's pace, 3 to 64. */
-  int runs = 3;
-  float best = -1.f;
-  for (int batch = 0; batch < 3; ++batch) {
-    GB_CHECK(gpuEventRecord(t->ev[0], t->stream));
-    for (int i = 0; i < runs; ++i) HD_TRY(dnn_plan_execute(cand, c->handle, t->bufs, t->ws, NULL));
-    GB_CHECK(gpuEventRecord(t->ev[1], t->stream));
-    GB_CHECK(gpuEventSynchronize(t->ev[1]));
-    float total = 0.f;
-    GB_CHECK(gpuEventElapsedTime(&total, t->ev[0], t->ev[1]));
-    const float mean = total / (float)runs;
-    if (best < 0.f || mean < best) best = mean;
-    if (batch == 0 && mean > 0.f && mean * 64.f < 0.2f) runs = 64;
-    else if (batch == 0 && mean > 0.f) runs = (int)(0.2f / mean) < 3 ? 3 : (int)(0.2f / mean);
-  }
-  *ms = best;
-  HD_LOG(HD_LOG_VERBOSE, "cuda: tuning: engine %lld: %.4f ms (workspace %lld)",
-         (long long)cand->engine, (double)*ms, (long long)cand->workspace);
-  return NULL;
-}
+/* Exhaustive engine choice: the candidates timed by gb_tuner_time over
+ * scratch tensors (zeros) in uid order: x, w, [b], [r], y. Called with the
+ * context's mutex held. */
 
 static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
                              dnn_plan_opts *po) {
@@ -302,7 +269,7 @@ static hd_status *tuner_init(gb_tuner *t, be_context *c, const gb_conv_key *k,
     size_t n = u == UID_X ? nx : u == UID_W ? nw : u == UID_B ? (size_t)k->y[1] : ny;
     HD_TRY(gb_tuner_buffer(t, n * es));
   }
-  po->time_fn = tuner_time;
+  po->time_fn = gb_tuner_time;
   po->time_user = t;
   po->max_candidates = GB_CONV_TIMED;
   return NULL;

@@ -232,8 +232,10 @@ void gb_engine_cache_save(be_context *c);
 void gb_engine_cache_close(be_context *c);
 /* Scratch for exhaustive search (gb_tuner.c). open: the stream and events
  * (nothing allocated yet); buffer: one more zeroed buffer, bufs[nbufs - 1];
- * workspace: ws grown to at least bytes; close: waits for the stream,
- * frees everything (also after a failed open). */
+ * workspace: ws grown to at least bytes; time: a dnn_time_fn over the
+ * buffers (and `value`, a scalar passed by value, bound before buffer
+ * value_at when that is set: -1 none, nbufs after the last); close: waits
+ * for the stream, frees everything (also after a failed open). */
 #define GB_TUNER_BUFS 5
 typedef struct gb_tuner {
   be_context *c;
@@ -241,12 +243,15 @@ typedef struct gb_tuner {
   int nbufs;
   void *ws;
   size_t ws_bytes;
+  float value;
+  int value_at;
   gpuStream_t stream;
   gpuEvent_t ev[2];
 } gb_tuner;
 hd_status *gb_tuner_open(gb_tuner *t, be_context *c);
 hd_status *gb_tuner_buffer(gb_tuner *t, size_t bytes);
 hd_status *gb_tuner_workspace(gb_tuner *t, size_t bytes);
+hd_status *gb_tuner_time(void *user, const dnn_plan *cand, float *ms);
 void gb_tuner_close(gb_tuner *t);
 /* The BLAS matmul plan for d (gb_mmcache.c): shared, counted; every
  * successful gb_mm_get is paired with one gb_mm_put when its step is
