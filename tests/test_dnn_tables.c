@@ -279,21 +279,28 @@ static int run_other_graphs(const dnn_vendor *vd) {
   return ok;
 }
 
-/* The one-operation SDPA graph (GQA-shaped: 8 heads over 2 KV heads, Q
- * read in place from a packed projection), with its scale by value: built,
- * planned and run where the vendor has the names, NOT_SUPPORTED where not.
+/* The SDPA graphs: form 0 the one operation (GQA-shaped: 8 heads over 2 KV
+ * heads, Q read in place from a packed projection), form 1 with a key bias
+ * ([B, 1, 1, L], broadcast by zero strides), the scale by value. Built,
+ * planned and run where the vendor has the names, NOT_SUPPORTED where not;
  * 1 when it went through. */
-static int run_sdpa(const dnn_vendor *vd) {
+static int run_sdpa(const dnn_vendor *vd, int form) {
   dnn_sdpa a;
   memset(&a, 0, sizeof a);
-  int64_t qd[4] = {2, 8, 5, 64}, kd[4] = {2, 2, 7, 64};
+  int64_t qd[4] = {2, 8, 5, 64}, kd[4] = {2, form ? 8 : 2, 7, 64};
   dnn_tensor_packed(&a.q, 1, HD_DT_F16, 4, qd);
-  const int64_t qst[4] = {5 * 3 * 512, 64, 3 * 512, 1};
+  const int64_t qst[4] = {5 * 3 * 512, 64, 3 * 512, 1}, keys_st[4] = {7, 0, 0, 1};
   memcpy(a.q.strides, qst, sizeof qst);
   dnn_tensor_packed(&a.k, 2, HD_DT_F16, 4, kd);
   dnn_tensor_packed(&a.v, 3, HD_DT_F16, 4, kd);
   dnn_tensor_packed(&a.o, 4, HD_DT_F16, 4, qd);
   a.scale_uid = 5;
+  if (form) {
+    const int64_t sd[4] = {2, 8, 5, 7};
+    dnn_tensor_packed(&a.bias, 6, HD_DT_F16, 4, sd);
+    memcpy(a.bias.strides, keys_st, sizeof keys_st);
+    a.has_bias = 1;
+  }
   void *handle = NULL, *g = NULL;
   vd->create(&handle);
   dnn_bag bag;
@@ -301,17 +308,17 @@ static int run_sdpa(const dnn_vendor *vd) {
   hd_status *st = dnn_sdpa_graph(&bag, handle, &a, &g);
   dnn_plan p;
   memset(&p, 0, sizeof p);
-  dnn_plan_opts o = {.nuids = 5, .uids = {1, 2, 3, 4, 5}};
+  dnn_plan_opts o = {.nuids = form ? 6 : 5, .uids = {1, 2, 3, 4, 5, 6}};
   if (!st) st = dnn_plan_build(&bag, handle, g, &o, &p);
   else dnn_bag_free(&bag);
   float scale = 0.125f;
-  void *ptrs[5] = {(void *)16, (void *)32, (void *)48, (void *)64, &scale};
+  void *ptrs[6] = {(void *)16, (void *)32, (void *)48, (void *)64, &scale, (void *)80};
   if (!st) st = dnn_plan_execute(&p, handle, ptrs, NULL, NULL);
-  if (dnn_has(vd, DNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR))
-    CHECK(!st, "%s: SDPA graph: %s", vd->name, st ? hd_status_msg(st) : "");
+  if (dnn_has(vd, form ? DNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR : DNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR))
+    CHECK(!st, "%s: SDPA graph %d: %s", vd->name, form, st ? hd_status_msg(st) : "");
   else
     CHECK(st && hd_status_code(st) == HD_ERR_NOT_SUPPORTED,
-          "%s: SDPA graph without the vendor's names: want NOT_SUPPORTED, got %s", vd->name,
+          "%s: SDPA graph %d without the vendor's names: want NOT_SUPPORTED, got %s", vd->name, form,
           st ? hd_status_msg(st) : "success");
   int ok = st == NULL;
   hd_status_free(st);
@@ -339,7 +346,8 @@ static void check_builder(const dnn_table *t) {
   for (int nsp = 2; nsp <= 3; ++nsp)
     for (int dt = 0; dt < 2; ++dt) transposed += run_conv(&vd, nsp, dt ? HD_DT_F16 : HD_DT_F32, 0, 0, 0, OP_ACT_NONE, 1);
   int others = run_other_graphs(&vd);
-  int sdpa = run_sdpa(&vd);
+  int sdpa = 0;
+  for (int form = 0; form < 2; form++) sdpa += run_sdpa(&vd, form);
   CHECK(bad_calls == 0, "%s: %d calls with values not in the table", t->vendor, bad_calls);
   /* The statuses the builder classifies. */
   hd_status *s1 = dnn_status(&vd, (int)vd.v[DNN_STATUS_NOT_SUPPORTED], "x", __FILE__, __LINE__);
@@ -351,7 +359,7 @@ static void check_builder(const dnn_table *t) {
         t->vendor);
   hd_status_free(s2);
   printf("%s: builder over a mock API: %d/%d convolutions built, planned and run, %d/4 transposed, "
-         "%d/4 pointwise/pool/reduce graphs and %d/1 SDPA graphs (%d calls)\n",
+         "%d/4 pointwise/pool/reduce graphs and %d/2 SDPA graphs (%d calls)\n",
          t->vendor, ok, n, transposed, others, sdpa, calls);
 }
 

@@ -514,10 +514,132 @@ hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const
   return op_graph(b, handle, &op, 1, opgraph);
 }
 
-hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **opgraph) {
+/* The SDPA graph's running state: its bag, ops so far and the next
+ * virtual tensor's uid. */
+typedef struct sdpa_build {
+  dnn_bag *b;
+  void *ops[12];
+  int nops;
+  int64_t uid;
+} sdpa_build;
+
+/* A virtual fp32 (or dtype) tensor of dims [B, H, S, cols], packed. */
+static hd_status *sdpa_virtual(sdpa_build *g, const int64_t *bhs, int64_t cols, int dtype, void **t) {
+  dnn_tensor v;
+  const int64_t dims[4] = {bhs[0], bhs[1], bhs[2], cols};
+  dnn_tensor_packed(&v, g->uid++, dtype, 4, dims);
+  v.is_virtual = 1;
+  return dnn_tensor_create(g->b, &v, t);
+}
+
+static hd_status *sdpa_pointwise(sdpa_build *g, dnn_name mode, void *x, void *bx, void *y) {
+  return pointwise_op(g->b, mode, NULL, x, bx, y, &g->ops[g->nops++]);
+}
+
+static hd_status *sdpa_matmul(sdpa_build *g, void *a, void *bm, void *c) {
+  const dnn_vendor *vd = g->b->vd;
+  void *md, *op;
+  int ct = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_MATMUL_DESCRIPTOR, &md));
+  HD_TRY(dnn_set(vd, md, DNN_ATTR_MATMUL_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
+  HD_TRY(dnn_finalize(vd, md, "matmul"));
+  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_MATMUL_ADESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &a));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_MATMUL_BDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &bm));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_MATMUL_CDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_MATMUL_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &md));
+  HD_TRY(dnn_finalize(vd, op, "matmul operation"));
+  g->ops[g->nops++] = op;
+  return NULL;
+}
+
+static hd_status *sdpa_reduce(sdpa_build *g, dnn_name mode, void *x, void *y) {
+  const dnn_vendor *vd = g->b->vd;
+  void *rd, *op;
+  int m = (int)vd->v[mode], ct = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_OPERATOR, DNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &m));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
+  HD_TRY(dnn_finalize(vd, rd, "reduction"));
+  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
+  HD_TRY(dnn_finalize(vd, op, "reduction operation"));
+  g->ops[g->nops++] = op;
+  return NULL;
+}
+
+static hd_status *sdpa_scalar(dnn_bag *b, int64_t uid, void **t) {
+  dnn_tensor s = {.uid = uid, .dtype = HD_DT_F32, .rank = 4, .dims = {1, 1, 1, 1},
+                  .strides = {1, 1, 1, 1}, .by_value = 1};
+  return dnn_tensor_create(b, &s, t);
+}
+
+/* The biased form, op by op, in the shape the library's fused engine
+ * matches: the scores' max, exp and sum, the statistics (log of the sum
+ * plus the max: unused, but part of the pattern) and P = exp / sum in the
+ * io dtype into the second matmul. */
+static hd_status *sdpa_biased(dnn_bag *b, void *handle, const dnn_sdpa *a, void *const *io, void *scale,
+                              void **opgraph) {
   const dnn_vendor *vd = b->vd;
 #define DNN_SDPA_NEED_(n) DNN_##n,
-  static const dnn_name need[] = {DNN_SDPA_NAMES(DNN_SDPA_NEED_)};
+  static const dnn_name need[] = {DNN_SDPA_GRAPH_NAMES(DNN_SDPA_NEED_) DNN_BACKEND_REDUCTION_DESCRIPTOR,
+                                  DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, DNN_REDUCE_TENSOR_ADD};
+#undef DNN_SDPA_NEED_
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
+    if (!dnn_has(vd, need[i])) return lacks(vd, need[i]);
+  if (a->k.dims[1] != a->q.dims[1])
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: a biased SDPA graph with grouped heads", vd->name);
+  sdpa_build g = {.b = b, .uid = 1000};
+  const int64_t bhs[3] = {a->q.dims[0], a->q.dims[1], a->q.dims[2]}, L = a->k.dims[2];
+  /* K^T: K's [B, H, L, D] read as [B, H, D, L] */
+  dnn_tensor kt = a->k;
+  kt.dims[2] = a->k.dims[3], kt.dims[3] = a->k.dims[2];
+  kt.strides[2] = a->k.strides[3], kt.strides[3] = a->k.strides[2];
+  void *tkt, *s, *x, *y;
+  HD_TRY(dnn_tensor_create(b, &kt, &tkt));
+  HD_TRY(sdpa_virtual(&g, bhs, L, HD_DT_F32, &s));
+  HD_TRY(sdpa_matmul(&g, io[0], tkt, s));
+  HD_TRY(sdpa_virtual(&g, bhs, L, HD_DT_F32, &x));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_MUL, s, scale, x));
+  void *bias;
+  HD_TRY(dnn_tensor_create(b, &a->bias, &bias));
+  HD_TRY(sdpa_virtual(&g, bhs, L, HD_DT_F32, &y));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_ADD, x, bias, y));
+  x = y;
+  void *mx, *sub, *ex, *sum, *lg, *stats, *p;
+  HD_TRY(sdpa_virtual(&g, bhs, 1, HD_DT_F32, &mx));
+  HD_TRY(sdpa_reduce(&g, DNN_REDUCE_TENSOR_MAX, x, mx));
+  HD_TRY(sdpa_virtual(&g, bhs, L, HD_DT_F32, &sub));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_SUB, x, mx, sub));
+  HD_TRY(sdpa_virtual(&g, bhs, L, HD_DT_F32, &ex));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_EXP, sub, NULL, ex));
+  HD_TRY(sdpa_virtual(&g, bhs, 1, HD_DT_F32, &sum));
+  HD_TRY(sdpa_reduce(&g, DNN_REDUCE_TENSOR_ADD, ex, sum));
+  HD_TRY(sdpa_virtual(&g, bhs, 1, HD_DT_F32, &lg));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_LOG, sum, NULL, lg));
+  HD_TRY(sdpa_virtual(&g, bhs, 1, HD_DT_F32, &stats));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_ADD, mx, lg, stats));
+  HD_TRY(sdpa_virtual(&g, bhs, L, a->q.dtype, &p));
+  HD_TRY(sdpa_pointwise(&g, DNN_POINTWISE_DIV, ex, sum, p));
+  HD_TRY(sdpa_matmul(&g, p, io[2], io[3]));
+  return op_graph(b, handle, g.ops, g.nops, opgraph);
+}
+
+hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **opgraph) {
+  const dnn_vendor *vd = b->vd;
+  if (a->has_bias) {
+    if (!dnn_has(vd, DNN_ATTR_TENSOR_IS_BY_VALUE)) return lacks(vd, DNN_ATTR_TENSOR_IS_BY_VALUE);
+    const dnn_tensor *io[4] = {&a->q, &a->k, &a->v, &a->o};
+    void *t[4] = {NULL, NULL, NULL, NULL}, *scale;
+    for (int i = 0; i < 4; ++i) /* K is read as K^T */
+      if (i != 1) HD_TRY(dnn_tensor_create(b, io[i], &t[i]));
+    HD_TRY(sdpa_scalar(b, a->scale_uid, &scale));
+    return sdpa_biased(b, handle, a, t, scale, opgraph);
+  }
+#define DNN_SDPA_NEED_(n) DNN_##n,
+  static const dnn_name need[] = {DNN_SDPA_OP_NAMES(DNN_SDPA_NEED_) DNN_ATTR_TENSOR_IS_BY_VALUE};
 #undef DNN_SDPA_NEED_
   for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
     if (!dnn_has(vd, need[i])) return lacks(vd, need[i]);
@@ -527,9 +649,7 @@ hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **op
                                    DNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC};
   void *t[5], *op;
   for (int i = 0; i < 4; ++i) HD_TRY(dnn_tensor_create(b, io[i], &t[i]));
-  dnn_tensor scale = {.uid = a->scale_uid, .dtype = HD_DT_F32, .rank = 4, .dims = {1, 1, 1, 1},
-                      .strides = {1, 1, 1, 1}, .by_value = 1};
-  HD_TRY(dnn_tensor_create(b, &scale, &t[4]));
+  HD_TRY(sdpa_scalar(b, a->scale_uid, &t[4]));
   HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, &op));
   for (int i = 0; i < 5; ++i) HD_TRY(dnn_set(vd, op, attr[i], DNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[i]));
   HD_TRY(dnn_finalize(vd, op, "SDPA operation"));
@@ -723,7 +843,7 @@ hd_status *dnn_plan_build(dnn_bag *bag, void *handle, void *opgraph, const dnn_p
   p->bag = *bag;
   dnn_bag_init(bag, bag->vd);
   p->engine = -1;
-  if (o->nuids < 1 || o->nuids > 8) {
+  if (o->nuids < 1 || o->nuids > DNN_MAX_UIDS) {
     dnn_plan_free(p);
     return hd_error(HD_ERR_INTERNAL, "%s:%d: %d bound tensors", __FILE__, __LINE__, o->nuids);
   }
@@ -785,7 +905,7 @@ static hd_status *varpack_build(const dnn_plan *p, void *const *ptrs, void *work
 hd_status *dnn_plan_execute(const dnn_plan *p, void *handle, void *const *ptrs, void *workspace,
                             dnn_varpack *cache) {
   const dnn_vendor *vd = p->bag.vd;
-  if (p->nuids > 8) return hd_error(HD_ERR_INTERNAL, "%s:%d: %d tensors", __FILE__, __LINE__, p->nuids);
+  if (p->nuids > DNN_MAX_UIDS) return hd_error(HD_ERR_INTERNAL, "%s:%d: %d tensors", __FILE__, __LINE__, p->nuids);
   void *vp = NULL;
   if (cache && cache->desc && cache->n == p->nuids && cache->workspace == workspace &&
       memcmp(cache->ptrs, ptrs, sizeof(void *) * (size_t)p->nuids) == 0) {

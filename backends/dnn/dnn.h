@@ -79,16 +79,33 @@
   X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX)                 \
   X(ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY)
 
-/* The names of the one-operation SDPA graph (dnn_sdpa_graph; cuDNN 9.13
- * and later): all optional. */
-#define DNN_SDPA_NAMES(X)                     \
+/* The names of the SDPA graphs (dnn_sdpa_graph): the one operation of
+ * cuDNN 9.13 and later, and the graph of matmuls, pointwise ops and
+ * reductions a biased attention is spelled as. All optional. */
+#define DNN_SDPA_NAMES(X)  \
+  DNN_SDPA_OP_NAMES(X)     \
+  DNN_SDPA_GRAPH_NAMES(X)  \
+  X(ATTR_TENSOR_IS_BY_VALUE)
+#define DNN_SDPA_OP_NAMES(X)                  \
   X(BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR)    \
   X(ATTR_OPERATION_SDPA_FWD_QDESC)            \
   X(ATTR_OPERATION_SDPA_FWD_KDESC)            \
   X(ATTR_OPERATION_SDPA_FWD_VDESC)            \
   X(ATTR_OPERATION_SDPA_FWD_ODESC)            \
-  X(ATTR_OPERATION_SDPA_FWD_SCALEDESC)        \
-  X(ATTR_TENSOR_IS_BY_VALUE)
+  X(ATTR_OPERATION_SDPA_FWD_SCALEDESC)
+#define DNN_SDPA_GRAPH_NAMES(X)               \
+  X(BACKEND_MATMUL_DESCRIPTOR)                \
+  X(BACKEND_OPERATION_MATMUL_DESCRIPTOR)      \
+  X(ATTR_MATMUL_COMP_TYPE)                    \
+  X(ATTR_OPERATION_MATMUL_ADESC)              \
+  X(ATTR_OPERATION_MATMUL_BDESC)              \
+  X(ATTR_OPERATION_MATMUL_CDESC)              \
+  X(ATTR_OPERATION_MATMUL_DESC)               \
+  X(POINTWISE_SUB)                            \
+  X(POINTWISE_DIV)                            \
+  X(POINTWISE_EXP)                            \
+  X(POINTWISE_LOG)                            \
+  X(REDUCE_TENSOR_MAX)
 
 /* Every vendor name the builder uses, without the vendor prefix: the cuDNN
  * table pastes CUDNN_##name, the hipDNN table HIPDNN_##name. */
@@ -343,6 +360,7 @@ hd_status *dnn_finalize(const dnn_vendor *vd, void *desc, const char *what);
 /* ---- builders ---- */
 
 #define DNN_MAX_RANK 8
+#define DNN_MAX_UIDS 8 /* non-virtual tensors a plan binds */
 
 typedef struct dnn_tensor {
   int64_t uid;
@@ -420,16 +438,24 @@ hd_status *dnn_pool_graph(dnn_bag *b, void *handle, const dnn_pool *p, void **op
 hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const dnn_tensor *y,
                             int avg, void **opgraph);
 
-/* Scaled dot-product attention as the vendor's one fused operation:
- * O = softmax(scale * Q K^T) V, no mask, no bias, fp32 softmax. q is
- * [B, H, S, D], k [B, Hkv, L, D], v [B, Hkv, L, Dv], o [B, H, S, Dv], each
- * in the layout its strides say (unit stride on the last dim; H a multiple
- * of Hkv). The scale is a float passed by value: bind a host pointer to it
- * at scale_uid. NOT_SUPPORTED on a vendor without the SDPA names; whether an
- * engine takes the shape is the plan build's answer. */
+/* Scaled dot-product attention, fp32 scores and softmax:
+ *   O = softmax(scale * Q K^T + bias) V
+ * q is [B, H, S, D], k [B, Hkv, L, D], v [B, Hkv, L, Dv], o [B, H, S, Dv],
+ * each in the layout its strides say (unit stride on the last dim; H a
+ * multiple of Hkv). The scale is a float passed by value: bind a host
+ * pointer to it at scale_uid. Without a bias it is the vendor's one SDPA
+ * operation (cuDNN 9.13 and later); with one (the input dtype, over
+ * [B, H, S, L] by its strides, 0 where it broadcasts), the graph of two
+ * matmuls, pointwise ops and reductions the library's fused attention
+ * engine matches (Hkv == H there). cuDNN 9.19 has no engine for a boolean
+ * mask selected in that graph (BINARY_SELECT on a uint8 tensor: 0 configs),
+ * so masks stay with our kernels. NOT_SUPPORTED on a vendor without the
+ * names; whether an engine takes the graph is the plan build's answer. */
 typedef struct dnn_sdpa {
   dnn_tensor q, k, v, o;
   int64_t scale_uid;
+  int has_bias;
+  dnn_tensor bias;
 } dnn_sdpa;
 hd_status *dnn_sdpa_graph(dnn_bag *b, void *handle, const dnn_sdpa *a, void **opgraph);
 
@@ -465,7 +491,7 @@ typedef struct dnn_plan_opts {
   int fp32_graph;             /* the graph's io is fp32 (the TF32 filter applies) */
   int64_t workspace_limit;    /* 0: none */
   int nuids;                  /* the graph's non-virtual tensors, in binding order */
-  int64_t uids[8];
+  int64_t uids[DNN_MAX_UIDS];
   /* Exhaustive choice: when time_fn is set, up to max_candidates engine
    * configs that finalize are timed and the fastest is kept. */
   dnn_time_fn time_fn;
@@ -486,7 +512,7 @@ struct dnn_plan {
   int ncandidates;           /* engines timed (exhaustive), else 0 */
   dnn_engine_choice choice;  /* the config chosen, replayable (dnn_plan_opts.replay) */
   int nuids;
-  int64_t uids[8];           /* the non-virtual tensors, in binding order */
+  int64_t uids[DNN_MAX_UIDS]; /* the non-virtual tensors, in binding order */
 };
 
 /* Heuristics (mode A, then FALLBACK) over opgraph; the first engine config
@@ -503,7 +529,7 @@ void dnn_plan_free(dnn_plan *p);
 typedef struct dnn_varpack {
   void *desc;
   int n;
-  void *ptrs[8];
+  void *ptrs[DNN_MAX_UIDS];
   void *workspace;
 } dnn_varpack;
 

@@ -1,7 +1,9 @@
 /* gb_attention: attention at the plan's shapes, from the strided layout
  * the op computes (ops/attention.h), three ways:
- *   - the DNN library's fused SDPA (dnn_sdpa_graph: cuDNN 9.13+): half
- *     precision without a mask, bias or causal cut (ViT's), every operand
+ *   - the DNN library's fused SDPA (dnn_sdpa_graph): half precision
+ *     without a mask or causal cut, with or without an additive bias (the
+ *     one SDPA operation of cuDNN 9.13+ without; with one, the graph of
+ *     matmuls, pointwise ops and reductions cuDNN fuses), every operand
  *     with unit-stride rows and 16-byte aligned starts, where the library
  *     has an engine for the shape (the heuristics' first config, or under
  *     exhaustive search the fastest candidate, timed as convolutions' are;
@@ -61,15 +63,20 @@ static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_n
 }
 
 /* The library's SDPA plan, when the attention is one it takes (library
- * set); NULL and no plan when not. */
+ * set); NULL and no plan when not. A boolean mask stays with the flash
+ * kernel (dnn.h, dnn_sdpa: cuDNN has no engine for it). */
 static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *ws) {
   be_context *c = bp->bg->c;
   const op_attention *p = &s->p.attention;
   const op_attn_layout *l = &as->l;
   int dt = gb_t(bp, s->n->in[p->in_q])->dtype;
   const char *env = getenv("HIPDNN_EP_CUDNN_SDPA");
-  if ((dt != HD_DT_F16 && dt != HD_DT_BF16) || p->in_mask >= 0 || p->in_bias >= 0 || l->causal ||
-      l->heads % l->kv_heads != 0 || l->head_dim % 8 != 0 || l->v_dim % 8 != 0 || (env && strcmp(env, "0") == 0))
+  if ((dt != HD_DT_F16 && dt != HD_DT_BF16) || l->causal || l->heads % l->kv_heads != 0 || l->head_dim % 8 != 0 ||
+      l->v_dim % 8 != 0 || (env && strcmp(env, "0") == 0))
+    return NULL;
+  int has_bias = p->in_bias >= 0;
+  if (p->in_mask >= 0 || (has_bias && (l->kv_heads != l->heads || gb_t(bp, s->n->in[p->in_bias])->dtype != dt ||
+                                       (l->bias_st[3] != 1 && l->kv_len > 1))))
     return NULL;
   /* unit-stride rows; every start and row, head and batch step on 16 bytes */
   const int64_t *st[4] = {l->q_st, l->k_st, l->v_st, l->o_st};
@@ -92,6 +99,14 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
     dnn_tensor_packed(io[i], i + 1, dt, 4, dims);
     memcpy(io[i]->strides, st[i], sizeof io[i]->strides[0] * 4);
   }
+  const int64_t scores[4] = {l->batch, l->heads, l->seq, l->kv_len};
+  dnn_plan_opts po = {.workspace_limit = (int64_t)c->opts.workspace_limit, .nuids = 5, .uids = {1, 2, 3, 4, 5}};
+  if (has_bias) {
+    dnn_tensor_packed(&a.bias, 6, dt, 4, scores);
+    memcpy(a.bias.strides, l->bias_st, sizeof a.bias.strides);
+    a.has_bias = 1;
+    po.uids[po.nuids++] = 6;
+  }
   a.scale_uid = 5;
   as->scale = l->scale;
   dnn_bag bag;
@@ -101,10 +116,11 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
   if (e) {
     dnn_bag_free(&bag);
   } else {
-    dnn_plan_opts po = {.workspace_limit = (int64_t)c->opts.workspace_limit, .nuids = 5, .uids = {1, 2, 3, 4, 5}};
     gb_tuner tu;
     memset(&tu, 0, sizeof tu);
-    int timed = c->opts.algo_search == BE_ALGO_EXHAUSTIVE;
+    /* exhaustive search times the one-operation form's candidates (the
+     * tuner binds Q, K, V, O and the scale) */
+    int timed = c->opts.algo_search == BE_ALGO_EXHAUSTIVE && po.nuids == 5;
     if (timed) { /* the candidates timed over zeroed operands of the views' spans */
       e = gb_tuner_open(&tu, c);
       for (int i = 0; i < 4 && !e; i++) {
@@ -252,12 +268,13 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   int dt = gb_t(bp, n->in[p->in_q])->dtype;
   if (as->library) {
     size_t es = hd_dtype_size(dt);
-    void *ptrs[5] = {(char *)d.q + l->q_off * es, (char *)d.k + l->k_off * es, (char *)d.v + l->v_off * es, d.out,
-                     (void *)&as->scale};
+    /* in the plan's uid order: Q, K, V, O, the scale, [bias] */
+    void *ptrs[6] = {(char *)d.q + l->q_off * es, (char *)d.k + l->k_off * es, (char *)d.v + l->v_off * es, d.out,
+                     (void *)&as->scale, (void *)d.bias};
     /* the plan was made for 16-byte aligned operands (arena and ORT
      * allocations are); a caller's odd buffer takes the flash kernel */
     int aligned = 1;
-    for (int i = 0; i < 4; i++) aligned &= (uintptr_t)ptrs[i] % 16 == 0;
+    for (int i = 0; i < as->plan.nuids; i++) aligned &= i == 4 || (uintptr_t)ptrs[i] % 16 == 0;
     if (aligned) {
       be_context *c = bp->bg->c;
       HD_TRY(dnn_plan_execute(&as->plan, c->handle, ptrs, lc->workspace, gb_exec_varpack(lc, bp, s)));
