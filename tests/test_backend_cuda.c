@@ -987,13 +987,15 @@ static void b_attn_mask_empty_rows(tg *t) {
 }
 
 /* An additive key mask ([B, 1, 1, L], the input dtype: BERT's padding as a
- * bias) with batch 1's keys past 100 at -10000: the library's SDPA graph
+ * bias) with batch 1's keys past 100 at -10000 and every key of batch 2 at
+ * -inf (its rows zero: the Attention op's rule): the library's SDPA graph
  * with a bias, where the DNN library has it. */
 static void b_attn_sdpa_key_bias(tg *t) {
-  int q = tg_input(t, 4, D(2, 6, 96, 64)), k = tg_input(t, 4, D(2, 6, 112, 64)), v = tg_input(t, 4, D(2, 6, 112, 64));
-  float bias[2 * 112];
-  for (int i = 0; i < 2 * 112; i++) bias[i] = i >= 112 + 100 ? -10000.f : (float)((i * 37) % 11) / 11.f - 0.5f;
-  int in[4] = {q, k, v, tg_const_vals(t, 4, D(2, 1, 1, 112), bias)};
+  int q = tg_input(t, 4, D(3, 6, 96, 64)), k = tg_input(t, 4, D(3, 6, 112, 64)), v = tg_input(t, 4, D(3, 6, 112, 64));
+  float bias[3 * 112];
+  for (int i = 0; i < 3 * 112; i++)
+    bias[i] = i >= 2 * 112 ? -INFINITY : i >= 112 + 100 ? -10000.f : (float)((i * 37) % 11) / 11.f - 0.5f;
+  int in[4] = {q, k, v, tg_const_vals(t, 4, D(3, 1, 1, 112), bias)};
   tg_output(t, tg_node(t, "Attention", 23, in, 4, NULL, 0));
 }
 static void b_attn_d128_cross(tg *t) {

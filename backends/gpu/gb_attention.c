@@ -64,7 +64,10 @@ static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_n
 
 /* The library's SDPA plan, when the attention is one it takes (library
  * set); NULL and no plan when not. A boolean mask stays with the flash
- * kernel (dnn.h, dnn_sdpa: cuDNN has no engine for it). */
+ * kernel (dnn.h, dnn_sdpa: cuDNN has no engine for it), and so does a bias
+ * under Softmax's rule for a row whose every score is -inf (NaN): cuDNN
+ * gives such rows zeros, the Attention op's rule (empty_zero; measured:
+ * test_backend_cuda attention_sdpa_key_bias). */
 static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *ws) {
   be_context *c = bp->bg->c;
   const op_attention *p = &s->p.attention;
@@ -75,7 +78,8 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
       l->v_dim % 8 != 0 || (env && strcmp(env, "0") == 0))
     return NULL;
   int has_bias = p->in_bias >= 0;
-  if (p->in_mask >= 0 || (has_bias && (l->kv_heads != l->heads || gb_t(bp, s->n->in[p->in_bias])->dtype != dt ||
+  if (p->in_mask >= 0 || (has_bias && (!p->empty_zero || l->kv_heads != l->heads ||
+                                       gb_t(bp, s->n->in[p->in_bias])->dtype != dt ||
                                        (l->bias_st[3] != 1 && l->kv_len > 1))))
     return NULL;
   /* unit-stride rows; every start and row, head and batch step on 16 bytes */
