@@ -488,6 +488,24 @@ hd_status *dnn_pool_graph(dnn_bag *b, void *handle, const dnn_pool *p, void **op
   return op_graph(b, handle, &op, 1, opgraph);
 }
 
+/* A reduction op y = mode(x) over the dims where y is 1, fp32 math. */
+static hd_status *reduction_op(dnn_bag *b, dnn_name mode, void *x, void *y, void **op) {
+  const dnn_vendor *vd = b->vd;
+  void *rd, *o;
+  int m = (int)vd->v[mode], ct = (int)vd->v[DNN_DATA_FLOAT];
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_OPERATOR, DNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &m));
+  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
+  HD_TRY(dnn_finalize(vd, rd, "reduction"));
+  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &o));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_REDUCTION_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+  HD_TRY(dnn_set(vd, o, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
+  HD_TRY(dnn_finalize(vd, o, "reduction operation"));
+  *op = o;
+  return NULL;
+}
+
 hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const dnn_tensor *y,
                             int avg, void **opgraph) {
   const dnn_vendor *vd = b->vd;
@@ -498,19 +516,10 @@ hd_status *dnn_reduce_graph(dnn_bag *b, void *handle, const dnn_tensor *x, const
   for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
     if (!dnn_has(vd, need[i])) return lacks(vd, need[i]);
   if (!dnn_has(vd, mode_name)) return lacks(vd, mode_name);
-  void *tx, *ty, *rd, *op;
+  void *tx, *ty, *op;
   HD_TRY(dnn_tensor_create(b, x, &tx));
   HD_TRY(dnn_tensor_create(b, y, &ty));
-  int mode = (int)vd->v[mode_name], ct = (int)vd->v[DNN_DATA_FLOAT];
-  HD_TRY(dnn_bag_create(b, DNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
-  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_OPERATOR, DNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode));
-  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
-  HD_TRY(dnn_finalize(vd, rd, "reduction"));
-  HD_TRY(dnn_bag_create(b, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &tx));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
-  HD_TRY(dnn_finalize(vd, op, "reduction operation"));
+  HD_TRY(reduction_op(b, mode_name, tx, ty, &op));
   return op_graph(b, handle, &op, 1, opgraph);
 }
 
@@ -554,20 +563,7 @@ static hd_status *sdpa_matmul(sdpa_build *g, void *a, void *bm, void *c) {
 }
 
 static hd_status *sdpa_reduce(sdpa_build *g, dnn_name mode, void *x, void *y) {
-  const dnn_vendor *vd = g->b->vd;
-  void *rd, *op;
-  int m = (int)vd->v[mode], ct = (int)vd->v[DNN_DATA_FLOAT];
-  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
-  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_OPERATOR, DNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &m));
-  HD_TRY(dnn_set(vd, rd, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &ct));
-  HD_TRY(dnn_finalize(vd, rd, "reduction"));
-  HD_TRY(dnn_bag_create(g->b, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_XDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-  HD_TRY(dnn_set(vd, op, DNN_ATTR_OPERATION_REDUCTION_DESC, DNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd));
-  HD_TRY(dnn_finalize(vd, op, "reduction operation"));
-  g->ops[g->nops++] = op;
-  return NULL;
+  return reduction_op(g->b, mode, x, y, &g->ops[g->nops++]);
 }
 
 static hd_status *sdpa_scalar(dnn_bag *b, int64_t uid, void **t) {

@@ -94,6 +94,12 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
     const ir_tensor *t = gb_t(bp, i < 3 ? s->n->in[ins[i]] : s->n->out[0]);
     if (t->storage == IR_ST_ALIAS && t->offset % 16 != 0) return NULL;
   }
+  if (has_bias) { /* the bias's rows, heads and batches too (zero where it broadcasts) */
+    for (int k = 0; k < 3; k++)
+      if (l->bias_st[k] * es % 16 != 0) return NULL;
+    const ir_tensor *t = gb_t(bp, s->n->in[p->in_bias]);
+    if (t->storage == IR_ST_ALIAS && t->offset % 16 != 0) return NULL;
+  }
   dnn_sdpa a;
   memset(&a, 0, sizeof a);
   dnn_tensor *io[4] = {&a.q, &a.k, &a.v, &a.o};
