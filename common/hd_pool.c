@@ -360,6 +360,7 @@ void hd_pool_free(hd_pool *p, void *ptr) {
   if (i >= 0 && p->blocks[i].live) {
     block *b = &p->blocks[i];
     b->live = 0;
+    p->stats.frees++;
     p->stats.in_use -= b->size;
     p->stats.cached += b->size;
     for (int u = 0; u < b->nuse; u++) {

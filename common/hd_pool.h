@@ -45,6 +45,8 @@ typedef struct hd_pool_stats {
   size_t peak;          /* most bytes in use + cached at once */
   size_t limit;         /* 0: none */
   uint64_t allocs;      /* hd_pool_alloc calls that succeeded */
+  uint64_t frees;       /* blocks given back (allocs + frees: a change count
+                         * that tells a reader whether in_use moved) */
   uint64_t source_allocs; /* of those, how many reached the source */
   uint64_t failures;    /* requests refused (limit or source out of memory) */
   uint64_t stream_waits; /* reuses that had to wait for another stream's work */

@@ -1,5 +1,6 @@
 #include "ep/ep_ep.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,10 +320,8 @@ void ep_kernels_remove(ep_ep *ep, OrtNodeComputeInfo *k) {
   pthread_mutex_unlock(&ep->kernels_mu);
 }
 
-void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
-  memset(out, 0, sizeof *out);
-  out->backend = be_name(ep->dev->be);
-  out->host = be_host_memory(ep->dev->be);
+static void sum_kernels(ep_ep *ep, ep_mem_figures *out) {
+  out->weights = out->run = out->plans = 0;
   pthread_mutex_lock(&ep->kernels_mu);
   for (int i = 0; i < ep->nkernels; i++) {
     be_graph_memory m;
@@ -332,17 +331,36 @@ void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
     out->plans += m.plans;
   }
   pthread_mutex_unlock(&ep->kernels_mu);
+}
+
+void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
+  memset(out, 0, sizeof *out);
+  out->backend = be_name(ep->dev->be);
+  out->host = be_host_memory(ep->dev->be);
   hd_pool *pool = ep->device_alloc ? ep_allocator_pool(ep->device_alloc) : ep->host_pool;
-  if (pool) {
-    hd_pool_stats s;
-    hd_pool_get_stats(pool, &s);
-    out->has_pool = 1;
-    out->pool_shared = ep->device_alloc && !ep->opts.gpu_mem_limit;
-    out->pool_in_use = s.in_use;
-    out->pool_cached = s.cached;
-    out->pool_peak = s.peak;
-    out->pool_limit = s.limit;
+  if (!pool) {
+    sum_kernels(ep, out);
+    return;
   }
+  /* Other threads' runs allocate and free while we read. The partitions'
+   * figures never count bytes the pool does not hold, so figures read while
+   * the pool's change count stands still are one consistent snapshot; retry
+   * until that happens (a few microseconds of reading; the last try stands
+   * if the pool never rests). */
+  hd_pool_stats s0, s;
+  for (int tries = 0; tries < 64; tries++) {
+    hd_pool_get_stats(pool, &s0);
+    sum_kernels(ep, out);
+    hd_pool_get_stats(pool, &s);
+    if (s.allocs + s.frees == s0.allocs + s0.frees) break;
+    sched_yield();
+  }
+  out->has_pool = 1;
+  out->pool_shared = ep->device_alloc && !ep->opts.gpu_mem_limit;
+  out->pool_in_use = s.in_use;
+  out->pool_cached = s.cached;
+  out->pool_peak = s.peak;
+  out->pool_limit = s.limit;
 }
 
 /* The reference backend's run buffers come from a host pool of the

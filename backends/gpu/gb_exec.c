@@ -115,23 +115,30 @@ static hd_status *exec_create(int id, gb_exec **out) {
   return NULL;
 }
 
+/* Moves one of the graph's memory figures (run_bytes or plan_bytes). */
+static void count_bytes(be_graph *bg, size_t *figure, size_t bytes, int add) {
+  pthread_mutex_lock(&bg->execs->mu);
+  *figure = add ? *figure + bytes : *figure - bytes;
+  pthread_mutex_unlock(&bg->execs->mu);
+}
+
 /* Makes *buf hold at least need bytes; the old buffer goes only once the
  * GPU is done with it (the caller holds x, so no run is enqueueing on it). */
 static hd_status *ensure(be_graph *bg, gb_exec *x, void **buf, size_t *cap, size_t need, const char *what) {
   if (need <= *cap) return NULL;
   be_context *c = bg->c;
   sync_quiet(x);
+  /* The figure never counts a byte the pool does not hold: it drops before
+   * the free and grows after the allocation (a memory sample reads both). */
+  count_bytes(bg, &bg->execs->run_bytes, *cap, 0);
   if (*buf) c->alloc.free(c->alloc.ctx, *buf);
-  size_t old = *cap;
   *buf = NULL;
   *cap = 0;
   x->gen++;
   hd_status *st = c->alloc.alloc(c->alloc.ctx, need, buf);
   if (st) *buf = NULL;
   else *cap = need;
-  pthread_mutex_lock(&bg->execs->mu);
-  bg->execs->run_bytes = bg->execs->run_bytes - old + *cap;
-  pthread_mutex_unlock(&bg->execs->mu);
+  count_bytes(bg, &bg->execs->run_bytes, *cap, 1);
   return st ? hd_status_wrap(st, "%s: %s of %zu bytes: ", gb_backend_name, what, need) : NULL;
 }
 
@@ -642,11 +649,7 @@ hd_status *gb_plan_run_profiled(be_plan *bp, void *const *inputs, void *const *o
   return st;
 }
 
-void gb_graph_count_plan(be_graph *bg, size_t bytes, int add) {
-  pthread_mutex_lock(&bg->execs->mu);
-  bg->execs->plan_bytes = add ? bg->execs->plan_bytes + bytes : bg->execs->plan_bytes - bytes;
-  pthread_mutex_unlock(&bg->execs->mu);
-}
+void gb_graph_count_plan(be_graph *bg, size_t bytes, int add) { count_bytes(bg, &bg->execs->plan_bytes, bytes, add); }
 
 void gb_graph_memory(be_graph *bg, be_graph_memory *out) {
   out->weights = bg->const_bytes;

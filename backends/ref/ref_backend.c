@@ -234,9 +234,20 @@ static hd_status *ref_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out
 
 static void ref_plan_free(be_plan *bp) { free(bp); }
 
-/* Grows *buf to at least need bytes (contents not kept). */
-static int grow(be_context *c, void **buf, size_t *cap, size_t need) {
+/* Adds to (or takes from) the run buffers' figure. */
+static void count_run(be_graph *bg, size_t bytes, int add) {
+  pthread_mutex_lock(&bg->mu);
+  bg->run_bytes = add ? bg->run_bytes + bytes : bg->run_bytes - bytes;
+  pthread_mutex_unlock(&bg->mu);
+}
+
+/* Grows *buf to at least need bytes (contents not kept). The figure never
+ * counts a byte the pool does not hold: it drops before the free and grows
+ * after the allocation (a memory sample reads both). */
+static int grow(be_graph *bg, void **buf, size_t *cap, size_t need) {
   if (need <= *cap) return 1;
+  be_context *c = bg->c;
+  count_run(bg, *cap, 0);
   buf_free(c, *buf);
   *buf = NULL;
   if (c->alloc.alloc) {
@@ -247,6 +258,7 @@ static int grow(be_context *c, void **buf, size_t *cap, size_t need) {
     *buf = malloc(need);
   }
   *cap = *buf ? need : 0;
+  count_run(bg, *cap, 1);
   return *buf != NULL;
 }
 
@@ -258,17 +270,11 @@ static hd_status *exec_take(be_plan *bp, ref_exec **out) {
   pthread_mutex_unlock(&bg->mu);
   if (!x && !(x = calloc(1, sizeof *x))) return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory");
   size_t fcap = x->scratch.floats * sizeof(float);
-  size_t before = x->arena_cap + fcap;
-  int ok = grow(bg->c, &x->arena, &x->arena_cap, bp->p->arena_bytes) &&
-           grow(bg->c, (void **)&x->scratch.buf, &fcap, bp->scratch_floats * sizeof(float));
+  int ok = grow(bg, &x->arena, &x->arena_cap, bp->p->arena_bytes) &&
+           grow(bg, (void **)&x->scratch.buf, &fcap, bp->scratch_floats * sizeof(float));
   x->scratch.floats = fcap / sizeof(float);
-  pthread_mutex_lock(&bg->mu);
-  bg->run_bytes = bg->run_bytes - before + x->arena_cap + fcap;
-  pthread_mutex_unlock(&bg->mu);
   if (!ok) {
-    pthread_mutex_lock(&bg->mu);
-    bg->run_bytes -= x->arena_cap + fcap;
-    pthread_mutex_unlock(&bg->mu);
+    count_run(bg, x->arena_cap + fcap, 0);
     exec_free(bg->c, x);
     return hd_error(HD_ERR_OUT_OF_MEMORY, "ref: out of host memory for a %zu-byte arena", bp->p->arena_bytes);
   }
