@@ -231,8 +231,7 @@ static int one_element(const ir_value *v) {
   return v->rank >= 0;
 }
 
-/* Element i of a constant, as a double (NAN where it is none). */
-static double const_elem(const ir_value *c, int64_t i) {
+double pf_const_elem(const ir_value *c, int64_t i) {
   if (!c->is_const || !c->data || i < 0 || (size_t)(i + 1) * hd_dtype_size(c->dtype) > c->nbytes) return NAN;
   if (is_float(c->dtype)) return load_f(c->dtype, c->data, (size_t)i);
   if (c->dtype == HD_DT_I64) return (double)((const int64_t *)c->data)[i];
@@ -274,7 +273,7 @@ static double static_dim(const ir_graph *g, int v, int d, int *budget) {
 static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget) {
   const ir_value *val = &g->values[v];
   if (--*budget < 0 || val->rank != 1 || val->dims[0] < 0 || i < 0 || i >= val->dims[0]) return NAN;
-  if (val->is_const) return const_elem(val, i);
+  if (val->is_const) return pf_const_elem(val, i);
   const ir_node *n = val->producer == IR_NONE ? NULL : &g->nodes[val->producer];
   if (!n || n->dead || n->out[0] != v) return NAN;
   if (n->kind == OP_SHAPE) {
@@ -302,7 +301,7 @@ static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget) 
 static double static_scalar(const ir_graph *g, int v, int *budget) {
   const ir_value *val = &g->values[v];
   if (--*budget < 0 || !one_element(val)) return NAN;
-  if (val->is_const) return const_elem(val, 0);
+  if (val->is_const) return pf_const_elem(val, 0);
   const ir_node *n = val->producer == IR_NONE ? NULL : &g->nodes[val->producer];
   if (!n || n->dead || n->nin < 1 || n->out[0] != v) return NAN;
   double a = NAN, b = NAN;
@@ -326,15 +325,15 @@ static double static_scalar(const ir_graph *g, int v, int *budget) {
     case OP_GATHER: { /* one element of a shape */
       if (n->nin != 2 || OP_P(n)->gather.axis != 0) return NAN;
       const ir_value *data = &g->values[n->in[0]];
-      double i = const_elem(&g->values[n->in[1]], 0);
+      double i = pf_const_elem(&g->values[n->in[1]], 0);
       if (data->rank != 1 || data->dims[0] < 0 || !isfinite(i)) return NAN;
       return static_vec_elem(g, n->in[0], (int64_t)(i < 0 ? i + (double)data->dims[0] : i), budget);
     }
     case OP_SLICE: { /* Slice(shape, start, end) with one element out, step 1 */
       const ir_value *data = &g->values[n->in[0]];
       if (n->opset < 10 || n->nin < 3 || data->rank != 1 || data->dims[0] < 0) return NAN;
-      if (n->nin > 4 && n->in[4] != IR_NONE && const_elem(&g->values[n->in[4]], 0) != 1.0) return NAN;
-      double st = const_elem(&g->values[n->in[1]], 0);
+      if (n->nin > 4 && n->in[4] != IR_NONE && pf_const_elem(&g->values[n->in[4]], 0) != 1.0) return NAN;
+      double st = pf_const_elem(&g->values[n->in[1]], 0);
       if (!isfinite(st)) return NAN;
       int64_t len = data->dims[0], i = st < 0 ? (int64_t)st + len : (int64_t)st;
       return static_vec_elem(g, n->in[0], i < 0 ? 0 : i, budget);

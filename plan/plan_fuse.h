@@ -13,6 +13,8 @@ int pf_sole_consumer(const ir_graph *g, int v);
 /* Node `gone`, folded into node `into`: its name joins into's fused list,
  * and it is dead (nothing runs it). */
 void pf_absorb(ir_node *into, ir_node *gone);
+/* Element i of a constant (float or int), as a double; NAN where it is none. */
+double pf_const_elem(const ir_value *c, int64_t i);
 /* v's value when it is a one-element float known as the model compiles: a
  * constant, or computed from constants and static dims (an exporter's
  * 1 / sqrt(head size) from Shape, Slice, Cast, Sqrt, Div); else NaN. */

@@ -4,13 +4,20 @@
  *   x [N, C, H, W] -> Reshape [N, C, Ho, kh, Wo, kw]
  *     -> Transpose (0, 1, 3, 5, 2, 4) -> Reshape [N, C kh kw, Ho Wo]
  *     -> MatMul(W as [M, C kh kw], .) (+ bias [M, 1]) -> Reshape [N, M, Ho, Wo]
- * One copy of the image and one GEMM. cuDNN's engines for ViT-B/16's
+ * One copy of the image and one GEMM. When y's data is read only by a
+ * Reshape to [N, M, Ho Wo] and a Transpose (0, 2, 1) (ViT's flatten(2)
+ * .transpose(1, 2) to tokens), the product is made token-major instead:
+ *   x -> Reshape [N, C, Ho, kh, Wo, kw] -> Transpose (0, 2, 4, 1, 3, 5)
+ *     -> Reshape [N, Ho Wo, C kh kw] -> MatMul(., W^T) (+ bias [M]) -> tokens
+ * so the bias is a row bias the GEMM's epilogue adds, and neither the
+ * bias's own pass nor the Transpose to tokens runs. cuDNN's engines for ViT-B/16's
  * 16 x 16 / 16 patch conv (3 -> 768 channels) took 64 us at batch 1 in
  * half precision on an H100 (and relayouts around it) for what a GEMM of
  * [768, 768] x [768, 196] does in a few. H and W must be known and whole
  * multiples of the kernel (the Reshapes are fixed here). Kernels of 8 x 8
  * and up only: ConvNeXt's 4 x 4 stem (K = 48) is left to cuDNN, as no
  * measurement says the GEMM form is faster there. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +62,98 @@ static hd_status *reshape(ir_graph *g, int at, const char *base, const char *suf
   return NULL;
 }
 
+/* What element i of shape vector s copies: dim *ydim of y (returns 1), or
+ * the constant *k (returns 2); 0 when it is neither or not known. The
+ * forms exporters write: a constant, Shape(y) (from its start), a Slice of
+ * a vector with a constant start and step 1, a Concat of such pieces. */
+static int shape_elem(const ir_graph *g, int s, int64_t i, int y, int *ydim, int64_t *k, int depth) {
+  const ir_value *v = &g->values[s];
+  if (depth > 8 || v->rank != 1 || v->dims[0] < 0 || i < 0 || i >= v->dims[0]) return 0;
+  if (v->is_const) {
+    double e = pf_const_elem(v, i);
+    *k = (int64_t)e;
+    return isnan(e) ? 0 : 2;
+  }
+  const ir_node *n = v->producer == IR_NONE ? NULL : &g->nodes[v->producer];
+  if (!n || n->dead || n->out[0] != s) return 0;
+  if (n->kind == OP_SHAPE) {
+    int rank = g->values[n->in[0]].rank;
+    int64_t start = OP_P(n)->shape.start;
+    if (start < 0) start += rank;
+    *ydim = (int)((start < 0 ? 0 : start) + i);
+    return n->in[0] == y && *ydim < rank ? 1 : 0;
+  }
+  if (n->kind == OP_SLICE) {
+    const ir_value *d = &g->values[n->in[0]];
+    if (n->opset < 10 || n->nin < 3 || d->rank != 1 || d->dims[0] < 0) return 0;
+    if (n->nin > 3 && n->in[3] != IR_NONE && pf_const_elem(&g->values[n->in[3]], 0) != 0.0) return 0;
+    if (n->nin > 4 && n->in[4] != IR_NONE && pf_const_elem(&g->values[n->in[4]], 0) != 1.0) return 0;
+    double st = pf_const_elem(&g->values[n->in[1]], 0);
+    if (isnan(st)) return 0;
+    int64_t b = st < 0 ? (int64_t)st + d->dims[0] : (int64_t)st;
+    return shape_elem(g, n->in[0], (b < 0 ? 0 : b) + i, y, ydim, k, depth + 1);
+  }
+  if (n->kind == OP_CONCAT) {
+    for (int p = 0; p < n->nin; p++) {
+      const ir_value *piece = &g->values[n->in[p]];
+      if (piece->rank != 1 || piece->dims[0] < 0) return 0;
+      if (i < piece->dims[0]) return shape_elem(g, n->in[p], i, y, ydim, k, depth + 1);
+      i -= piece->dims[0];
+    }
+  }
+  return 0;
+}
+
+/* Reshape node r turns y [N, M, Ho, Wo] into [N, M, Ho Wo]: its shape's
+ * elements resolve to the batch (y's, or n where x's is static), M, and
+ * Ho Wo, one of the first and last possibly the inferred -1. */
+enum { DIM_BATCH = -2, DIM_INFERRED = -1 };
+static int flattens_grid(const ir_graph *g, const ir_node *r, int y, int64_t n, int64_t m, int64_t ho, int64_t wo) {
+  if (r->nin < 2 || OP_P(r)->view.allowzero) return 0;
+  const ir_value *shape = &g->values[r->in[1]];
+  if (shape->rank != 1 || shape->dims[0] != 3) return 0;
+  const int64_t ydims[4] = {DIM_BATCH, m, ho, wo};
+  int64_t d[3];
+  for (int i = 0; i < 3; i++) {
+    int yd = -1, got = shape_elem(g, r->in[1], i, y, &yd, &d[i], 0);
+    if (!got || (got == 2 && d[i] < DIM_INFERRED)) return 0;
+    if (got == 2 && d[i] == 0) got = 1, yd = i; /* 0 copies y's dim */
+    if (got == 1) d[i] = ydims[yd];
+  }
+  int batch = d[0] == DIM_BATCH || (n > 0 && d[0] == n), rows = d[2] == ho * wo;
+  return d[1] == m && ((batch && (rows || d[2] == DIM_INFERRED)) || (d[0] == DIM_INFERRED && rows));
+}
+
+/* The node that reads v's data, when only one does and v leaves no
+ * partition (others may read its shape); else IR_NONE. */
+static int sole_data_reader(const ir_graph *g, int v) {
+  if (g->values[v].graph_output != IR_NONE) return IR_NONE;
+  int reader = IR_NONE;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int reads = 0;
+    for (int k = 0; k < n->nin && !n->dead; k++) reads |= n->in[k] == v;
+    if (!reads) continue;
+    const op_def *d = op_get((op_kind)n->kind);
+    if (d && d->shape_only) continue;
+    if (reader != IR_NONE) return IR_NONE;
+    reader = i;
+  }
+  return reader;
+}
+
+/* y -> Reshape to [N, M, Ho Wo] -> Transpose (0, 2, 1), each the only
+ * reader of the data before it: the Transpose's node, or IR_NONE. */
+static int token_transpose(const ir_graph *g, int y, int64_t n, int64_t m, int64_t ho, int64_t wo) {
+  int ri = sole_data_reader(g, y);
+  if (ri == IR_NONE || !pf_is_kind(&g->nodes[ri], OP_RESHAPE) || !flattens_grid(g, &g->nodes[ri], y, n, m, ho, wo))
+    return IR_NONE;
+  int ti = sole_data_reader(g, g->nodes[ri].out[0]);
+  if (ti == IR_NONE || !pf_is_kind(&g->nodes[ti], OP_TRANSPOSE)) return IR_NONE;
+  const op_copy *c = &OP_P(&g->nodes[ti])->copy;
+  return c->has_axes && c->n == 3 && c->axes[0] == 0 && c->axes[1] == 2 && c->axes[2] == 1 ? ti : IR_NONE;
+}
+
 hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed) {
   const ir_node *conv = &g->nodes[ci];
   if (!pf_is_kind(conv, OP_CONV) || conv->nout != 1 || conv->nin < 2) return NULL;
@@ -75,42 +174,74 @@ hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed) {
 
   char base[400];
   snprintf(base, sizeof base, "%s", conv->name);
-  const int dt = x->dtype, xin = conv->in[0], yout = conv->out[0];
-  const int64_t ho = h / kh, wo = wd / kw, ckk = ch * kh * kw;
+  const int dt = x->dtype, xin = conv->in[0], yout = conv->out[0], bin = b ? conv->in[2] : IR_NONE;
+  const int64_t ho = h / kh, wo = wd / kw, ckk = ch * kh * kw, hw = ho * wo;
   const size_t es = hd_dtype_size(dt);
-  /* the constants: W as [M, C kh kw] (the same bytes), the bias as a column */
-  int w2, b2 = IR_NONE, x6, xt, patches, prod, biased;
-  const int64_t w2d[2] = {m, ckk}, b2d[2] = {m, 1};
-  HD_TRY(new_const(g, base, "weight_2d", dt, 2, w2d, g->values[conv->in[1]].data, (size_t)(m * ckk) * es, &w2));
-  if (b) HD_TRY(new_const(g, base, "bias_column", dt, 2, b2d, g->values[conv->in[2]].data, (size_t)m * es, &b2));
-  const int64_t d6[6] = {0, ch, ho, kh, wo, kw}, g6[6] = {-1, ch, ho, kh, wo, kw}, dt6[6] = {-1, ch, kh, kw, ho, wo};
-  const int64_t d3[3] = {0, ckk, ho * wo};
-  const int64_t dp[3] = {-1, ckk, ho * wo}, dm[3] = {-1, m, ho * wo}, d4[4] = {0, m, ho, wo};
+  const int ti = token_transpose(g, yout, x->dims[0], m, ho, wo); /* token-major when not IR_NONE */
+  const int tokens = ti != IR_NONE ? g->nodes[ti].out[0] : IR_NONE;
+  /* the weight: [M, C kh kw] (the same bytes), or its transpose for tokens */
+  int wmat, x6, xt, patches, prod, biased = IR_NONE;
+  if (ti == IR_NONE) {
+    HD_TRY(new_const(g, base, "weight_2d", dt, 2, (const int64_t[2]){m, ckk}, g->values[conv->in[1]].data,
+                     (size_t)(m * ckk) * es, &wmat));
+  } else {
+    const uint8_t *src = g->values[conv->in[1]].data;
+    uint8_t *wt = malloc((size_t)(m * ckk) * es);
+    if (!wt) return hd_error(HD_ERR_OUT_OF_MEMORY, "patchify: out of host memory");
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t k = 0; k < ckk; k++) memcpy(wt + (size_t)(k * m + r) * es, src + (size_t)(r * ckk + k) * es, es);
+    hd_status *st = new_const(g, base, "weight_2d_t", dt, 2, (const int64_t[2]){ckk, m}, wt, (size_t)(m * ckk) * es,
+                              &wmat);
+    free(wt);
+    HD_TRY(st);
+  }
+  /* the bias: a column of the channel-major product; the tokens' row bias as it is */
+  int bias = bin;
+  if (b && ti == IR_NONE)
+    HD_TRY(new_const(g, base, "bias_column", dt, 2, (const int64_t[2]){m, 1}, g->values[bin].data, (size_t)m * es,
+                     &bias));
+  /* patches: channel-major [N, C kh kw, Ho Wo], or token-major [N, Ho Wo, C kh kw] */
+  static const int8_t perm_chan[6] = {0, 1, 3, 5, 2, 4}, perm_tok[6] = {0, 2, 4, 1, 3, 5};
+  const int8_t *perm = ti == IR_NONE ? perm_chan : perm_tok;
+  const int64_t g6[6] = {-1, ch, ho, kh, wo, kw};
+  int64_t t6[6], pd[3] = {-1, ti == IR_NONE ? ckk : hw, ti == IR_NONE ? hw : ckk};
+  for (int d = 0; d < 6; d++) t6[d] = g6[perm[d]];
+  const int64_t md[3] = {-1, ti == IR_NONE ? m : hw, ti == IR_NONE ? hw : m};
   HD_TRY(new_value(g, base, "patch_grid", dt, 6, g6, &x6));
-  HD_TRY(new_value(g, base, "patches_t", dt, 6, dt6, &xt));
-  HD_TRY(new_value(g, base, "patches", dt, 3, dp, &patches));
-  HD_TRY(new_value(g, base, "product", dt, 3, dm, &prod));
-  if (b) HD_TRY(new_value(g, base, "biased", dt, 3, dm, &biased));
-  else biased = prod;
+  HD_TRY(new_value(g, base, "patches_t", dt, 6, t6, &xt));
+  HD_TRY(new_value(g, base, "patches", dt, 3, pd, &patches));
+  if (ti != IR_NONE && !b) prod = tokens;
+  else HD_TRY(new_value(g, base, "product", dt, 3, md, &prod));
+  if (b) {
+    if (ti != IR_NONE) biased = tokens;
+    else HD_TRY(new_value(g, base, "biased", dt, 3, md, &biased));
+  } else {
+    biased = prod;
+  }
   /* nodes before the Conv, which becomes the last Reshape */
   int at = ci;
   ir_params *p;
-  HD_TRY(reshape(g, at++, base, "grid_shape", xin, d6, 6, x6));
+  HD_TRY(reshape(g, at++, base, "grid_shape", xin, (const int64_t[6]){0, ch, ho, kh, wo, kw}, 6, x6));
   HD_TRY(insert(g, at++, OP_TRANSPOSE, base, "Transpose", 21, &x6, 1, xt, &p));
   op_copy *tp = &((op_params *)(void *)p)->copy;
   tp->has_axes = 1, tp->n = 6;
-  memcpy(tp->axes, (const int8_t[6]){0, 1, 3, 5, 2, 4}, 6);
-  HD_TRY(reshape(g, at++, base, "patches_shape", xt, d3, 3, patches));
-  HD_TRY(insert(g, at++, OP_MATMUL, base, "MatMul", 13, (const int[2]){w2, patches}, 2, prod, &p));
+  memcpy(tp->axes, perm, 6);
+  HD_TRY(reshape(g, at++, base, "patches_shape", xt, (const int64_t[3]){0, pd[1], pd[2]}, 3, patches));
+  const int mm_in[2] = {ti == IR_NONE ? wmat : patches, ti == IR_NONE ? patches : wmat};
+  HD_TRY(insert(g, at++, OP_MATMUL, base, "MatMul", 13, mm_in, 2, prod, &p));
   op_gemm *gm = &((op_params *)(void *)p)->gemm;
   gm->alpha = gm->beta = 1.0f, gm->is_matmul = 1;
   if (b) {
-    HD_TRY(insert(g, at++, OP_ADD, base, "Add", 14, (const int[2]){prod, b2}, 2, biased, &p));
+    HD_TRY(insert(g, at++, OP_ADD, base, "Add", 14, (const int[2]){prod, bias}, 2, biased, &p));
     ((op_params *)(void *)p)->binary.kind = OP_BIN_ADD;
   }
-  /* the Conv (now at `at`) becomes Reshape(biased, [N, M, Ho, Wo]) -> y */
+  const int inserted = at - ci;
+  /* The Conv (now at `at`) becomes Reshape(biased, [N, M, Ho, Wo]) -> y.
+   * Token-major, that is a view of the tokens in their order, not y's: the
+   * Transpose to tokens goes (its output is what the nodes above write),
+   * and what is left reads only y's shape (the exporter's flatten shape). */
   int shape;
-  const int64_t four = 4;
+  const int64_t four = 4, d4[4] = {0, m, ho, wo};
   HD_TRY(new_const(g, base, "output_shape", HD_DT_I64, 1, &four, d4, sizeof d4, &shape));
   ir_node *n = &g->nodes[at];
   int *in = realloc(n->in, sizeof(int) * 2);
@@ -126,6 +257,7 @@ hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed) {
   n->out[0] = yout;
   memset(&n->p, 0, sizeof n->p);
   OP_P(n)->view.rank = -1;
+  if (ti != IR_NONE) pf_absorb(&g->nodes[at - 1], &g->nodes[ti + inserted]);
   *changed = 1;
   return NULL;
 }

@@ -1074,28 +1074,78 @@ static void ir_attention_shared_mask(const ir_graph *g) {
  * embedding, made a Transpose of the image and a MatMul (six live nodes:
  * three Reshapes, the Transpose, the MatMul and the bias's Add).
  * patchify_form 1: padded by 1, a plain Conv that stays; 2: 4x4 stride 4
- * (ConvNeXt's stem), left to the Conv. */
+ * (ConvNeXt's stem), left to the Conv; 3: then ViT's flatten(2) to
+ * [N, 5, 6] as torch exports it (Reshape(y, Concat(Slice(Shape(y), 0, 2),
+ * [-1]))) and transpose(1, 2) to tokens: token-major, four live nodes (the
+ * bias in the MatMul, no Transpose to tokens, the flatten's shape
+ * arithmetic gone); 4: the flatten as Reshape(y, [0, 5, -1]), the same;
+ * 5: form 3 with y also an output, which keeps the channel-major form (y's
+ * data is read). */
 static int patchify_form;
 static void build_patchify(ir_graph *g) {
   const int64_t k = patchify_form == 2 ? 4 : 8;
   int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 16, 24}, wd[4] = {5, 3, k, k}, bd[1] = {5};
-  int x = value(g, "x", 4, xd), y = value(g, "y", -1, NULL);
+  int64_t yd[4] = {IR_DIM_DYNAMIC, 5, 2, 3}, fd[3] = {-1, -1, -1}, one[1] = {1}, two[1] = {2}, three[1] = {3},
+          four[1] = {4};
+  int tail = patchify_form >= 3;
+  int x = value(g, "x", 4, xd), y = tail ? value(g, "y", 4, yd) : value(g, "y", -1, NULL);
   int in[3] = {x, const_value(g, "w", 4, wd, 0.1f), const_value(g, "b", 1, bd, -0.2f)};
   attr a[] = {{.name = "strides", .n = 2, .i = {k, k}}, {.name = "pads", .n = 4, .i = {1, 1, 1, 1}}};
   node(g, "Conv", 11, in, 3, y, a, patchify_form == 1 ? 2 : 1);
-  UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+  if (!tail) {
+    UT_OK(ir_graph_set_io(g, &x, 1, &y, 1));
+    return;
+  }
+  int shape, f = value(g, "flat", 3, fd), t = value(g, "tokens", -1, NULL);
+  if (patchify_form == 4) {
+    const int64_t dims[3] = {0, 5, -1};
+    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
+    UT_OK(ir_value_set_data(g, shape, dims, sizeof dims));
+  } else {
+    const int64_t zero_v = 0, two_v = 2, minus1 = -1;
+    int ys, lead, c0, c2, cm1;
+    UT_OK(ir_graph_add_value(g, "y_shape", HD_DT_I64, 1, four, &ys));
+    UT_OK(ir_graph_add_value(g, "y_lead", HD_DT_I64, 1, two, &lead));
+    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
+    UT_OK(ir_graph_add_value(g, "c0", HD_DT_I64, 1, one, &c0));
+    UT_OK(ir_value_set_data(g, c0, &zero_v, 8));
+    UT_OK(ir_graph_add_value(g, "c2", HD_DT_I64, 1, one, &c2));
+    UT_OK(ir_value_set_data(g, c2, &two_v, 8));
+    UT_OK(ir_graph_add_value(g, "cm1", HD_DT_I64, 1, one, &cm1));
+    UT_OK(ir_value_set_data(g, cm1, &minus1, 8));
+    node(g, "Shape", 15, &y, 1, ys, NULL, 0);
+    int in_lead[3] = {ys, c0, c2}, in_cat[2] = {lead, cm1};
+    node(g, "Slice", 13, in_lead, 3, lead, NULL, 0);
+    attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+    node(g, "Concat", 13, in_cat, 2, shape, axis0, 1);
+  }
+  int in_r[2] = {y, shape};
+  node(g, "Reshape", 14, in_r, 2, f, NULL, 0);
+  attr perm[] = {{.name = "perm", .n = 3, .i = {0, 2, 1}}};
+  node(g, "Transpose", 21, &f, 1, t, perm, 1);
+  int outs[2] = {t, y};
+  UT_OK(ir_graph_set_io(g, &x, 1, outs, patchify_form == 5 ? 2 : 1));
 }
 
 static void ir_patchify(const ir_graph *g) {
-  int convs = 0, transposes = 0, matmuls = 0;
+  int convs = 0, transposes = 0, matmuls = 0, biased = 0, adds = 0;
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     if (n->dead) continue;
     convs += n->kind == OP_CONV;
     transposes += n->kind == OP_TRANSPOSE;
     matmuls += n->kind == OP_MATMUL;
+    biased += n->kind == OP_MATMUL && OP_P(n)->gemm.has_c;
+    adds += n->kind == OP_ADD;
   }
-  UT_CHECK(convs == (patchify_form ? 1 : 0) && transposes == !patchify_form && matmuls == !patchify_form);
+  int conv = patchify_form == 1 || patchify_form == 2, tokens = patchify_form == 3 || patchify_form == 4;
+  UT_CHECK(convs == conv && matmuls == !conv && biased == tokens && adds == (!conv && !tokens));
+  /* channel-major: the image's Transpose, and form 5's Transpose to tokens */
+  UT_CHECK(transposes == (conv ? patchify_form >= 3 : patchify_form == 5 ? 2 : 1));
+  if (tokens) { /* the MatMul writes the tokens */
+    int t = ir_graph_find_value(g, "tokens");
+    UT_CHECK(t != IR_NONE && g->values[t].producer != IR_NONE && g->nodes[g->values[t].producer].kind == OP_MATMUL);
+  }
 }
 
 /* An int64 constant of n values (a shape, axes, an index; rank 0 when
@@ -1643,6 +1693,13 @@ int main(void) {
   check_pass("padded conv with stride = kernel stays a conv", build_patchify, 1, &in_patch, ir_patchify);
   patchify_form = 2;
   check_pass("4x4 conv with stride 4 stays a conv", build_patchify, 1, &in_patch, ir_patchify);
+  patchify_form = 3;
+  check_pass("patch conv, flatten and transpose to tokens: a token-major matmul", build_patchify, 4, &in_patch,
+             ir_patchify);
+  patchify_form = 4;
+  check_pass("patch conv, flatten by [0, M, -1], transpose: token-major", build_patchify, 4, &in_patch, ir_patchify);
+  patchify_form = 5;
+  check_pass("patch conv also an output stays channel-major", build_patchify, 11, &in_patch, ir_patchify);
   patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
