@@ -267,9 +267,22 @@ static double static_dim(const ir_graph *g, int v, int d, int *budget) {
   return NAN;
 }
 
+int64_t pf_slice_start(const ir_graph *g, const ir_node *n) {
+  const ir_value *data = &g->values[n->in[0]];
+  if (n->kind != OP_SLICE || n->opset < 10 || n->nin < 3 || data->rank != 1 || data->dims[0] < 0) return -1;
+  double axis = n->nin > 3 && n->in[3] != IR_NONE ? pf_const_elem(&g->values[n->in[3]], 0) : 0.0;
+  if (axis != 0.0 && axis != -1.0) return -1;
+  if (n->nin > 4 && n->in[4] != IR_NONE && pf_const_elem(&g->values[n->in[4]], 0) != 1.0) return -1;
+  double st = pf_const_elem(&g->values[n->in[1]], 0);
+  if (!isfinite(st)) return -1;
+  int64_t i = st < 0 ? (int64_t)st + data->dims[0] : (int64_t)st;
+  return i < 0 ? 0 : i;
+}
+
 /* Element i of a 1-D int value known when the model compiles: a constant,
- * Shape(x) where that dim of x is known, a Concat of such pieces, or one
- * element static_scalar knows (Unsqueeze(Div(Gather(Shape(x), 2), 12))). */
+ * Shape(x) where that dim of x is known, a Slice (step 1) or Concat of
+ * such pieces, or one element static_scalar knows (Unsqueeze(Div(Gather(
+ * Shape(x), 2), 12))). */
 static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget) {
   const ir_value *val = &g->values[v];
   if (--*budget < 0 || val->rank != 1 || val->dims[0] < 0 || i < 0 || i >= val->dims[0]) return NAN;
@@ -281,6 +294,10 @@ static double static_vec_elem(const ir_graph *g, int v, int64_t i, int *budget) 
     int64_t start = OP_P(n)->shape.start;
     if (start < 0) start += x->rank;
     return static_dim(g, n->in[0], (int)((start < 0 ? 0 : start) + i), budget);
+  }
+  if (n->kind == OP_SLICE && val->dims[0] > 1) { /* one element: static_scalar's */
+    int64_t start = pf_slice_start(g, n);
+    return start < 0 ? NAN : static_vec_elem(g, n->in[0], start + i, budget);
   }
   if (n->kind != OP_SHAPE && n->kind != OP_CONCAT && val->dims[0] == 1) return static_scalar(g, v, budget);
   if (n->kind == OP_CONCAT) {
@@ -329,17 +346,17 @@ static double static_scalar(const ir_graph *g, int v, int *budget) {
       if (data->rank != 1 || data->dims[0] < 0 || !isfinite(i)) return NAN;
       return static_vec_elem(g, n->in[0], (int64_t)(i < 0 ? i + (double)data->dims[0] : i), budget);
     }
-    case OP_SLICE: { /* Slice(shape, start, end) with one element out, step 1 */
-      const ir_value *data = &g->values[n->in[0]];
-      if (n->opset < 10 || n->nin < 3 || data->rank != 1 || data->dims[0] < 0) return NAN;
-      if (n->nin > 4 && n->in[4] != IR_NONE && pf_const_elem(&g->values[n->in[4]], 0) != 1.0) return NAN;
-      double st = pf_const_elem(&g->values[n->in[1]], 0);
-      if (!isfinite(st)) return NAN;
-      int64_t len = data->dims[0], i = st < 0 ? (int64_t)st + len : (int64_t)st;
-      return static_vec_elem(g, n->in[0], i < 0 ? 0 : i, budget);
+    case OP_SLICE: { /* Slice(shape, start, end) with one element out */
+      int64_t i = pf_slice_start(g, n);
+      return i < 0 ? NAN : static_vec_elem(g, n->in[0], i, budget);
     }
     default: return NAN;
   }
+}
+
+double pf_vec_elem(const ir_graph *g, int v, int64_t i) {
+  int budget = PF_STATIC_BUDGET;
+  return static_vec_elem(g, v, i, &budget);
 }
 
 double pf_scalar_of(const ir_graph *g, int v) {

@@ -15,6 +15,12 @@ int pf_sole_consumer(const ir_graph *g, int v);
 void pf_absorb(ir_node *into, ir_node *gone);
 /* Element i of a constant (float or int), as a double; NAN where it is none. */
 double pf_const_elem(const ir_value *c, int64_t i);
+/* Where Slice node n, of a 1-D vector with step 1 (a shape's Slice),
+ * starts: an index into its input; -1 where it is not such a Slice. */
+int64_t pf_slice_start(const ir_graph *g, const ir_node *n);
+/* Element i of 1-D int value v (a shape) when it is known as the model
+ * compiles: constants, and shape arithmetic over static dims; else NaN. */
+double pf_vec_elem(const ir_graph *g, int v, int64_t i);
 /* v's value when it is a one-element float known as the model compiles: a
  * constant, or computed from constants and static dims (an exporter's
  * 1 / sqrt(head size) from Shape, Slice, Cast, Sqrt, Div); else NaN. */

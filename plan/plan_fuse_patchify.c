@@ -62,63 +62,66 @@ static hd_status *reshape(ir_graph *g, int at, const char *base, const char *suf
   return NULL;
 }
 
-/* What element i of shape vector s copies: dim *ydim of y (returns 1), or
- * the constant *k (returns 2); 0 when it is neither or not known. The
- * forms exporters write: a constant, Shape(y) (from its start), a Slice of
- * a vector with a constant start and step 1, a Concat of such pieces. */
-static int shape_elem(const ir_graph *g, int s, int64_t i, int y, int *ydim, int64_t *k, int depth) {
-  const ir_value *v = &g->values[s];
-  if (depth > 8 || v->rank != 1 || v->dims[0] < 0 || i < 0 || i >= v->dims[0]) return 0;
-  if (v->is_const) {
-    double e = pf_const_elem(v, i);
-    *k = (int64_t)e;
-    return isnan(e) ? 0 : 2;
-  }
-  const ir_node *n = v->producer == IR_NONE ? NULL : &g->nodes[v->producer];
-  if (!n || n->dead || n->out[0] != s) return 0;
-  if (n->kind == OP_SHAPE) {
-    int rank = g->values[n->in[0]].rank;
-    int64_t start = OP_P(n)->shape.start;
-    if (start < 0) start += rank;
-    *ydim = (int)((start < 0 ? 0 : start) + i);
-    return n->in[0] == y && *ydim < rank ? 1 : 0;
-  }
-  if (n->kind == OP_SLICE) {
-    const ir_value *d = &g->values[n->in[0]];
-    if (n->opset < 10 || n->nin < 3 || d->rank != 1 || d->dims[0] < 0) return 0;
-    if (n->nin > 3 && n->in[3] != IR_NONE && pf_const_elem(&g->values[n->in[3]], 0) != 0.0) return 0;
-    if (n->nin > 4 && n->in[4] != IR_NONE && pf_const_elem(&g->values[n->in[4]], 0) != 1.0) return 0;
-    double st = pf_const_elem(&g->values[n->in[1]], 0);
-    if (isnan(st)) return 0;
-    int64_t b = st < 0 ? (int64_t)st + d->dims[0] : (int64_t)st;
-    return shape_elem(g, n->in[0], (b < 0 ? 0 : b) + i, y, ydim, k, depth + 1);
-  }
-  if (n->kind == OP_CONCAT) {
-    for (int p = 0; p < n->nin; p++) {
-      const ir_value *piece = &g->values[n->in[p]];
-      if (piece->rank != 1 || piece->dims[0] < 0) return 0;
-      if (i < piece->dims[0]) return shape_elem(g, n->in[p], i, y, ydim, k, depth + 1);
-      i -= piece->dims[0];
+/* Element i of int value v (a shape, or one piece of it) is the batch:
+ * dim 0 of x or y, through Shape, Gather, Slice, Concat, Unsqueeze and
+ * Cast, as exporters compute it (torch: Unsqueeze(Gather(Shape(x), 0))). */
+static int is_batch(const ir_graph *g, int v, int64_t i, int x, int y, int depth) {
+  const ir_value *val = &g->values[v];
+  if (depth > 8 || i < 0 || val->rank > 1 || (val->rank == 1 && (val->dims[0] < 0 || i >= val->dims[0])) ||
+      (val->rank == 0 && i != 0) || val->producer == IR_NONE)
+    return 0;
+  const ir_node *n = &g->nodes[val->producer];
+  if (n->dead || n->out[0] != v) return 0;
+  switch (n->kind) {
+    case OP_SHAPE: {
+      int64_t start = OP_P(n)->shape.start;
+      if (start < 0) start += g->values[n->in[0]].rank;
+      return (n->in[0] == x || n->in[0] == y) && (start < 0 ? 0 : start) + i == 0;
     }
+    case OP_SLICE: {
+      int64_t start = pf_slice_start(g, n);
+      return start >= 0 && is_batch(g, n->in[0], start + i, x, y, depth + 1);
+    }
+    case OP_GATHER: { /* one element of a shape */
+      double k = pf_const_elem(&g->values[n->in[1]], 0);
+      return n->nin == 2 && OP_P(n)->gather.axis == 0 && ir_numel(val->rank, val->dims) == 1 && k == k &&
+             is_batch(g, n->in[0], (int64_t)(k < 0 ? k + (double)g->values[n->in[0]].dims[0] : k), x, y, depth + 1);
+    }
+    case OP_CONCAT:
+      for (int p = 0; p < n->nin; p++) {
+        const ir_value *piece = &g->values[n->in[p]];
+        int64_t len = piece->rank == 0 ? 1 : piece->rank == 1 ? piece->dims[0] : -1;
+        if (len < 0) return 0;
+        if (i < len) return is_batch(g, n->in[p], i, x, y, depth + 1);
+        i -= len;
+      }
+      return 0;
+    case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_CAST: case OP_IDENTITY: case OP_RESHAPE:
+      return ir_numel(val->rank, val->dims) == 1 && is_batch(g, n->in[0], 0, x, y, depth + 1);
+    default: return 0;
   }
-  return 0;
 }
 
-/* Reshape node r turns y [N, M, Ho, Wo] into [N, M, Ho Wo]: its shape's
- * elements resolve to the batch (y's, or n where x's is static), M, and
- * Ho Wo, one of the first and last possibly the inferred -1. */
+/* Reshape node r turns y [N, M, Ho, Wo] (computed from x) into [N, M,
+ * Ho Wo]: its shape's elements are the batch (or n where x's is static),
+ * M, and Ho Wo, one of the first and last possibly the inferred -1. */
 enum { DIM_BATCH = -2, DIM_INFERRED = -1 };
-static int flattens_grid(const ir_graph *g, const ir_node *r, int y, int64_t n, int64_t m, int64_t ho, int64_t wo) {
+static int flattens_grid(const ir_graph *g, const ir_node *r, int x, int y, int64_t n, int64_t m, int64_t ho,
+                         int64_t wo) {
   if (r->nin < 2 || OP_P(r)->view.allowzero) return 0;
   const ir_value *shape = &g->values[r->in[1]];
   if (shape->rank != 1 || shape->dims[0] != 3) return 0;
-  const int64_t ydims[4] = {DIM_BATCH, m, ho, wo};
+  const int64_t ydims[3] = {DIM_BATCH, m, ho};
   int64_t d[3];
   for (int i = 0; i < 3; i++) {
-    int yd = -1, got = shape_elem(g, r->in[1], i, y, &yd, &d[i], 0);
-    if (!got || (got == 2 && d[i] < DIM_INFERRED)) return 0;
-    if (got == 2 && d[i] == 0) got = 1, yd = i; /* 0 copies y's dim */
-    if (got == 1) d[i] = ydims[yd];
+    double e = pf_vec_elem(g, r->in[1], i);
+    if (isnan(e)) {
+      if (!is_batch(g, r->in[1], i, x, y, 0)) return 0;
+      d[i] = DIM_BATCH;
+    } else {
+      d[i] = e == 0.0 ? ydims[i] : (int64_t)e; /* 0 copies y's dim */
+      if (e < -1.0) return 0;
+    }
   }
   int batch = d[0] == DIM_BATCH || (n > 0 && d[0] == n), rows = d[2] == ho * wo;
   return d[1] == m && ((batch && (rows || d[2] == DIM_INFERRED)) || (d[0] == DIM_INFERRED && rows));
@@ -144,9 +147,10 @@ static int sole_data_reader(const ir_graph *g, int v) {
 
 /* y -> Reshape to [N, M, Ho Wo] -> Transpose (0, 2, 1), each the only
  * reader of the data before it: the Transpose's node, or IR_NONE. */
-static int token_transpose(const ir_graph *g, int y, int64_t n, int64_t m, int64_t ho, int64_t wo) {
+static int token_transpose(const ir_graph *g, int x, int y, int64_t n, int64_t m, int64_t ho, int64_t wo) {
   int ri = sole_data_reader(g, y);
-  if (ri == IR_NONE || !pf_is_kind(&g->nodes[ri], OP_RESHAPE) || !flattens_grid(g, &g->nodes[ri], y, n, m, ho, wo))
+  if (ri == IR_NONE || !pf_is_kind(&g->nodes[ri], OP_RESHAPE) ||
+      !flattens_grid(g, &g->nodes[ri], x, y, n, m, ho, wo))
     return IR_NONE;
   int ti = sole_data_reader(g, g->nodes[ri].out[0]);
   if (ti == IR_NONE || !pf_is_kind(&g->nodes[ti], OP_TRANSPOSE)) return IR_NONE;
@@ -177,7 +181,7 @@ hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed) {
   const int dt = x->dtype, xin = conv->in[0], yout = conv->out[0], bin = b ? conv->in[2] : IR_NONE;
   const int64_t ho = h / kh, wo = wd / kw, ckk = ch * kh * kw, hw = ho * wo;
   const size_t es = hd_dtype_size(dt);
-  const int ti = token_transpose(g, yout, x->dims[0], m, ho, wo); /* token-major when not IR_NONE */
+  const int ti = token_transpose(g, xin, yout, x->dims[0], m, ho, wo); /* token-major when not IR_NONE */
   const int tokens = ti != IR_NONE ? g->nodes[ti].out[0] : IR_NONE;
   /* the weight: [M, C kh kw] (the same bytes), or its transpose for tokens */
   int wmat, x6, xt, patches, prod, biased = IR_NONE;

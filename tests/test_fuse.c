@@ -1080,7 +1080,9 @@ static void ir_attention_shared_mask(const ir_graph *g) {
  * bias in the MatMul, no Transpose to tokens, the flatten's shape
  * arithmetic gone); 4: the flatten as Reshape(y, [0, 5, -1]), the same;
  * 5: form 3 with y also an output, which keeps the channel-major form (y's
- * data is read). */
+ * data is read); 6: the flatten as torchvision writes it, the batch from
+ * the image (Reshape(y, Concat(Unsqueeze(Gather(Shape(x), 0)), [5, 6]))):
+ * token-major. */
 static int patchify_form;
 static void build_patchify(ir_graph *g) {
   const int64_t k = patchify_form == 2 ? 4 : 8;
@@ -1101,6 +1103,25 @@ static void build_patchify(ir_graph *g) {
     const int64_t dims[3] = {0, 5, -1};
     UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
     UT_OK(ir_value_set_data(g, shape, dims, sizeof dims));
+  } else if (patchify_form == 6) {
+    const int64_t zero_v = 0, rest[2] = {5, 6};
+    int xs, batch, batch1, c0, ax0, crest;
+    UT_OK(ir_graph_add_value(g, "x_shape", HD_DT_I64, 1, four, &xs));
+    UT_OK(ir_graph_add_value(g, "x_batch", HD_DT_I64, 0, NULL, &batch));
+    UT_OK(ir_graph_add_value(g, "x_batch_1", HD_DT_I64, 1, one, &batch1));
+    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
+    UT_OK(ir_graph_add_value(g, "c0", HD_DT_I64, 0, NULL, &c0));
+    UT_OK(ir_value_set_data(g, c0, &zero_v, 8));
+    UT_OK(ir_graph_add_value(g, "ax0", HD_DT_I64, 1, one, &ax0));
+    UT_OK(ir_value_set_data(g, ax0, &zero_v, 8));
+    UT_OK(ir_graph_add_value(g, "rest", HD_DT_I64, 1, two, &crest));
+    UT_OK(ir_value_set_data(g, crest, rest, sizeof rest));
+    node(g, "Shape", 15, &x, 1, xs, NULL, 0);
+    attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
+    int in_g[2] = {xs, c0}, in_u[2] = {batch, ax0}, in_cat[2] = {batch1, crest};
+    node(g, "Gather", 13, in_g, 2, batch, axis0, 1);
+    node(g, "Unsqueeze", 13, in_u, 2, batch1, NULL, 0);
+    node(g, "Concat", 13, in_cat, 2, shape, axis0, 1);
   } else {
     const int64_t zero_v = 0, two_v = 2, minus1 = -1;
     int ys, lead, c0, c2, cm1;
@@ -1138,7 +1159,8 @@ static void ir_patchify(const ir_graph *g) {
     biased += n->kind == OP_MATMUL && OP_P(n)->gemm.has_c;
     adds += n->kind == OP_ADD;
   }
-  int conv = patchify_form == 1 || patchify_form == 2, tokens = patchify_form == 3 || patchify_form == 4;
+  int conv = patchify_form == 1 || patchify_form == 2,
+      tokens = patchify_form == 3 || patchify_form == 4 || patchify_form == 6;
   UT_CHECK(convs == conv && matmuls == !conv && biased == tokens && adds == (!conv && !tokens));
   /* channel-major: the image's Transpose, and form 5's Transpose to tokens */
   UT_CHECK(transposes == (conv ? patchify_form >= 3 : patchify_form == 5 ? 2 : 1));
@@ -1700,6 +1722,9 @@ int main(void) {
   check_pass("patch conv, flatten by [0, M, -1], transpose: token-major", build_patchify, 4, &in_patch, ir_patchify);
   patchify_form = 5;
   check_pass("patch conv also an output stays channel-major", build_patchify, 11, &in_patch, ir_patchify);
+  patchify_form = 6;
+  check_pass("patch conv, flatten with the image's batch, transpose: token-major", build_patchify, 4, &in_patch,
+             ir_patchify);
   patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
