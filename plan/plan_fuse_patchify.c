@@ -83,9 +83,10 @@ static int is_batch(const ir_graph *g, int v, int64_t i, int x, int y, int depth
       return start >= 0 && is_batch(g, n->in[0], start + i, x, y, depth + 1);
     }
     case OP_GATHER: { /* one element of a shape */
+      if (n->nin != 2 || OP_P(n)->gather.axis != 0 || ir_numel(val->rank, val->dims) != 1) return 0;
       double k = pf_const_elem(&g->values[n->in[1]], 0);
-      return n->nin == 2 && OP_P(n)->gather.axis == 0 && ir_numel(val->rank, val->dims) == 1 && k == k &&
-             is_batch(g, n->in[0], (int64_t)(k < 0 ? k + (double)g->values[n->in[0]].dims[0] : k), x, y, depth + 1);
+      if (isnan(k)) return 0;
+      return is_batch(g, n->in[0], (int64_t)(k < 0 ? k + (double)g->values[n->in[0]].dims[0] : k), x, y, depth + 1);
     }
     case OP_CONCAT:
       for (int p = 0; p < n->nin; p++) {
