@@ -31,6 +31,23 @@ static int const_value(ir_graph *g, const char *name, int rank, const int64_t *d
   return v;
 }
 
+/* An int64 value (a shape or an index) a node computes. */
+static int i64_value(ir_graph *g, const char *name, int rank, const int64_t *dims) {
+  int v = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_I64, rank, dims, &v));
+  return v;
+}
+
+/* An int64 constant of n values (a shape, axes, an index; rank 0 when
+ * n is 0: one value). */
+static int i64_const(ir_graph *g, const char *name, int n, const int64_t *v) {
+  int64_t d[1] = {n};
+  int c = IR_NONE;
+  UT_OK(ir_graph_add_value(g, name, HD_DT_I64, n ? 1 : 0, d, &c));
+  UT_OK(ir_value_set_data(g, c, v, sizeof(int64_t) * (size_t)(n ? n : 1)));
+  return c;
+}
+
 /* Adds a node of domain (NULL: ONNX), parsed by its op as ep/ would. */
 static void node_in(ir_graph *g, const char *domain, const char *type, int opset, const int *in, int nin, int out,
                     const attr *attrs, int nattrs) {
@@ -1099,45 +1116,27 @@ static void build_patchify(ir_graph *g) {
     return;
   }
   int shape, f = value(g, "flat", 3, fd), t = value(g, "tokens", -1, NULL);
+  attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
   if (patchify_form == 4) {
-    const int64_t dims[3] = {0, 5, -1};
-    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
-    UT_OK(ir_value_set_data(g, shape, dims, sizeof dims));
-  } else if (patchify_form == 6) {
-    const int64_t zero_v = 0, rest[2] = {5, 6};
-    int xs, batch, batch1, c0, ax0, crest;
-    UT_OK(ir_graph_add_value(g, "x_shape", HD_DT_I64, 1, four, &xs));
-    UT_OK(ir_graph_add_value(g, "x_batch", HD_DT_I64, 0, NULL, &batch));
-    UT_OK(ir_graph_add_value(g, "x_batch_1", HD_DT_I64, 1, one, &batch1));
-    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
-    UT_OK(ir_graph_add_value(g, "c0", HD_DT_I64, 0, NULL, &c0));
-    UT_OK(ir_value_set_data(g, c0, &zero_v, 8));
-    UT_OK(ir_graph_add_value(g, "ax0", HD_DT_I64, 1, one, &ax0));
-    UT_OK(ir_value_set_data(g, ax0, &zero_v, 8));
-    UT_OK(ir_graph_add_value(g, "rest", HD_DT_I64, 1, two, &crest));
-    UT_OK(ir_value_set_data(g, crest, rest, sizeof rest));
+    shape = i64_const(g, "flat_shape", 3, (const int64_t[3]){0, 5, -1});
+  } else if (patchify_form == 6) { /* Concat(Unsqueeze(Gather(Shape(x), 0)), [5, 6]) */
+    int xs = i64_value(g, "x_shape", 1, four), batch = i64_value(g, "x_batch", 0, NULL);
+    int batch1 = i64_value(g, "x_batch_1", 1, one);
+    shape = i64_value(g, "flat_shape", 1, three);
+    int in_g[2] = {xs, i64_const(g, "c0", 0, (const int64_t[1]){0})};
+    int in_u[2] = {batch, i64_const(g, "ax0", 1, (const int64_t[1]){0})};
+    int in_cat[2] = {batch1, i64_const(g, "rest", 2, (const int64_t[2]){5, 6})};
     node(g, "Shape", 15, &x, 1, xs, NULL, 0);
-    attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
-    int in_g[2] = {xs, c0}, in_u[2] = {batch, ax0}, in_cat[2] = {batch1, crest};
     node(g, "Gather", 13, in_g, 2, batch, axis0, 1);
     node(g, "Unsqueeze", 13, in_u, 2, batch1, NULL, 0);
     node(g, "Concat", 13, in_cat, 2, shape, axis0, 1);
-  } else {
-    const int64_t zero_v = 0, two_v = 2, minus1 = -1;
-    int ys, lead, c0, c2, cm1;
-    UT_OK(ir_graph_add_value(g, "y_shape", HD_DT_I64, 1, four, &ys));
-    UT_OK(ir_graph_add_value(g, "y_lead", HD_DT_I64, 1, two, &lead));
-    UT_OK(ir_graph_add_value(g, "flat_shape", HD_DT_I64, 1, three, &shape));
-    UT_OK(ir_graph_add_value(g, "c0", HD_DT_I64, 1, one, &c0));
-    UT_OK(ir_value_set_data(g, c0, &zero_v, 8));
-    UT_OK(ir_graph_add_value(g, "c2", HD_DT_I64, 1, one, &c2));
-    UT_OK(ir_value_set_data(g, c2, &two_v, 8));
-    UT_OK(ir_graph_add_value(g, "cm1", HD_DT_I64, 1, one, &cm1));
-    UT_OK(ir_value_set_data(g, cm1, &minus1, 8));
+  } else { /* Concat(Slice(Shape(y), 0, 2), [-1]) */
+    int ys = i64_value(g, "y_shape", 1, four), lead = i64_value(g, "y_lead", 1, two);
+    shape = i64_value(g, "flat_shape", 1, three);
+    int in_lead[3] = {ys, i64_const(g, "c0", 1, (const int64_t[1]){0}), i64_const(g, "c2", 1, (const int64_t[1]){2})};
+    int in_cat[2] = {lead, i64_const(g, "cm1", 1, (const int64_t[1]){-1})};
     node(g, "Shape", 15, &y, 1, ys, NULL, 0);
-    int in_lead[3] = {ys, c0, c2}, in_cat[2] = {lead, cm1};
     node(g, "Slice", 13, in_lead, 3, lead, NULL, 0);
-    attr axis0[] = {{.name = "axis", .n = -1, .i = {0}}};
     node(g, "Concat", 13, in_cat, 2, shape, axis0, 1);
   }
   int in_r[2] = {y, shape};
@@ -1168,16 +1167,6 @@ static void ir_patchify(const ir_graph *g) {
     int t = ir_graph_find_value(g, "tokens");
     UT_CHECK(t != IR_NONE && g->values[t].producer != IR_NONE && g->nodes[g->values[t].producer].kind == OP_MATMUL);
   }
-}
-
-/* An int64 constant of n values (a shape, axes, an index; rank 0 when
- * n is 0: one value). */
-static int i64_const(ir_graph *g, const char *name, int n, const int64_t *v) {
-  int64_t d[1] = {n};
-  int c = IR_NONE;
-  UT_OK(ir_graph_add_value(g, name, HD_DT_I64, n ? 1 : 0, d, &c));
-  UT_OK(ir_value_set_data(g, c, v, sizeof(int64_t) * (size_t)(n ? n : 1)));
-  return c;
 }
 
 /* torchvision's MultiheadAttention at batch 2 (S 5, B 2, E 16, 2 heads of
