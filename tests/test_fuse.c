@@ -1699,21 +1699,20 @@ int main(void) {
   check_pass("attention (1 / sqrt(D) computed from shapes)", build_attention, 3, &in_att, ir_attention);
   attention_shape_scale = 0;
   ir_shape in_patch = {4, {2, 3, 16, 24}};
-  check_pass("conv with stride = kernel as a transpose and a matmul", build_patchify, 6, &in_patch, ir_patchify);
-  patchify_form = 1;
-  check_pass("padded conv with stride = kernel stays a conv", build_patchify, 1, &in_patch, ir_patchify);
-  patchify_form = 2;
-  check_pass("4x4 conv with stride 4 stays a conv", build_patchify, 1, &in_patch, ir_patchify);
-  patchify_form = 3;
-  check_pass("patch conv, flatten and transpose to tokens: a token-major matmul", build_patchify, 4, &in_patch,
-             ir_patchify);
-  patchify_form = 4;
-  check_pass("patch conv, flatten by [0, M, -1], transpose: token-major", build_patchify, 4, &in_patch, ir_patchify);
-  patchify_form = 5;
-  check_pass("patch conv also an output stays channel-major", build_patchify, 11, &in_patch, ir_patchify);
-  patchify_form = 6;
-  check_pass("patch conv, flatten with the image's batch, transpose: token-major", build_patchify, 4, &in_patch,
-             ir_patchify);
+  static const struct {
+    int live;
+    const char *name;
+  } patch_forms[] = {{6, "conv with stride = kernel as a transpose and a matmul"},
+                     {1, "padded conv with stride = kernel stays a conv"},
+                     {1, "4x4 conv with stride 4 stays a conv"},
+                     {4, "patch conv, flatten and transpose to tokens: a token-major matmul"},
+                     {4, "patch conv, flatten by [0, M, -1], transpose: token-major"},
+                     {11, "patch conv also an output stays channel-major"},
+                     {4, "patch conv, flatten with the image's batch, transpose: token-major"}};
+  for (int f = 0; f < (int)(sizeof patch_forms / sizeof patch_forms[0]); f++) {
+    patchify_form = f;
+    check_pass(patch_forms[f].name, build_patchify, patch_forms[f].live, &in_patch, ir_patchify);
+  }
   patchify_form = 0;
   ir_shape in_proj = {3, {2, 3, 16}};
   check_pass("q, k, v projections as one MatMul and a Split", build_projections, 7, &in_proj, ir_projections);
