@@ -1,10 +1,11 @@
 # The two set-up commands (README): `make run` and `make test`.
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build run test test-fast asan wheel conformance-doc clean
+.PHONY: all deps build run test test-fast asan tsan wheel conformance-doc clean
 
 all: build
 
@@ -21,10 +22,12 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	./$(BUILD)/bin/hipdnn-ep-run
 
-# Every test: the normal build, then the sanitizer build of the same suite.
+# Every test: the normal build, then the sanitizer build of the same suite,
+# then the threaded tests under ThreadSanitizer.
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) asan
+	$(MAKE) tsan
 
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -38,8 +41,16 @@ asan: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) -LE no-asan
 
+# The tests that run one session from many threads (label "threads"), built
+# with ThreadSanitizer: only what they need.
+TSAN_TARGETS = hipdnn_ep hipdnn-ep-run test_stress test_profile test_genai_contract hh_llm_models
+tsan: deps
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DHIPDNN_EP_TSAN=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
+	ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) -L threads
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
 # docs/conformance.md: the ref backend (ORT 1.29) run here, plus the GPU
 # column from docs/conformance-gpu.json when present (made on the GPU machine

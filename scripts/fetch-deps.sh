@@ -15,9 +15,10 @@ mkdir -p "$tp"
 # /usr/bin/python3 export the CI model tests' torchvision models (tests/models.cmake).
 # python3-setuptools, -wheel, -pip and -venv build the Python package offline
 # and install it into a fresh venv in its test (python/, make wheel).
+# libtsan2 is ThreadSanitizer's runtime (make tsan; gcc pulls it in too).
 apt_pkgs=(libprotobuf-c-dev protobuf-c-compiler libonnx-dev hipcc libamdhip64-dev
           python3-torchvision python3-onnx
-          python3-setuptools python3-wheel python3-pip python3-venv)
+          python3-setuptools python3-wheel python3-pip python3-venv libtsan2)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
