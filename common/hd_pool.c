@@ -360,7 +360,6 @@ void hd_pool_free(hd_pool *p, void *ptr) {
   if (i >= 0 && p->blocks[i].live) {
     block *b = &p->blocks[i];
     b->live = 0;
-    p->stats.frees++;
     p->stats.in_use -= b->size;
     p->stats.cached += b->size;
     for (int u = 0; u < b->nuse; u++) {
@@ -387,5 +386,11 @@ void hd_pool_shrink(hd_pool *p) {
 void hd_pool_get_stats(hd_pool *p, hd_pool_stats *out) {
   pthread_mutex_lock(&p->mu);
   *out = p->stats;
+  pthread_mutex_unlock(&p->mu);
+}
+
+void hd_pool_read_stats(hd_pool *p, void (*fn)(void *ctx, const hd_pool_stats *s), void *ctx) {
+  pthread_mutex_lock(&p->mu);
+  fn(ctx, &p->stats);
   pthread_mutex_unlock(&p->mu);
 }

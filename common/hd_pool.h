@@ -45,8 +45,6 @@ typedef struct hd_pool_stats {
   size_t peak;          /* most bytes in use + cached at once */
   size_t limit;         /* 0: none */
   uint64_t allocs;      /* hd_pool_alloc calls that succeeded */
-  uint64_t frees;       /* blocks given back (allocs + frees: a change count
-                         * that tells a reader whether in_use moved) */
   uint64_t source_allocs; /* of those, how many reached the source */
   uint64_t failures;    /* requests refused (limit or source out of memory) */
   uint64_t stream_waits; /* reuses that had to wait for another stream's work */
@@ -74,5 +72,10 @@ void hd_pool_forget_stream(hd_pool *p, void *stream);
 void hd_pool_free(hd_pool *p, void *ptr);
 void hd_pool_shrink(hd_pool *p);
 void hd_pool_get_stats(hd_pool *p, hd_pool_stats *out);
+/* Calls fn(ctx, stats) while no allocation or free can change the pool: a
+ * reader that adds up what it holds in the pool gets one consistent view.
+ * fn runs under the pool's lock, so it must not allocate from or free to a
+ * pool, nor wait on anything that does. */
+void hd_pool_read_stats(hd_pool *p, void (*fn)(void *ctx, const hd_pool_stats *s), void *ctx);
 
 #endif

@@ -1,6 +1,5 @@
 #include "ep/ep_ep.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,17 +319,33 @@ void ep_kernels_remove(ep_ep *ep, OrtNodeComputeInfo *k) {
   pthread_mutex_unlock(&ep->kernels_mu);
 }
 
-static void sum_kernels(ep_ep *ep, ep_mem_figures *out) {
-  out->weights = out->run = out->plans = 0;
-  pthread_mutex_lock(&ep->kernels_mu);
-  for (int i = 0; i < ep->nkernels; i++) {
+typedef struct figures_read {
+  ep_ep *ep;
+  ep_mem_figures *out;
+} figures_read;
+
+/* The partitions' figures and the pool's, under the pool's lock. The lock
+ * order is pool, then the partition list, then a graph's figures (no path
+ * takes them the other way: backends allocate and free outside their
+ * graphs' locks). */
+static void read_figures(void *ctx, const hd_pool_stats *s) {
+  figures_read *r = ctx;
+  ep_mem_figures *out = r->out;
+  pthread_mutex_lock(&r->ep->kernels_mu);
+  for (int i = 0; i < r->ep->nkernels; i++) {
     be_graph_memory m;
-    ep_kernel_memory(ep->kernels[i], &m);
+    ep_kernel_memory(r->ep->kernels[i], &m);
     out->weights += m.weights;
     out->run += m.run;
     out->plans += m.plans;
   }
-  pthread_mutex_unlock(&ep->kernels_mu);
+  pthread_mutex_unlock(&r->ep->kernels_mu);
+  if (!s) return;
+  out->has_pool = 1;
+  out->pool_in_use = s->in_use;
+  out->pool_cached = s->cached;
+  out->pool_peak = s->peak;
+  out->pool_limit = s->limit;
 }
 
 void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
@@ -338,29 +353,15 @@ void ep_memory_figures(ep_ep *ep, ep_mem_figures *out) {
   out->backend = be_name(ep->dev->be);
   out->host = be_host_memory(ep->dev->be);
   hd_pool *pool = ep->device_alloc ? ep_allocator_pool(ep->device_alloc) : ep->host_pool;
-  if (!pool) {
-    sum_kernels(ep, out);
-    return;
-  }
-  /* Other threads' runs allocate and free while we read. The partitions'
-   * figures never count bytes the pool does not hold, so figures read while
-   * the pool's change count stands still are one consistent snapshot; retry
-   * until that happens (a few microseconds of reading; the last try stands
-   * if the pool never rests). */
-  hd_pool_stats s0, s;
-  for (int tries = 0; tries < 64; tries++) {
-    hd_pool_get_stats(pool, &s0);
-    sum_kernels(ep, out);
-    hd_pool_get_stats(pool, &s);
-    if (s.allocs + s.frees == s0.allocs + s0.frees) break;
-    sched_yield();
-  }
-  out->has_pool = 1;
-  out->pool_shared = ep->device_alloc && !ep->opts.gpu_mem_limit;
-  out->pool_in_use = s.in_use;
-  out->pool_cached = s.cached;
-  out->pool_peak = s.peak;
-  out->pool_limit = s.limit;
+  figures_read r = {ep, out};
+  /* Other threads' runs allocate and free while we read. Backends count a
+   * buffer only while the pool holds it (the figure drops before the free
+   * and grows after the allocation), so figures read while the pool cannot
+   * change are one snapshot: the pool in use covers what the partitions
+   * hold in it. */
+  if (pool) hd_pool_read_stats(pool, read_figures, &r);
+  else read_figures(&r, NULL);
+  out->pool_shared = pool && ep->device_alloc && !ep->opts.gpu_mem_limit;
 }
 
 /* The reference backend's run buffers come from a host pool of the

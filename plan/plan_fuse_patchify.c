@@ -67,8 +67,8 @@ static hd_status *reshape(ir_graph *g, int at, const char *base, const char *suf
  * Cast, as exporters compute it (torch: Unsqueeze(Gather(Shape(x), 0))). */
 static int is_batch(const ir_graph *g, int v, int64_t i, int x, int y, int depth) {
   const ir_value *val = &g->values[v];
-  if (depth > 8 || i < 0 || val->rank > 1 || (val->rank == 1 && (val->dims[0] < 0 || i >= val->dims[0])) ||
-      (val->rank == 0 && i != 0) || val->producer == IR_NONE)
+  if (depth > 8 || i < 0 || val->rank < 0 || val->rank > 1 || (val->rank == 0 && i != 0) ||
+      (val->rank == 1 && (val->dims[0] < 0 || i >= val->dims[0])) || val->producer == IR_NONE)
     return 0;
   const ir_node *n = &g->nodes[val->producer];
   if (n->dead || n->out[0] != v) return 0;
@@ -182,7 +182,8 @@ hd_status *pf_patchify_conv(ir_graph *g, int ci, int *changed) {
   const int dt = x->dtype, xin = conv->in[0], yout = conv->out[0], bin = b ? conv->in[2] : IR_NONE;
   const int64_t ho = h / kh, wo = wd / kw, ckk = ch * kh * kw, hw = ho * wo;
   const size_t es = hd_dtype_size(dt);
-  const int ti = token_transpose(g, xin, yout, x->dims[0], m, ho, wo); /* token-major when not IR_NONE */
+  /* token-major when not IR_NONE (the bias, read as it is, must be [M]) */
+  const int ti = b && b->rank != 1 ? IR_NONE : token_transpose(g, xin, yout, x->dims[0], m, ho, wo);
   const int tokens = ti != IR_NONE ? g->nodes[ti].out[0] : IR_NONE;
   /* the weight: [M, C kh kw] (the same bytes), or its transpose for tokens */
   int wmat, x6, xt, patches, prod, biased = IR_NONE;

@@ -241,10 +241,8 @@ int main(void) {
   UT_CHECK(a == b);
   hd_pool_stats st;
   hd_pool_get_stats(pool, &st);
-  UT_CHECK(st.source_allocs == 1 && st.allocs == 2 && st.frees == 1);
+  UT_CHECK(st.source_allocs == 1 && st.allocs == 2);
   hd_pool_free(pool, b);
-  hd_pool_get_stats(pool, &st);
-  UT_CHECK(st.frees == 2);
 
   /* limit: a request past gpu_mem_limit fails cleanly and the pool still works */
   void *big = NULL;
