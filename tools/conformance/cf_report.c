@@ -202,6 +202,8 @@ int cf_report_markdown(const char *path, const cf_run *const *runs, int n) {
   for (int r = 0; r < n; ++r) fprintf(f, " %zu |", runs[r]->n);
   fprintf(f, "\n| wall time (s) |");
   for (int r = 0; r < n; ++r) fprintf(f, " %.0f |", runs[r]->wall_s);
+  fprintf(f, "\n| run on |");
+  for (int r = 0; r < n; ++r) fprintf(f, " %s |", runs[r]->date[0] ? runs[r]->date : "not recorded");
   fprintf(f, "\n");
   for (int r = 0; r < n; ++r)
     if (runs[r]->filter[0]) {

@@ -1,7 +1,8 @@
 /* cf_results: cf_run <-> JSON.
  *
  * {"tool": "hipdnn-ep-conformance", "format": 1, "backend": "ref",
- *  "device": "ref", "ort_version": "1.29.0", "cases_dir": "...",
+ *  "device": "ref", "ort_version": "1.29.0", "date": "2026-11-25 20:00 UTC",
+ *  "cases_dir": "...",
  *  "filter": "", "jobs": 1, "timeout_s": 60, "wall_s": 123.4,
  *  "counts": {"pass": N, "fail": N, ...},
  *  "cases": [{"name": "test_abs", "ops": ["Abs"], "status": "pass",
@@ -25,6 +26,8 @@ int cf_results_save(const char *path, const cf_run *run) {
   cf_json_str(f, run->device);
   fprintf(f, ", \"ort_version\": ");
   cf_json_str(f, run->ort_version);
+  fprintf(f, ", \"date\": ");
+  cf_json_str(f, run->date);
   fprintf(f, ", \"tf32\": %d", run->tf32);
   fprintf(f, ",\n \"cases_dir\": ");
   cf_json_str(f, run->cases_dir);
@@ -75,6 +78,7 @@ int cf_results_load(const char *path, cf_run *run) {
   copy(run->backend, sizeof run->backend, cf_json_gets(root, "backend", ""));
   copy(run->device, sizeof run->device, cf_json_gets(root, "device", ""));
   copy(run->ort_version, sizeof run->ort_version, cf_json_gets(root, "ort_version", ""));
+  copy(run->date, sizeof run->date, cf_json_gets(root, "date", ""));
   copy(run->cases_dir, sizeof run->cases_dir, cf_json_gets(root, "cases_dir", ""));
   copy(run->filter, sizeof run->filter, cf_json_gets(root, "filter", ""));
   run->jobs = (int)cf_json_getn(root, "jobs", 1);

@@ -19,6 +19,7 @@ typedef struct cf_run {
   char device[16];       /* what ran: ref, cuda, hip, cpu */
   int tf32;              /* GPU mode: 0 strict, 1 TF32 (cf_tolerance_tf32) */
   char ort_version[32];
+  char date[32];         /* when the run ended, UTC ("" in older result files) */
   char cases_dir[1024];
   char filter[256];
   double wall_s;

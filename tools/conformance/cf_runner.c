@@ -283,5 +283,8 @@ int cf_runner_run(const cf_config *cfg, const cf_runner_opts *o, cf_run *run) {
   }
   free(kids);
   run->wall_s = now_s() - t0;
+  time_t end = time(NULL);
+  struct tm utc;
+  if (gmtime_r(&end, &utc)) strftime(run->date, sizeof run->date, "%Y-%m-%d %H:%M UTC", &utc);
   return rc;
 }
