@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Transformer benchmarks on the GPU machine: our EP against torch, one process.
 
-    python3 bench/tx_bench.py [MODEL ...] [--iters N] [--out DIR]
+    python3 bench/tx_bench.py [MODEL ...] [--iters N] [--out DIR] [--reuse-exports]
 
 MODEL (default: all): bert (BERT-base, seq 128, batch 1 and 8; ids + mask +
 token types), bert_opt (the same export after ONNX Runtime's transformers
@@ -90,10 +90,14 @@ def positional(torch, m, names):
     return Fwd(m).eval()
 
 
-def export(name, torch, m, example, exporter, path):
+def export(name, torch, m, example, exporter, path, reuse=False):
+    """(the positional module torch times, seconds the export took; None
+    when reuse found path already there)."""
     names = list(example)
     t = time.time()
     f = positional(torch, m, names)
+    if reuse and os.path.exists(path):
+        return f, None
     args = tuple(example[k] for k in names)
     dyn = {k: ({0: "batch"} if k == "pixel_values" else {0: "batch", 1: "sequence"}) for k in names}
     with torch.no_grad():
@@ -160,9 +164,12 @@ def bench(name, a, ort, torch, np, dev, rows):
         return
     path = os.path.join(a.work, f"{name}.onnx")
     try:
-        f, secs = export(name, torch, m, example, exporter, path)
-        log(f"[{name}] exported ({exporter}) in {secs} s")
-        if name == "bert_opt":
+        f, secs = export(name, torch, m, example, exporter, path, a.reuse_exports)
+        if secs is None:
+            log(f"[{name}] reusing {path}")
+        else:
+            log(f"[{name}] exported ({exporter}) in {secs} s")
+        if name == "bert_opt" and secs is not None:
             from onnxruntime.transformers.optimizer import optimize_model
             opt = optimize_model(path, model_type="bert", num_heads=12, hidden_size=768)
             opt.save_model_to_file(path)
@@ -286,6 +293,9 @@ def main():
     ap.add_argument("--no-fp16", action="store_true", help="no session of ours with precision=fp16")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-tx")
+    ap.add_argument("--reuse-exports", action="store_true",
+                    help="take MODEL.onnx from --work where an earlier run exported it (the weights are seeded, so "
+                         "they are the same): A/B runs of two EP libraries skip the export")
     a = ap.parse_args()
     import numpy as np
     import onnxruntime as ort
