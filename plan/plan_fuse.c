@@ -477,10 +477,6 @@ static hd_status *fuse_activation(ir_graph *g, int ni, int *changed) {
   return NULL;
 }
 
-/* 0. GELU written out, as exporters write it: x * 0.5 * (1 + erf(x / sqrt 2))
- *    in any association: Erf(Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)) ->
- *    Add(, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), ): one Gelu
- *    (which pass 4 then folds into a MatMul's epilogue). */
 void pf_absorb(ir_node *into, ir_node *gone) {
   ir_node_absorb(into, gone);
   gone->dead = 1;
@@ -565,6 +561,10 @@ static hd_status *make_gelu(ir_node *root, int x, ir_node **gone, int ngone, op_
   return NULL;
 }
 
+/* 0. GELU written out, as exporters write it: x * 0.5 * (1 + erf(x / sqrt 2))
+ *    in any association: Erf(Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)) ->
+ *    Add(, 1) -> Mul(x, ) -> Mul(, 0.5), or Mul(Mul(x, 0.5), ): one Gelu
+ *    (which pass 4 then folds into a MatMul's epilogue). */
 static hd_status *fuse_gelu(ir_graph *g, int ei, int *changed) {
   ir_node *erf = &g->nodes[ei];
   if (!pf_is_kind(erf, OP_ERF)) return NULL;
