@@ -30,6 +30,12 @@ enum {
   GPU_DT_BF16 = 16
 };
 
+/* gpu_graph.cu: replaces each memset node of a captured graph (a
+ * gpuGraph_t, not instantiated) with a kernel node writing the same bytes,
+ * with the same edges; *rewritten counts them. HIPDNN_EP_GRAPH_MEMSETS=keep
+ * leaves them. */
+int gpu_graph_memsets_to_kernels(void *graph, int *rewritten);
+
 /* gpu_epilogue.cu: in place on y (dtype, n elements, NC[spatial] layout with
  * `inner` elements per channel plane and `channels` channels):
  *   y = act(y + bias[c] + residual)

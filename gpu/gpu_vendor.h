@@ -96,6 +96,18 @@ typedef hipStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuStreamIsCapturing hipStreamIsCapturing
 #define gpuGraphDestroy hipGraphDestroy
 #define gpuGraphExecDestroy hipGraphExecDestroy
+/* a captured graph's nodes (gpu_graph.cu rewrites memset nodes; it makes
+ * the dependency calls itself: they differ by vendor and CUDA version) */
+typedef hipGraphNode_t gpuGraphNode_t;
+typedef hipGraphNodeType gpuGraphNodeType;
+typedef hipMemsetParams gpuMemsetParams;
+typedef hipKernelNodeParams gpuKernelNodeParams;
+#define gpuGraphNodeTypeMemset hipGraphNodeTypeMemset
+#define gpuGraphGetNodes hipGraphGetNodes
+#define gpuGraphNodeGetType hipGraphNodeGetType
+#define gpuGraphMemsetNodeGetParams hipGraphMemsetNodeGetParams
+#define gpuGraphAddKernelNode hipGraphAddKernelNode
+#define gpuGraphDestroyNode hipGraphDestroyNode
 
 #if defined(__HIPCC__)
 typedef __half gpu_half;
@@ -185,6 +197,18 @@ typedef enum cudaStreamCaptureStatus gpuStreamCaptureStatus;
 #define gpuStreamIsCapturing cudaStreamIsCapturing
 #define gpuGraphDestroy cudaGraphDestroy
 #define gpuGraphExecDestroy cudaGraphExecDestroy
+/* a captured graph's nodes (gpu_graph.cu rewrites memset nodes; it makes
+ * the dependency calls itself: they differ by vendor and CUDA version) */
+typedef cudaGraphNode_t gpuGraphNode_t;
+typedef enum cudaGraphNodeType gpuGraphNodeType;
+typedef struct cudaMemsetParams gpuMemsetParams;
+typedef struct cudaKernelNodeParams gpuKernelNodeParams;
+#define gpuGraphNodeTypeMemset cudaGraphNodeTypeMemset
+#define gpuGraphGetNodes cudaGraphGetNodes
+#define gpuGraphNodeGetType cudaGraphNodeGetType
+#define gpuGraphMemsetNodeGetParams cudaGraphMemsetNodeGetParams
+#define gpuGraphAddKernelNode cudaGraphAddKernelNode
+#define gpuGraphDestroyNode cudaGraphDestroyNode
 
 #if defined(__CUDACC__)
 typedef __half gpu_half;

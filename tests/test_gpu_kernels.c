@@ -2,7 +2,9 @@
  * called directly against plain CPU loops: gpu_conv_generic (the last-resort
  * convolution when the DNN library has no engine at a plan's shape) and
  * gpu_conv_transpose (ConvTranspose without a data-gradient engine), over
- * groups, strides, dilations, pads, bias, residual and an activation.
+ * groups, strides, dilations, pads, bias, residual and an activation; and
+ * gpu_graph_memsets_to_kernels, a captured graph's memsets rewritten as
+ * kernels, against the bytes the memsets themselves write.
  * Without a GPU it prints "SKIP: <reason>" and exits 77. */
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +112,87 @@ static int run(const conv_case *cc) {
   return ok;
 }
 
+/* A graph of overlapping memsets (so their order matters) of every store
+ * width the rewrite picks, 2D included: rewritten, its nodes are kernels
+ * and its bytes what the memsets wrote, in order; with
+ * HIPDNN_EP_GRAPH_MEMSETS=keep the memsets stay. */
+typedef struct memset_op {
+  size_t at, bytes, rows, pitch;
+  int value;
+} memset_op;
+
+static const memset_op memset_ops[] = {
+    {0, 4096, 1, 0, 0x00},    /* 16-byte stores */
+    {3, 1001, 1, 0, 0x5a},    /* bytes */
+    {64, 40, 7, 96, 0x11},    /* rows: 8-byte stores */
+    {518, 10, 1, 0, 0x7f},    /* 2-byte stores */
+    {1024, 12, 3, 20, 0xc3},  /* rows of 4-byte stores */
+};
+
+static int graph_memsets(int keep) {
+  enum { BYTES = 4096 };
+  const size_t nops = sizeof memset_ops / sizeof memset_ops[0];
+  unsigned char *want = malloc(BYTES), *got = malloc(BYTES), *d = NULL;
+  memset(want, 0xee, BYTES);
+  for (size_t i = 0; i < nops; i++) {
+    const memset_op *o = &memset_ops[i];
+    for (size_t r = 0; r < o->rows; r++) memset(want + o->at + r * o->pitch, o->value, o->bytes);
+  }
+  gpuStream_t st = NULL;
+  gpuGraph_t g = NULL;
+  gpuGraphExec_t x = NULL;
+  int ok = gpuMalloc((void **)&d, BYTES) == gpuSuccess && gpuStreamCreateWithFlags(&st, gpuStreamNonBlocking) == gpuSuccess;
+  ok = ok && gpuStreamBeginCapture(st, gpuStreamCaptureModeThreadLocal) == gpuSuccess;
+  for (size_t i = 0; ok && i < nops; i++) {
+    const memset_op *o = &memset_ops[i];
+    ok = (o->rows > 1 ? gpuMemset2DAsync(d + o->at, o->pitch, o->value, o->bytes, o->rows, st)
+                      : gpuMemsetAsync(d + o->at, o->value, o->bytes, st)) == gpuSuccess;
+  }
+  ok = gpuStreamEndCapture(st, &g) == gpuSuccess && ok;
+  int rewritten = -1;
+  if (keep) setenv("HIPDNN_EP_GRAPH_MEMSETS", "keep", 1);
+  ok = ok && gpu_graph_memsets_to_kernels(g, &rewritten) == 0;
+  unsetenv("HIPDNN_EP_GRAPH_MEMSETS");
+  size_t n = 0, memsets = 0;
+  gpuGraphNode_t nodes[16];
+  ok = ok && gpuGraphGetNodes(g, NULL, &n) == gpuSuccess && n <= 16 && gpuGraphGetNodes(g, nodes, &n) == gpuSuccess;
+  for (size_t i = 0; ok && i < n; i++) {
+    gpuGraphNodeType t;
+    ok = gpuGraphNodeGetType(nodes[i], &t) == gpuSuccess;
+    memsets += t == gpuGraphNodeTypeMemset;
+  }
+  /* replayed twice over poisoned memory: the second replay reads nothing the first left */
+  for (int rep = 0; ok && rep < 2; rep++) {
+    ok = (rep || gpuGraphInstantiate(&x, g) == gpuSuccess) && gpuMemsetAsync(d, 0xee, BYTES, st) == gpuSuccess &&
+         gpuGraphLaunch(x, st) == gpuSuccess && gpuMemcpyAsync(got, d, BYTES, gpuMemcpyDeviceToHost, st) == gpuSuccess &&
+         gpuStreamSynchronize(st) == gpuSuccess;
+    size_t bad = 0;
+    for (size_t i = 0; ok && i < BYTES; i++) bad += got[i] != want[i];
+    if (bad) {
+      printf("FAIL graph memsets (%s): %zu of %d bytes differ\n", keep ? "kept" : "rewritten", bad, BYTES);
+      ok = 0;
+    }
+  }
+  /* each memset node of a width the rewrite takes became a kernel node */
+  size_t want_memsets = keep ? nops : 0;
+  if (ok && (memsets != want_memsets || n != nops || rewritten != (keep ? 0 : (int)nops))) {
+    printf("FAIL graph memsets (%s): %zu nodes, %zu memsets, %d rewritten\n", keep ? "kept" : "rewritten", n,
+           memsets, rewritten);
+    ok = 0;
+  } else if (ok) {
+    printf("ok   graph memsets (%s): %zu nodes, %zu memsets, bytes as the memsets write them\n",
+           keep ? "kept" : "rewritten", n, memsets);
+  } else {
+    printf("FAIL graph memsets (%s): %s\n", keep ? "kept" : "rewritten", gpuGetErrorString(gpuGetLastError()));
+  }
+  if (x) gpuGraphExecDestroy(x);
+  if (g) gpuGraphDestroy(g);
+  if (st) gpuStreamDestroy(st);
+  gpuFree(d);
+  free(want), free(got);
+  return ok;
+}
+
 int main(void) {
   int ndev = 0;
   if (gpuGetDeviceCount(&ndev) != gpuSuccess || ndev == 0) {
@@ -118,6 +201,7 @@ int main(void) {
   }
   int fails = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fails += !run(&cases[i]);
-  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0]);
+  fails += !graph_memsets(0) + !graph_memsets(1);
+  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 2);
   return fails ? 1 : 0;
 }

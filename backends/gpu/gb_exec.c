@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "backends/gpu/gb_internal.h"
+#include "gpu/gpu_kernels.h"
 
 #define GB_MAX_EXECS 8
 
@@ -410,6 +411,17 @@ static hd_status *capture(be_plan *bp, gb_exec *x, void *const *inputs, void *co
     (void)gpuGetLastError();
     return st ? st : gb_status(e != gpuSuccess ? e : gpuErrorNotReady, "gpuStreamEndCapture", __FILE__, __LINE__);
   }
+  /* memset nodes (the DNN library's workspace clears) as kernel nodes: a
+   * replayed memset idles the GPU for microseconds around it */
+  int memsets = 0;
+  e = (gpuError_t)gpu_graph_memsets_to_kernels(graph, &memsets);
+  if (e != gpuSuccess) {
+    (void)gpuGraphDestroy(graph);
+    (void)gpuGetLastError();
+    return gb_status(e, "rewriting the captured graph's memset nodes", __FILE__, __LINE__);
+  }
+  if (!sl->graph && memsets)
+    HD_LOG(HD_LOG_VERBOSE, "%s: captured graph: %d memset nodes as kernel nodes", gb_backend_name, memsets);
   if (sl->graph) {
     if (gpuGraphExecUpdate((gpuGraphExec_t)sl->graph, graph) == gpuSuccess) {
       (void)gpuGraphDestroy(graph);
