@@ -147,11 +147,39 @@ int epilogue_rows(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float
   return gpu::last_error();
 }
 
+// No C: the rows do not matter, so one flat walk with every thread busy (the
+// rows kernel leaves a block's threads past a row's end idle: BERT b8's GELU
+// over 3072-wide rows, 384 vectors a row in blocks of 256, ran at 5.6 us
+// against torch's 4.7).
+template <typename T, int ACT, int V>
+__global__ void epilogue_flat_kernel(T *y, int64_t nvec, int act, float aa, float ab) {
+  gpu::wait_prior();
+  gpu::start_next();
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nvec; i += stride) {
+    float v[V];
+    gpu::ldv<V>(y, i * V, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (ACT == OP_ACT_GELU) v[k] = op_act_gelu(v[k]);
+      else if (ACT == OP_ACT_GELU_TANH) v[k] = op_act_gelu_tanh(v[k]);
+      else v[k] = gpu::act(act, v[k], aa, ab);
+    }
+    gpu::stv<V>(y, i * V, v);
+  }
+}
+
 // One 16-byte access a thread where every row starts 16-byte aligned.
 template <typename T, int ACT>
 int epilogue_rows_any(T *y, const T *c, int64_t rows, int64_t n, int64_t c_cs, float beta, int act, float aa,
                       float ab, gpuStream_t s) {
   constexpr int V = 16 / sizeof(T);
+  if (!c && (uintptr_t)y % 16 == 0 && (rows * n) % V == 0) {
+    const int64_t nvec = rows * n / V, blocks = (nvec + 255) / 256;
+    gpu::launch(epilogue_flat_kernel<T, ACT, V>, (unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, s, y, nvec, act,
+                aa, ab);
+    return gpu::last_error();
+  }
   if ((uintptr_t)y % 16 == 0 && n % V == 0)
     return epilogue_rows<T, ACT, V>(y, c, rows, n, c_cs, beta, act, aa, ab, s);
   return epilogue_rows<T, ACT, 1>(y, c, rows, n, c_cs, beta, act, aa, ab, s);
