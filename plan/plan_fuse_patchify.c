@@ -15,8 +15,8 @@
  * half precision on an H100 (and relayouts around it) for what a GEMM of
  * [768, 768] x [768, 196] does in a few. H and W must be known and whole
  * multiples of the kernel (the Reshapes are fixed here). Kernels of 8 x 8
- * and up only: ConvNeXt's 4 x 4 stem (K = 48) is left to cuDNN, as no
- * measurement says the GEMM form is faster there. */
+ * and up only: taking ConvNeXt's 4 x 4 stem and 2 x 2 downsampling convs
+ * too (channel-major) made its batch 32 10% slower (docs/benchmarks.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
