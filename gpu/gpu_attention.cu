@@ -292,7 +292,31 @@ int attention(const gpu_attn_desc *d, gpuStream_t s) {
   return launch_rows<T, 1>(d, s);
 }
 
+// The keys' additive bias of a key mask: fill where the mask drops the key,
+// else 0 (the mask read at row 0 and head 0: it broadcasts over both).
+template <typename T>
+__global__ void key_bias_kernel(gpu_attn_desc d, T *bias) {
+  gpu::wait_prior();
+  gpu::start_next();
+  const int64_t n = d.batch * d.kv_len;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    st(bias, i, gpu::attn_mask_drops(d, i / d.kv_len, 0, 0, i % d.kv_len) ? d.fill : 0.f);
+}
+
+template <typename T>
+int key_bias(const gpu_attn_desc *d, void *bias, gpuStream_t s) {
+  const int64_t n = d->batch * d->kv_len;
+  if (n <= 0) return 0;
+  gpu::launch(key_bias_kernel<T>, gpu::blocks_for(n, 256), 256, 0, s, *d, (T *)bias);
+  return gpu::last_error();
+}
+
 }  // namespace
+
+extern "C" int gpu_attention_key_bias(const gpu_attn_desc *d, void *bias, int dtype, void *stream) {
+  if (!d->mask || d->mask_lens) return -1;
+  GPU_DISPATCH(dtype, key_bias, d, bias, (gpuStream_t)stream)
+}
 
 extern "C" int gpu_attention_softmax(const gpu_attn_desc *d, float *scores, int64_t head_stride, void *stream) {
   const int64_t rows = d->batch * d->heads * d->seq;

@@ -422,6 +422,11 @@ typedef struct gpu_attn_desc {
   float *partial;
 } gpu_attn_desc;
 int gpu_attention(const gpu_attn_desc *d, int dtype, void *stream);
+/* The additive bias of d's boolean or integer key mask (read at row 0, head
+ * 0: one that broadcasts over both), for an attention library that takes a
+ * bias and no mask: bias[b * kv_len + l] (dtype) = fill where the mask
+ * drops key l of batch b, else 0. */
+int gpu_attention_key_bias(const gpu_attn_desc *d, void *bias, int dtype, void *stream);
 
 /* gpu_rotary.cu: rotary embedding (ops/rotary.h) of x into y, elements
  * (b, n, s, i) at b * st[0] + n * st[1] + s * st[2] + i in both; the row of

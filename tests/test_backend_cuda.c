@@ -981,7 +981,8 @@ static void b_attn_sdpa_gqa(tg *t) {
 }
 /* A boolean key mask (ONNX Attention's: masked scores are -inf) where
  * batch 1 masks every key: its rows must come out zero, as the ref's (the
- * Attention op's rule, empty_zero). */
+ * Attention op's rule, empty_zero). In half precision the library's SDPA
+ * runs it with the mask as a bias of the keys. */
 static void b_attn_mask_empty_rows(tg *t) {
   int q = tg_input(t, 4, D(2, 4, 64, 64)), k = tg_input(t, 4, D(2, 4, 96, 64)), v = tg_input(t, 4, D(2, 4, 96, 64));
   int keep = tg_value(t, HD_DT_BOOL, 4, D(2, 1, 1, 96));
@@ -1117,6 +1118,38 @@ static void attn_key_mask_pairs(tg *t, int64_t nb, int64_t nh, int64_t s, int64_
   int in_o[2] = {p, v};
   tg_output(t, tg_node(t, "MatMul", 13, in_o, 2, NULL, 0));
 }
+/* Two layers reading one key mask as torch's exporter writes BERT's now:
+ * Where(keep, 0, -inf) made once and added to each layer's scores, the
+ * softmax's NaN rows zeroed (Where(IsNaN(p), 0, p)). Batch 0 drops key 5,
+ * batch 1 keys from 70 on, batch 2 every key (its rows zero, through both
+ * layers). In half precision the library's SDPA takes both as a bias of
+ * the keys, which the first layer's step builds and the second reads. */
+static void b_attn_sdpa_shared_key_mask(tg *t) {
+  attr ax[] = {A_INT("axis", -1)};
+  const int64_t nb = 3, nh = 4, s = 80, kv = 96;
+  t->orank = 4; /* the nodes' outputs 4-D (dims unknown until planned): the fusion needs their ranks */
+  int keep = tg_value(t, HD_DT_BOOL, 4, D(nb, 1, 1, kv));
+  if (!t->st) {
+    uint8_t m[3 * 96];
+    for (int64_t i = 0; i < nb * kv; i++) m[i] = i / kv == 0 ? i % kv != 5 : i / kv == 1 && i % kv < 70;
+    t->st = ir_value_set_data(t->g, keep, m, sizeof m);
+  }
+  int in_w[3] = {keep, tg_const_vals(t, 0, NULL, (const float[]){0.f}),
+                 tg_const_vals(t, 0, NULL, (const float[]){-INFINITY})};
+  int bias = tg_node(t, "Where", 16, in_w, 3, NULL, 0), x = tg_input(t, 4, D(nb, nh, s, 64));
+  attr perm[] = {{.name = "perm", .n = 4, .i = {0, 1, 3, 2}}};
+  for (int layer = 0; layer < 2; layer++) { /* K^T a Transpose of K, as exported (the library wants K's rows) */
+    int k = tg_input(t, 4, D(nb, nh, kv, 64)), v = tg_input(t, 4, D(nb, nh, kv, 64));
+    int in_s[2] = {x, tg_node(t, "Transpose", 13, &k, 1, perm, 1)};
+    int in_b[2] = {tg_node(t, "MatMul", 13, in_s, 2, NULL, 0), bias};
+    int p = tg_node(t, "Softmax", 13, (int[1]){tg_node(t, "Add", 14, in_b, 2, NULL, 0)}, 1, ax, NA(ax));
+    int in_g[3] = {tg_node(t, "IsNaN", 13, &p, 1, NULL, 0), tg_const_vals(t, 0, NULL, (const float[]){0.f}), p};
+    int in_o[2] = {tg_node(t, "Where", 16, in_g, 3, NULL, 0), v};
+    x = tg_node(t, "MatMul", 13, in_o, 2, NULL, 0);
+  }
+  tg_output(t, x);
+}
+
 static void attn_key_mask(tg *t, int64_t nb, int64_t nh, int64_t s, int64_t kv, int boolean) {
   attn_key_mask_pairs(t, nb, nh, s, kv, boolean, 0);
 }
@@ -1286,7 +1319,8 @@ static const op_case attn_cases[] = {
     {"attention_flash_causal_gqa", b_attn_causal_gqa, 0, 1e-4, 1e-2},
     {"attention_sdpa_gqa", b_attn_sdpa_gqa, 0, 1e-4, 1e-2},
     {"attention_sdpa_key_bias", b_attn_sdpa_key_bias, 0, 1e-4, 1e-2},
-    {"attention_flash_mask_empty_rows", b_attn_mask_empty_rows, 0, 1e-4, 1e-2},
+    {"attention_sdpa_mask_empty_rows", b_attn_mask_empty_rows, 0, 1e-4, 1e-2},
+    {"attention_sdpa_shared_key_mask", b_attn_sdpa_shared_key_mask, 1, 1e-4, 1e-2},
     {"attention_flash_d128_cross", b_attn_d128_cross, 0, 1e-4, 1e-2},
     {"attention_flash_w4_causal", b_attn_w4_causal, 0, 1e-4, 1e-2},
     {"attention_flash_w2", b_attn_w2, 0, 1e-4, 1e-2},
@@ -1430,12 +1464,15 @@ static void test_attention(gpu_env *e, const char *filter) {
     int sdpa = log_sdpa;
     pthread_mutex_unlock(&log_mu);
     /* the library's SDPA (cuDNN 9.13+) must have taken the case named for it
-     * in all three half-precision runs, and never one with a causal cut or a
-     * boolean mask (no engine for those: gb_attention.c) */
+     * in all three half-precision runs (each attention of it: the shared
+     * mask's case has two), and never one with a causal cut or a boolean
+     * mask it does not take as a bias of the keys (gb_attention.c) */
     const char *sw = getenv("HIPDNN_EP_CUDNN_SDPA");
-    int want = strstr(ac->name, "_sdpa_") && log_dnn_version >= 91300 && !(sw && strcmp(sw, "0") == 0) ? 3 : -1;
+    int want = strstr(ac->name, "_sdpa_") && log_dnn_version >= 91300 && !(sw && strcmp(sw, "0") == 0)
+                   ? (strstr(ac->name, "_shared_") ? 6 : 3)
+                   : -1;
     if (want > 0)
-      CHECK(sdpa == want, "%s: %d of 3 half-precision runs on the library's SDPA (cuDNN %zu)", ac->name, sdpa,
+      CHECK(sdpa == want, "%s: %d of %d attentions of 3 half-precision runs on the library's SDPA (cuDNN %zu)", ac->name, sdpa, want,
             log_dnn_version);
     else if (strstr(ac->name, "causal") || strstr(ac->name, "padding") || strstr(ac->name, "where_mask") ||
              strstr(ac->name, "mask_empty"))
@@ -2130,7 +2167,7 @@ done:
  * the run alone (bitwise expected; a difference inside the tolerance is
  * counted and shown). */
 static void test_concurrent_cases(gpu_env *e, be_context *ctx, const char *label) {
-  static const char *const names[] = {"attention_sdpa_key_bias", "attention_sdpa_gqa",
+  static const char *const names[] = {"attention_sdpa_key_bias", "attention_sdpa_gqa", "attention_sdpa_shared_key_mask",
                                       "attention_flash_key_padding_bert_b8", "attention_flash_causal_gqa",
                                       "attention_gqa_decode_rotary_group8", "matmul_bias_rows197",
                                       "nbits_gemv_m1_wide", "nbits_mma_m32_b128"};

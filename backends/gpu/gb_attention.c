@@ -1,9 +1,11 @@
 /* gb_attention: attention at the plan's shapes, from the strided layout
  * the op computes (ops/attention.h), three ways:
  *   - the DNN library's fused SDPA (dnn_sdpa_graph): half precision
- *     without a mask or causal cut, with or without an additive bias (the
- *     one SDPA operation of cuDNN 9.13+ without; with one, the graph of
- *     matmuls, pointwise ops and reductions cuDNN fuses), every operand
+ *     without a causal cut, with or without an additive bias (the one SDPA
+ *     operation of cuDNN 9.13+ without; with one, the graph of matmuls,
+ *     pointwise ops and reductions cuDNN fuses); a boolean key mask (the
+ *     exporters' padding) as a bias built once a run for every step that
+ *     reads it (key_bias_form), every operand
  *     with unit-stride rows and 16-byte aligned starts, where the library
  *     has an engine for the shape (the heuristics' first config, or under
  *     exhaustive search the fastest candidate, timed as convolutions' are;
@@ -22,6 +24,7 @@
  *     head stride (ViT's packed projection read in place at batch > 1,
  *     plan_build.c), they are first packed into the workspace, so the
  *     GEMMs stay one batched call each rather than one a batch. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +45,11 @@ typedef struct gb_attn_step {
   int64_t sstride;     /* GEMM form: elements from one head's scores to the next */
   int pack;            /* GEMM form: Q, K and V packed [B, H, S|L, D] into the workspace first */
   size_t pack_at[3];   /* their byte offsets in it */
+  /* library form of a key mask: the step whose zeroed memory holds the
+   * mask's bias ([B, L], the dtype), which that step builds each run
+   * before its SDPA; -1 without one */
+  int key_bias_step;
+  int key_mask, key_bias_dtype; /* the mask's value and the bias's dtype */
 } gb_attn_step;
 
 /* Whether every operand's batch steps by heads x its head stride. */
@@ -62,12 +70,43 @@ static hd_status *attention_support(be_context *c, const ir_graph *g, const ir_n
   return gb_support_float_input(g, n, OP_P(n)->attention.in_q);
 }
 
+/* Whether the boolean or integer mask of s is one the library takes as a
+ * bias of its keys: it drops keys alone (no head or row varies it), a
+ * dropped score is -inf (added or set alike), and a row whose every score
+ * is dropped gives zeros (empty_zero: torch's exporters guard such rows,
+ * and cuDNN gives them zeros); rows of the bias on 16 bytes. */
+static int key_bias_form(const gb_step *s, const op_attn_layout *l, int64_t es) {
+  const op_attention *p = &s->p.attention;
+  return p->in_mask >= 0 && p->in_bias < 0 && p->mask_form == OP_ATTN_MASK_BCAST && isinf(p->fill) && p->fill < 0 &&
+         p->empty_zero && l->mask_st[1] == 0 && (l->mask_st[2] == 0 || l->seq == 1) && l->kv_heads == l->heads &&
+         (l->kv_len * es) % 16 == 0;
+}
+
+/* The step before s whose key bias s reads (the first to read the same mask
+ * at the same dtype), or s itself, which then holds and builds it. */
+static void key_bias_owner(be_plan *bp, gb_step *s, gb_attn_step *as, int dt) {
+  const int self = (int)(s - bp->steps);
+  as->key_mask = s->n->in[s->p.attention.in_mask];
+  as->key_bias_dtype = dt;
+  for (int i = 0; i < self; i++) {
+    const gb_attn_step *o = bp->steps[i].f == s->f ? bp->steps[i].priv : NULL;
+    if (o && o->key_bias_step == i && o->key_mask == as->key_mask && o->key_bias_dtype == dt &&
+        o->l.batch == as->l.batch && o->l.kv_len == as->l.kv_len) {
+      as->key_bias_step = i;
+      return;
+    }
+  }
+  as->key_bias_step = self;
+  s->zeroed_bytes = (size_t)(as->l.batch * as->l.kv_len) * hd_dtype_size(dt);
+}
+
 /* The library's SDPA plan, when the attention is one it takes (library
- * set); NULL and no plan when not. A boolean mask stays with the flash
- * kernel (dnn.h, dnn_sdpa: cuDNN has no engine for it), and so does a bias
- * under Softmax's rule for a row whose every score is -inf (NaN): cuDNN
- * gives such rows zeros, the Attention op's rule (empty_zero; measured:
- * test_backend_cuda attention_sdpa_key_bias). */
+ * set); NULL and no plan when not. A boolean mask goes as a bias of its
+ * keys where key_bias_form takes it (cuDNN has no engine for a boolean
+ * mask: dnn.h, dnn_sdpa); any other stays with the flash kernel, and so
+ * does a bias under Softmax's rule for a row whose every score is -inf
+ * (NaN): cuDNN gives such rows zeros, the Attention op's rule (empty_zero;
+ * measured: test_backend_cuda attention_sdpa_key_bias). */
 static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t *ws) {
   be_context *c = bp->bg->c;
   const op_attention *p = &s->p.attention;
@@ -77,8 +116,8 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
   if ((dt != HD_DT_F16 && dt != HD_DT_BF16) || l->causal || l->heads % l->kv_heads != 0 || l->head_dim % 8 != 0 ||
       l->v_dim % 8 != 0 || (env && strcmp(env, "0") == 0))
     return NULL;
-  int has_bias = p->in_bias >= 0;
-  if (p->in_mask >= 0 || (has_bias && (!p->empty_zero || l->kv_heads != l->heads ||
+  int has_bias = p->in_bias >= 0, key_bias = key_bias_form(s, l, (int64_t)hd_dtype_size(dt));
+  if ((p->in_mask >= 0 && !key_bias) || (has_bias && (!p->empty_zero || l->kv_heads != l->heads ||
                                        gb_t(bp, s->n->in[p->in_bias])->dtype != dt ||
                                        (l->bias_st[3] != 1 && l->kv_len > 1))))
     return NULL;
@@ -111,9 +150,14 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
   }
   const int64_t scores[4] = {l->batch, l->heads, l->seq, l->kv_len};
   dnn_plan_opts po = {.workspace_limit = (int64_t)c->opts.workspace_limit, .nuids = 5, .uids = {1, 2, 3, 4, 5}};
-  if (has_bias) {
+  if (has_bias || key_bias) {
     dnn_tensor_packed(&a.bias, 6, dt, 4, scores);
-    memcpy(a.bias.strides, l->bias_st, sizeof a.bias.strides);
+    if (key_bias) {
+      const int64_t kst[4] = {l->kv_len, 0, 0, 1};
+      memcpy(a.bias.strides, kst, sizeof kst);
+    } else {
+      memcpy(a.bias.strides, l->bias_st, sizeof l->bias_st);
+    }
     a.has_bias = 1;
     po.uids[po.nuids++] = 6;
   }
@@ -155,6 +199,7 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
     return NULL;
   }
   as->library = 1;
+  if (key_bias) key_bias_owner(bp, s, as, dt);
   *ws = (size_t)as->plan.workspace;
   HD_LOG(HD_LOG_VERBOSE, "%s: attention on the library's SDPA: engine %lld, workspace %lld", gb_backend_name,
          (long long)as->plan.engine, (long long)as->plan.workspace);
@@ -247,6 +292,7 @@ static hd_status *attention_compile(be_plan *bp, gb_step *s, size_t *ws) {
   gb_attn_step *as = calloc(1, sizeof *as);
   if (!as) return GB_OOM();
   s->priv = as;
+  as->key_bias_step = -1;
   HD_TRY(op_attention_layout(s->n, &s->p.attention, bp->p.t, &as->l));
   if (as->l.head_dim > GPU_ATTN_MAX_DIM || as->l.v_dim > GPU_ATTN_MAX_DIM)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld/%lld over %d", gb_backend_name,
@@ -278,9 +324,14 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
   int dt = gb_t(bp, n->in[p->in_q])->dtype;
   if (as->library) {
     size_t es = hd_dtype_size(dt);
+    void *bias = (void *)d.bias;
+    if (as->key_bias_step >= 0) { /* the mask's bias, built by its first reader (even one that runs the flash kernel) */
+      bias = (char *)lc->zeroed + bp->steps[as->key_bias_step].zeroed_at;
+      if (as->key_bias_step == (int)(s - bp->steps)) GB_KERNEL(gpu_attention_key_bias(&d, bias, dt, lc->stream));
+    }
     /* in the plan's uid order: Q, K, V, O, the scale, [bias] */
     void *ptrs[6] = {(char *)d.q + l->q_off * es, (char *)d.k + l->k_off * es, (char *)d.v + l->v_off * es, d.out,
-                     (void *)&as->scale, (void *)d.bias};
+                     (void *)&as->scale, bias};
     /* the plan was made for 16-byte aligned operands (arena and ORT
      * allocations are); a caller's odd buffer takes the flash kernel */
     int aligned = 1;
