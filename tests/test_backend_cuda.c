@@ -1126,11 +1126,11 @@ static void attn_key_mask_pairs(tg *t, int64_t nb, int64_t nh, int64_t s, int64_
  * the keys, which the first layer's step builds and the second reads. */
 static void b_attn_sdpa_shared_key_mask(tg *t) {
   attr ax[] = {A_INT("axis", -1)};
-  const int64_t nb = 3, nh = 4, s = 80, kv = 96;
+  const int64_t nb = 3, nh = 6, s = 96, kv = 112; /* attention_sdpa_key_bias's shapes */
   t->orank = 4; /* the nodes' outputs 4-D (dims unknown until planned): the fusion needs their ranks */
   int keep = tg_value(t, HD_DT_BOOL, 4, D(nb, 1, 1, kv));
   if (!t->st) {
-    uint8_t m[3 * 96];
+    uint8_t m[3 * 112];
     for (int64_t i = 0; i < nb * kv; i++) m[i] = i / kv == 0 ? i % kv != 5 : i / kv == 1 && i % kv < 70;
     t->st = ir_value_set_data(t->g, keep, m, sizeof m);
   }
