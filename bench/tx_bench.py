@@ -13,7 +13,8 @@ cache; torch's dynamo exporter, opset 18), vit (torchvision ViT-B/16, batch
 
 Per row: where ORT placed the nodes (ours / total, and how many partitions
 our EP got), session creation time, the check of our output against the
-CPU EP (rel L2 < 1e-2), and median ms of: ours with host I/O, ours with the
+CPU EP (rel L2 < 1e-2; for models with an attention mask, again with key
+padding in it, "padded": the timed inputs keep every token), and median ms of: ours with host I/O, ours with the
 inputs and outputs on the GPU (IOBinding), ours with provider option
 precision=fp16 (device I/O; its rel L2 against the fp32 CPU EP beside it,
 same bar), torch fp32 CUDA graph (torch's default: matmuls without TF32),
@@ -141,6 +142,35 @@ def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
     return ms, out
 
 
+def padded(feeds, np):
+    """feeds with key padding in attention_mask (None without one): batch
+    item b keeps its first SEQ - (23 + 37 b) % (SEQ - 8) tokens, and at
+    batch 4 and up item 3 keeps none (a sequence with every key masked).
+    The timed feeds keep every token; this checks the masking itself."""
+    m = feeds.get("attention_mask")
+    if m is None:
+        return None
+    m = m.copy()
+    n, s = m.shape
+    for b in range(n):
+        m[b, s - (23 + 37 * b) % (s - 8):] = 0
+        if b == 3:
+            m[b, :] = 0
+    return dict(feeds, attention_mask=m)
+
+
+def check_padded(row, key, sess, cpu, feeds, np):
+    """row[key]: sess's output against the CPU EP's on padded(feeds)."""
+    pf = padded(feeds, np)
+    if pf is None or sess is None:
+        return
+    try:
+        row[key] = c = hdep.compare(sess.run(None, pf)[0], cpu.run(None, pf)[0])
+        log(f"[{row['model']} b{row['batch']}] {key}: {hdep.compare_str(c)}")
+    except Exception as e:
+        row[key] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
+
+
 def device_io(ort, np, sess, feeds, out_shapes):
     io = sess.io_binding()
     keep = []
@@ -248,6 +278,8 @@ def bench(name, a, ort, torch, np, dev, rows):
             except Exception as e:
                 row["notes"].append(f"{key}: {type(e).__name__}: {str(e)[:200]}")
             fc = f.cuda().float()
+        check_padded(row, "check_padded", ep, cpu, feeds, np)
+        check_padded(row, "check_fp16_padded", ep16, cpu, feeds, np)
         log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
         rows.append(row)
         torch.cuda.empty_cache()
@@ -280,8 +312,11 @@ def markdown(rows, meta):
         ratio = f"{t['ours_device'] / t['torch_fp32']:.2f}" if "ours_device" in t and "torch_fp32" in t else ""
         r16 = f"{t['ours_fp16'] / t['torch_fp16']:.2f}" if "ours_fp16" in t and "torch_fp16" in t else ""
         sess = f"{r['session_s']}" + (f" / {r['session_fp16_s']}" if r.get("session_fp16_s") is not None else "")
+        chk = check_cell(r.get("check")) + (f" (padded {check_cell(r['check_padded'])})" if "check_padded" in r else "")
+        chk16 = check_cell(r.get("check_fp16")) + (
+            f" (padded {check_cell(r['check_fp16_padded'])})" if "check_fp16_padded" in r else "")
         out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {sess} | "
-                   f"{check_cell(r.get('check'))} | {check_cell(r.get('check_fp16'))} | " + " | ".join(cells)
+                   f"{chk} | {chk16} | " + " | ".join(cells)
                    + f" | {ratio} | {r16} |")
     return "\n".join(out) + "\n"
 
