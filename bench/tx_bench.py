@@ -142,7 +142,7 @@ def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
     return ms, out
 
 
-def padded(feeds, np):
+def padded(feeds):
     """feeds with key padding in attention_mask (None without one): batch
     item b keeps its first SEQ - (23 + 37 b) % (SEQ - 8) tokens, and at
     batch 4 and up item 3 keeps none (a sequence with every key masked).
@@ -159,9 +159,9 @@ def padded(feeds, np):
     return dict(feeds, attention_mask=m)
 
 
-def check_padded(row, key, sess, cpu, feeds, np):
+def check_padded(row, key, sess, cpu, feeds):
     """row[key]: sess's output against the CPU EP's on padded(feeds)."""
-    pf = padded(feeds, np)
+    pf = padded(feeds)
     if pf is None or sess is None:
         return
     try:
@@ -278,8 +278,8 @@ def bench(name, a, ort, torch, np, dev, rows):
             except Exception as e:
                 row["notes"].append(f"{key}: {type(e).__name__}: {str(e)[:200]}")
             fc = f.cuda().float()
-        check_padded(row, "check_padded", ep, cpu, feeds, np)
-        check_padded(row, "check_fp16_padded", ep16, cpu, feeds, np)
+        check_padded(row, "check_padded", ep, cpu, feeds)
+        check_padded(row, "check_fp16_padded", ep16, cpu, feeds)
         log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
         rows.append(row)
         torch.cuda.empty_cache()

@@ -106,6 +106,15 @@ __global__ void epilogue_kernel(T *y, const T *c, int64_t total, int64_t m, int6
   }
 }
 
+// The epilogues' activation: GELU in either form inline (ACT), any other
+// through gpu::act (ACT none, act the kind).
+template <int ACT>
+__device__ __forceinline__ float act_of(float v, int act, float aa, float ab) {
+  if (ACT == OP_ACT_GELU) return op_act_gelu(v);
+  if (ACT == OP_ACT_GELU_TANH) return op_act_gelu_tanh(v);
+  return gpu::act(act, v, aa, ab);
+}
+
 // The common case: C a row vector (bias[j], or none): threads along the
 // row (coalesced), a grid-stride walk down the rows, no index division;
 // GELU inline (it follows most transformer matmuls). V columns a thread:
@@ -125,12 +134,7 @@ __global__ void epilogue_rows_kernel(T *y, const T *c, int64_t rows, int64_t n, 
     float v[V];
     gpu::ldv<V>(y, r * n + j, v);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      v[k] += bj[k];
-      if (ACT == OP_ACT_GELU) v[k] = op_act_gelu(v[k]);
-      else if (ACT == OP_ACT_GELU_TANH) v[k] = op_act_gelu_tanh(v[k]);
-      else v[k] = gpu::act(act, v[k], aa, ab);
-    }
+    for (int k = 0; k < V; ++k) v[k] = act_of<ACT>(v[k] + bj[k], act, aa, ab);
     gpu::stv<V>(y, r * n + j, v);
   }
 }
@@ -160,11 +164,7 @@ __global__ void epilogue_flat_kernel(T *y, int64_t nvec, int act, float aa, floa
     float v[V];
     gpu::ldv<V>(y, i * V, v);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (ACT == OP_ACT_GELU) v[k] = op_act_gelu(v[k]);
-      else if (ACT == OP_ACT_GELU_TANH) v[k] = op_act_gelu_tanh(v[k]);
-      else v[k] = gpu::act(act, v[k], aa, ab);
-    }
+    for (int k = 0; k < V; ++k) v[k] = act_of<ACT>(v[k], act, aa, ab);
     gpu::stv<V>(y, i * V, v);
   }
 }
