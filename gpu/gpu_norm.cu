@@ -372,60 +372,80 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
 
 // Channel-major rows: x and/or y stored [outer, cols, inner] (x_inner /
 // y_inner > 0; row r = o * inner + i), the other side packed rows. A block
-// of 256 takes kCmRows positions i of one o: it stages their cols values
-// in shared memory (loads coalesced along i, or along the row when x is
-// packed), one warp per row reduces the statistics there, and the output is
-// written coalesced the same way. Skip, skip bias and the sum output are
-// read and written packed (the fusion leaves them only when x is packed).
-constexpr int kCmRows = 8;
-constexpr int kCmMaxCols = (48 * 1024) / (int)sizeof(float) / (kCmRows + 1);
+// of 256 takes R positions i of one o: it stages their cols values in
+// shared memory (loads coalesced along i, or along the rows when x is
+// packed), each warp reduces the statistics of R / 8 rows there, and the
+// output is written coalesced the same way. Skip, skip bias and the sum
+// output are read and written packed (the fusion leaves them only when x is
+// packed). R is 32, 16 or 8 positions (norm() picks). With 8 always, a
+// warp's load was 16 bytes of a channel, a thread had three loads in
+// flight, and the packed side's loops idled 160 of 256 threads at 96
+// channels: ConvNeXt-T's first-stage norm (fp16, batch 32, H100) took ~80
+// us, now ~50.
+constexpr int kCmTileBytes = 48 * 1024;
+constexpr int64_t kCmMinBlocks = 264;  // two per SM on a 132-SM GPU
 
-template <typename T>
+template <int R>
+constexpr int64_t cm_max_cols() {
+  return kCmTileBytes / (int64_t)sizeof(float) / (R + 1);
+}
+
+template <typename T, int R>
 __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__ x, T *__restrict__ y,
                                                            gpu_norm_desc d, int64_t inner, int64_t tiles) {
   gpu::wait_prior();
   gpu::start_next();
-  extern __shared__ float tile[];  // [cols][kCmRows + 1]
-  __shared__ float s_mean[kCmRows], s_inv[kCmRows];
+  extern __shared__ float tile[];  // [cols][R + 1]
+  __shared__ float s_mean[R], s_inv[R];
   const int64_t cols = d.cols;
-  const int64_t o = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kCmRows;
-  const int nr = inner - i0 < kCmRows ? (int)(inner - i0) : kCmRows;
-  const int tr = (int)threadIdx.x % kCmRows, tc = (int)threadIdx.x / kCmRows;
-  constexpr int kColStep = kThreads / kCmRows;
+  const int64_t o = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * R;
+  const int nr = inner - i0 < R ? (int)(inner - i0) : R;
+  const int tr = (int)threadIdx.x % R, tc = (int)threadIdx.x / R;
+  constexpr int kColStep = kThreads / R;
+  const int cells = nr * (int)cols, cols32 = (int)cols;  // packed side: (row k, column c), c fastest
   if (d.x_inner) {
-#pragma unroll 4
-    for (int64_t c = tc; c < cols; c += kColStep)
-      tile[c * (kCmRows + 1) + tr] = tr < nr ? ld(x, (o * cols + c) * inner + i0 + tr) : 0.f;
-  } else {
-    for (int k = 0; k < nr; ++k) {
-      const int64_t r = o * inner + i0 + k;
-      const row_starts at = starts_of(d, r);
-#pragma unroll 4
-      for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
-        const float v = row_value(x, d, at, c);
-        if (d.sum) st((T *)d.sum, r * cols + c, v);
-        tile[c * (kCmRows + 1) + k] = v;
+    // 8 loads in flight a thread before their shared stores
+    const T *xo = x + o * cols * inner + i0 + tr;
+    for (int c0 = tc; c0 < cols32; c0 += 8 * kColStep) {
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int c = c0 + u * kColStep;
+        v[u] = tr < nr && c < cols32 ? ld(xo, (int64_t)c * inner) : 0.f;
       }
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (c0 + u * kColStep < cols32) tile[(c0 + u * kColStep) * (R + 1) + tr] = v[u];
+    }
+  } else {
+    for (int e = threadIdx.x; e < cells; e += kThreads) {
+      const int k = e / cols32, c = e - k * cols32;
+      const int64_t r = o * inner + i0 + k;
+      const float v = row_value(x, d, starts_of(d, r), c);
+      if (d.sum) st((T *)d.sum, r * cols + c, v);
+      tile[c * (R + 1) + k] = v;
     }
   }
   __syncthreads();
-  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;  // warp w: row w of the tile
+  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
   const float inv_cols = 1.f / (float)cols;
-  float sum = 0.f;
-  for (int64_t c = lane; c < cols; c += 32) sum += tile[c * (kCmRows + 1) + w];
-  for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
-  const float mean = d.rms ? 0.f : sum * inv_cols;
-  float sq = 0.f;
-  for (int64_t c = lane; c < cols; c += 32) {
-    const float v = tile[c * (kCmRows + 1) + w] - mean;
-    sq += v * v;
-  }
-  for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
-  if (lane == 0) {
-    s_mean[w] = mean;
-    s_inv[w] = rsqrtf(sq * inv_cols + d.eps);
-    if (w < nr && d.mean) ((float *)d.mean)[o * inner + i0 + w] = mean;
-    if (w < nr && d.inv) ((float *)d.inv)[o * inner + i0 + w] = s_inv[w];
+  for (int k = w; k < R; k += kThreads / 32) {  // warp w: rows w, w + 8, ...
+    float sum = 0.f;
+    for (int64_t c = lane; c < cols; c += 32) sum += tile[c * (R + 1) + k];
+    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+    const float mean = d.rms ? 0.f : sum * inv_cols;
+    float sq = 0.f;
+    for (int64_t c = lane; c < cols; c += 32) {
+      const float v = tile[c * (R + 1) + k] - mean;
+      sq += v * v;
+    }
+    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+    if (lane == 0) {
+      s_mean[k] = mean;
+      s_inv[k] = rsqrtf(sq * inv_cols + d.eps);
+      if (k < nr && d.mean) ((float *)d.mean)[o * inner + i0 + k] = mean;
+      if (k < nr && d.inv) ((float *)d.inv)[o * inner + i0 + k] = s_inv[k];
+    }
   }
   __syncthreads();
   const T *scale = (const T *)d.scale, *bias = (const T *)d.bias;
@@ -434,19 +454,32 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
       const float m = s_mean[tr], iv = s_inv[tr];
 #pragma unroll 4
       for (int64_t c = tc; c < cols; c += kColStep) {
-        const float v = (tile[c * (kCmRows + 1) + tr] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f);
+        const float v = (tile[c * (R + 1) + tr] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f);
         st(y, (o * cols + c) * inner + i0 + tr, v);
       }
     }
   } else {
-    for (int k = 0; k < nr; ++k) {
-      const int64_t r = o * inner + i0 + k, yr = y_start(d, r);
-      const float m = s_mean[k], iv = s_inv[k];
-#pragma unroll 4
-      for (int64_t c = threadIdx.x; c < cols; c += kThreads)
-        st(y, yr + c, (tile[c * (kCmRows + 1) + k] - m) * iv * ld(scale, c) + (bias ? ld(bias, c) : 0.f));
+    // (k, c) of e = threadIdx.x + j * kThreads, stepped without a division
+    const int dk = kThreads / cols32, dc = kThreads - dk * cols32;
+    int k = (int)threadIdx.x / cols32, c = (int)threadIdx.x - k * cols32;
+    for (; k < nr; k += dk, c += dc) {
+      if (c >= cols32) {
+        c -= cols32;
+        ++k;
+        if (k >= nr) break;
+      }
+      const int64_t r = o * inner + i0 + k;
+      st(y, y_start(d, r) + c,
+         (tile[c * (R + 1) + k] - s_mean[k]) * s_inv[k] * ld(scale, c) + (bias ? ld(bias, c) : 0.f));
     }
   }
+}
+
+template <typename T, int R>
+int launch_cm(const void *x, void *y, const gpu_norm_desc *d, int64_t inner, gpuStream_t s) {
+  const int64_t tiles = (inner + R - 1) / R, blocks = d->rows / inner * tiles;  // < INT32_MAX: checked
+  return gpu::launch(norm_cm_kernel<T, R>, dim3((unsigned)blocks), dim3(kThreads),
+                     (size_t)d->cols * (R + 1) * sizeof(float), s, (const T *)x, (T *)y, *d, inner, tiles);
 }
 
 // Channel-major rows too wide for the tile: a thread per row, three passes
@@ -510,12 +543,17 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
   if (d->x_inner || d->y_inner) {
     const int64_t inner = d->x_inner ? d->x_inner : d->y_inner;
     if ((d->x_inner && d->y_inner && d->x_inner != d->y_inner) || d->rows % inner) return -1;
-    if (d->cols <= kCmMaxCols && (!d->x_inner || (!d->skip && !d->sbias && !d->sum))) {
-      const int64_t tiles = (inner + kCmRows - 1) / kCmRows, blocks = d->rows / inner * tiles;
-      if (blocks < INT32_MAX) {
-        return gpu::launch(norm_cm_kernel<T>, dim3((unsigned)blocks), dim3(kThreads),
-                           (size_t)d->cols * (kCmRows + 1) * sizeof(float), s, (const T *)x, (T *)y, *d, inner, tiles);
-      }
+    // The most positions a block whose tile fits, while the grid still has
+    // two blocks an SM (batch 1 has few positions to share out).
+    int rows = d->cols <= cm_max_cols<32>() ? 32 : d->cols <= cm_max_cols<16>() ? 16
+               : d->cols <= cm_max_cols<8>()    ? 8
+                                                : 0;
+    while (rows > 8 && d->rows / inner * ((inner + rows - 1) / rows) < kCmMinBlocks) rows /= 2;
+    if (rows && (!d->x_inner || (!d->skip && !d->sbias && !d->sum)) &&
+        d->rows / inner * ((inner + rows - 1) / rows) < INT32_MAX) {
+      if (rows == 32) return launch_cm<T, 32>(x, y, d, inner, s);
+      if (rows == 16) return launch_cm<T, 16>(x, y, d, inner, s);
+      return launch_cm<T, 8>(x, y, d, inner, s);
     }
     return gpu::launch(norm_strided_kernel<T>, dim3(gpu::blocks_for(d->rows, kThreads)), dim3(kThreads), 0, s,
                        (const T *)x, (T *)y, *d);

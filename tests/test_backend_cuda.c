@@ -144,6 +144,11 @@ static const conv_case cases[] = {
     {"dw_5x5_s2", HD_DT_F32, 2, 1, 6, 6, S2(23, 41), S2(5, 5), S2(2, 2), ONE, S2(2, 2), S2(2, 2), 6, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"dw_5x5_s1_narrow", HD_DT_F32, 2, 3, 4, 4, S2(7, 7), S2(5, 5), ONE, ONE, S2(2, 2), S2(2, 2), 4, 0, 0, OP_ACT_HARD_SWISH, 0, 0, 0, 0},
     {"dw_dilated_asym", HD_DT_F32, 2, 1, 5, 5, S2(15, 12), S2(3, 2), S2(1, 2), S2(2, 3), S2(2, 0), S2(1, 3), 5, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
+    /* dw_plane_kernel (7 x 7, stride 1): bands of a plane, planes many to a
+     * block (7 x 7 inputs), asymmetric pads, ragged strips. */
+    {"f16_dw_7x7_bands", HD_DT_F16, 2, 2, 24, 24, S2(30, 30), S2(7, 7), ONE, ONE, S2(3, 3), S2(3, 3), 24, 1, 1, OP_ACT_NONE, 0, 0, 0, 0},
+    {"dw_7x7_small_planes", HD_DT_F32, 2, 3, 40, 40, S2(7, 7), S2(7, 7), ONE, ONE, S2(3, 3), S2(3, 3), 40, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
+    {"dw_7x7_asym", HD_DT_F32, 2, 1, 6, 6, S2(20, 13), S2(7, 7), ONE, ONE, S2(2, 3), S2(4, 1), 6, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_depthwise", HD_DT_F16, 2, 1, 16, 16, S2(10, 10), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 16, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_1d", HD_DT_F16, 1, 1, 8, 8, S1(40), S1(3), S1(1), S1(1), S1(1), S1(1), 1, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_3d", HD_DT_F16, 3, 1, 8, 8, S3(6, 6, 6), S3(3, 3, 3), ONE, ONE, S3(1, 1, 1), S3(1, 1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},

@@ -160,6 +160,7 @@ static void ln_both(bctx *b, int64_t c) {
   transpose(b, "n", "y", 4, to_nchw);
 }
 static void b_ln_both_96(bctx *b) { ln_both(b, 96); }
+static void b_ln_both_384(bctx *b) { ln_both(b, 384); }
 static void b_ln_both_768(bctx *b) { ln_both(b, 768); }
 static void b_ln_both_1536(bctx *b) { ln_both(b, 1536); }
 
@@ -241,6 +242,12 @@ static void b_add_ln_bcast_nchw(bctx *b) {
 static void b_transpose_add(bctx *b) {
   transpose(b, "x0", "t", 4, to_nchw);
   node(b, "Add", "t", "x1", "y", NULL, 0);
+}
+
+/* Sub with the transposed input second (the operand order matters) */
+static void b_transpose_sub_second(bctx *b) {
+  transpose(b, "x0", "t", 4, to_nchw);
+  node(b, "Sub", "x1", "t", "y", NULL, 0);
 }
 
 /* both inputs transposed, by different permutations */
@@ -425,10 +432,12 @@ static const fcase k_cases[] = {
     {"gelu_tanh_gemm_wide", 0, 1, {2}, {{32, 256}}, 0, b_gelu_wide},
     {"f16_gelu_tanh_gemm_wide", F16, 1, {2}, {{32, 256}}, 0, b_gelu_wide},
     {"ln_transposes_96", 0, 1, {4}, {{2, 96, 7, 7}}, 0, b_ln_both_96},
+    {"ln_transposes_384", 0, 1, {4}, {{1, 384, 5, 14}}, 0, b_ln_both_384},
     {"ln_transposes_768", 0, 1, {4}, {{1, 768, 3, 5}}, 0, b_ln_both_768},
     {"ln_transposes_1536", 0, 1, {4}, {{1, 1536, 2, 3}}, 0, b_ln_both_1536},
     {"f16_ln_transposes_96", F16, 1, {4}, {{2, 96, 7, 7}}, 0, b_ln_both_96},
     {"ln_transpose_in_matmul", 0, 1, {4}, {{1, 48, 5, 6}}, 0, b_ln_in},
+    {"f16_ln_transpose_in_matmul", F16, 1, {4}, {{2, 48, 9, 10}}, 0, b_ln_in},
     {"ln_skip_transpose_out", 0, 2, {4, 4}, {{1, 4, 5, 32}, {1, 4, 5, 32}}, 2, b_ln_skip_out},
     {"add_layernorm_768_sum", 0, 2, {3, 3}, {{1, 9, 768}, {1, 9, 768}}, 2, b_add_ln_sum},
     {"add_ln_transposed_residual", 0, 2, {3, 3}, {{6, 2, 32}, {2, 6, 32}}, 2, b_add_ln_t32},
@@ -445,6 +454,8 @@ static const fcase k_cases[] = {
     {"f16_add_ln_broadcast_both", F16, 2, {3, 3}, {{2, 1, 32}, {1, 5, 32}}, 0, b_add_ln_bcast},
     {"transpose_add", 0, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
     {"f16_transpose_add", F16, 2, {4, 4}, {{2, 7, 7, 48}, {2, 48, 7, 7}}, 0, b_transpose_add},
+    {"f16_transpose_add_ragged_tiles", F16, 2, {4, 4}, {{3, 9, 13, 40}, {3, 40, 9, 13}}, 0, b_transpose_add},
+    {"transpose_sub_second", 0, 2, {4, 4}, {{2, 9, 13, 40}, {2, 40, 9, 13}}, 0, b_transpose_sub_second},
     {"transpose_mul_both", 0, 2, {4, 4}, {{2, 4, 3, 5}, {5, 3, 4, 2}}, 0, b_transpose_mul_both},
     {"transpose_sub_bcast", 0, 1, {4}, {{2, 5, 6, 48}}, 0, b_transpose_sub_bcast},
     {"squeeze_excite", 0, 1, {4}, {{2, 24, 9, 11}}, 0, b_se_small},
