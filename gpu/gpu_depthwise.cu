@@ -99,8 +99,8 @@ __global__ void dw_fixed_kernel(dw_params p) {
 
 // Stride-1 K x K filters, dilation 1, by bands of whole planes: a block
 // stages the input rows of P planes (zero padding, prologue applied once a
-// value) in shared memory, E elements a load; each thread holds its
-// channel's filter in registers and computes strips of kPlaneV outputs
+// value) in shared memory, E elements a load, and their filters; each
+// thread holds its channel's filter in registers and computes strips of kPlaneV outputs
 // along a row, reading the staged rows 16 bytes at a time (threads side by
 // side take rows one below the other, and pitches of an odd number of
 // 16-byte units keep those reads apart in the banks); the outputs go back
@@ -140,6 +140,12 @@ __global__ void __launch_bounds__(kPlaneThreads) dw_plane_kernel(dw_params p, dw
   const int oy0 = bd * q.band, rows = min(q.band, p.oh - oy0);
   float *out = in + q.planes * plane_in;  // [np][band][opitch]
   const int out_plane = q.band * q.opitch;
+  constexpr int KK4 = (K * K + 3) / 4 * 4;  // a plane's filter, padded to 16 bytes
+  float *wsm = out + q.planes * out_plane;  // [np][KK4]
+  for (int e = threadIdx.x; e < np * K * K; e += blockDim.x) {
+    const int pl = e / (K * K), k = e - pl * K * K;
+    wsm[pl * KK4 + k] = gpu::ld((const T *)p.w, (int64_t)((p0 + pl) % p.c) * K * K + k);
+  }
   for (int e = threadIdx.x; e < np * plane_in / 4; e += blockDim.x) dw_smem[e] = make_float4(0.f, 0.f, 0.f, 0.f);
   __syncthreads();
   // Input rows iy in [lo, hi) land on staged row iy + ph - oy0.
@@ -165,10 +171,16 @@ __global__ void __launch_bounds__(kPlaneThreads) dw_plane_kernel(dw_params p, dw
   // one plane: planes > 1 only when a block has a thread for each item.
   const int items = q.band * p.nstrip;
   if ((int)threadIdx.x < np * items) {
-    const int c = (p0 + (np > 1 ? gpu::div(threadIdx.x, q.by_rows) / p.nstrip : 0)) % p.c;
-    float wr[K * K];
+    const float4 *w4 = (const float4 *)(wsm + (np > 1 ? gpu::div(threadIdx.x, q.by_rows) / p.nstrip : 0) * KK4);
+    float wr[KK4];
 #pragma unroll
-    for (int k = 0; k < K * K; ++k) wr[k] = gpu::ld((const T *)p.w, (int64_t)c * K * K + k);
+    for (int k = 0; k < KK4 / 4; ++k) {
+      const float4 f = w4[k];
+      wr[4 * k] = f.x;
+      wr[4 * k + 1] = f.y;
+      wr[4 * k + 2] = f.z;
+      wr[4 * k + 3] = f.w;
+    }
     constexpr int NIN4 = (kPlaneV + K - 1 + 3) / 4;
     for (int it = threadIdx.x; it < np * items; it += blockDim.x) {
       const int sr = gpu::div(it, q.by_rows);  // plane * nstrip + strip
@@ -209,14 +221,16 @@ __global__ void __launch_bounds__(kPlaneThreads) dw_plane_kernel(dw_params p, dw
     const int64_t at = ((int64_t)plane * p.oh + oy0 + oy) * p.ow + ox;
     const float b = bias ? gpu::ld(bias, plane % p.c) : 0.f;
     const float *src = out + pl * out_plane + oy * q.opitch + ox;
-    dw_pack<T, E> rv, o;
+    dw_pack<T, E> rv = {}, o;
     if (res) rv = *(const dw_pack<T, E> *)(res + at);
+    float f[E];
 #pragma unroll
-    for (int j = 0; j < E; ++j) {
-      float f = src[j] + b;
-      if (res) f += gpu::ld(rv.v, j);
-      gpu::st(o.v, j, gpu::act(p.act, f, p.a, p.b));
-    }
+    for (int j = 0; j < E; ++j) f[j] = src[j] + b + (res ? gpu::ld(rv.v, j) : 0.f);
+    if (p.act != OP_ACT_NONE)  // the same for the whole grid: no switch an element without one
+#pragma unroll
+      for (int j = 0; j < E; ++j) f[j] = gpu::act(p.act, f[j], p.a, p.b);
+#pragma unroll
+    for (int j = 0; j < E; ++j) gpu::st(o.v, j, f[j]);
     *(dw_pack<T, E> *)((T *)p.y + at) = o;
   }
 }
@@ -288,8 +302,9 @@ inline bool plane_split(const dw_params &p, int k, int64_t nplanes, dw_plane_par
   const int64_t items = (int64_t)p.oh * nstrip;
   q.pitch = odd_units(nstrip * kPlaneV + k - 1);
   q.opitch = odd_units(nstrip * kPlaneV);
+  const size_t filter = (size_t)(k * k + 3) / 4 * 4;
   auto bytes = [&](int planes, int band) {
-    return (size_t)planes * ((size_t)(band + k - 1) * q.pitch + (size_t)band * q.opitch) * sizeof(float);
+    return (size_t)planes * ((size_t)(band + k - 1) * q.pitch + (size_t)band * q.opitch + filter) * sizeof(float);
   };
   int planes = items >= kPlaneThreads ? 1 : (int)(kPlaneThreads / items);
   while (planes > 1 && (bytes(planes, p.oh) > kPlaneSmem || (nplanes + planes - 1) / planes < kMinBlocks)) planes /= 2;

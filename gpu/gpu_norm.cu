@@ -398,7 +398,8 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
   extern __shared__ float tile[];  // [cols][R + 1]
   __shared__ float s_mean[R], s_inv[R];
   const int64_t cols = d.cols;
-  const int64_t o = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * R;
+  const unsigned tiles32 = (unsigned)tiles;  // blocks < 2^31: 32-bit, no 64-bit division routine
+  const int64_t o = blockIdx.x / tiles32, i0 = (int64_t)(blockIdx.x % tiles32) * R;
   const int nr = inner - i0 < R ? (int)(inner - i0) : R;
   const int tr = (int)threadIdx.x % R, tc = (int)threadIdx.x / R;
   constexpr int kColStep = kThreads / R;
