@@ -1569,6 +1569,25 @@ static void b_inverted_residual_tap(tg *t) {
   tg_output(t, inverted_residual(t, x, 8, 8, 1, 1));
 }
 
+/* A 1x1 expand + relu6 whose epilogue the 7x7 depthwise conv takes over
+ * as its prologue (dw_plane_kernel with the prologue), 1x1 project + x:
+ * an odd width (one element a load) and a width of 24 (four or eight). */
+static int expand_dw7(tg *t, int x, int64_t c) {
+  int e = conv_bn(t, x, c, c * 4, 1, 1, 1, ACT_RELU6, IR_NONE);
+  int d = conv_bn(t, e, c * 4, c * 4, 7, 1, c * 4, ACT_RELU6, IR_NONE);
+  return conv_bn(t, d, c * 4, c, 1, 1, 1, ACT_NONE, x);
+}
+static void b_expand_dw7(tg *t) {
+  int x = tg_input(t, 4, D(2, 16, 14, 13));
+  t->orank = 4;
+  tg_output(t, expand_dw7(t, expand_dw7(t, x, 16), 16));
+}
+static void b_expand_dw7_wide(tg *t) {
+  int x = tg_input(t, 4, D(1, 8, 24, 24));
+  t->orank = 4;
+  tg_output(t, expand_dw7(t, x, 8));
+}
+
 static void build_resnetish(tg *t, int64_t batch, int64_t hw, int nblocks) {
   int x = tg_input(t, 4, (const int64_t[]){batch, 3, hw, hw});
   t->orank = 4;
@@ -1594,6 +1613,8 @@ static const op_case block_cases[] = {
     {"resnetish_chain", b_resnetish_small, 1, 1e-2, 2e-2},
     {"inverted_residual_x2", b_inverted_residual, 1, 1e-2, 2e-2},
     {"inverted_residual_tapped", b_inverted_residual_tap, 1, 1e-2, 2e-2},
+    {"expand_dw7x7_prologue", b_expand_dw7, 1, 1e-2, 2e-2},
+    {"expand_dw7x7_prologue_wide", b_expand_dw7_wide, 1, 1e-2, 2e-2},
 };
 
 /* ==== channels last (plan_layout) against ref ==== */
