@@ -483,6 +483,107 @@ int launch_cm(const void *x, void *y, const gpu_norm_desc *d, int64_t inner, gpu
                      (size_t)d->cols * (R + 1) * sizeof(float), s, (const T *)x, (T *)y, *d, inner, tiles);
 }
 
+// The common channel-major case in pieces: x [outer, cols, inner] in,
+// packed contiguous rows out (ConvNeXt's norm before each block's first
+// matmul), cols whole 16-byte pieces. A thread loads a piece of L
+// positions of one channel, and stores 16 bytes of one row
+// with its scale and bias (loads of L positions: 16 bytes, or 8 or 4
+// where inner is not whole 16-byte pieces): norm_cm_kernel's 2-byte loads and stores, with
+// the row and column worked out per element, were most of its instructions
+// (ncu, ConvNeXt-T's first stage at b32 fp16: 145 an element, the
+// statistics a quarter of them).
+template <typename T, int L>
+struct alignas(sizeof(T) * L) cm_piece {
+  T v[L];
+};
+
+template <typename T, int R, int L>
+__global__ void __launch_bounds__(kThreads) norm_cm_rows_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                                gpu_norm_desc d, int64_t inner, unsigned tiles) {
+  gpu::wait_prior();
+  gpu::start_next();
+  constexpr int V = vec<T>::n, kPieces = R / L;  // loaded pieces of a channel's R positions
+  extern __shared__ float tile[];              // [cols][R + 1]
+  __shared__ float s_mean[R], s_inv[R];
+  const int cols = (int)d.cols, row_pieces = cols / V;
+  const int64_t o = blockIdx.x / tiles, i0 = (int64_t)(blockIdx.x % tiles) * R;
+  const int nr = inner - i0 < R ? (int)(inner - i0) : R;  // a multiple of L: inner is
+  const T *xo = x + o * cols * inner + i0;
+  for (int e = threadIdx.x; e < cols * kPieces; e += kThreads) {
+    const int c = e / kPieces, k0 = (e - c * kPieces) * L;
+    cm_piece<T, L> pc = {};
+    if (k0 < nr) pc = *(const cm_piece<T, L> *)(xo + (int64_t)c * inner + k0);
+#pragma unroll
+    for (int q = 0; q < L; ++q) tile[c * (R + 1) + k0 + q] = k0 < nr ? ld(pc.v, q) : 0.f;
+  }
+  __syncthreads();
+  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+  const float inv_cols = 1.f / (float)cols;
+  for (int k = w; k < R; k += kThreads / 32) {
+    float sum = 0.f;
+    for (int c = lane; c < cols; c += 32) sum += tile[c * (R + 1) + k];
+    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+    const float mean = d.rms ? 0.f : sum * inv_cols;
+    float sq = 0.f;
+    for (int c = lane; c < cols; c += 32) {
+      const float v = tile[c * (R + 1) + k] - mean;
+      sq += v * v;
+    }
+    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+    if (lane == 0) {
+      s_mean[k] = mean;
+      s_inv[k] = rsqrtf(sq * inv_cols + d.eps);
+      if (k < nr && d.mean) ((float *)d.mean)[o * inner + i0 + k] = mean;
+      if (k < nr && d.inv) ((float *)d.inv)[o * inner + i0 + k] = s_inv[k];
+    }
+  }
+  __syncthreads();
+  uint4 *yb = (uint4 *)(y + (o * inner + i0) * cols);  // the tile's rows: one contiguous run
+  for (int e = threadIdx.x; e < nr * row_pieces; e += kThreads) {
+    const int k = e / row_pieces, c0 = (e - k * row_pieces) * V;
+    float sc[V], bi[V], out[V];
+    unpack<T>(((const uint4 *)d.scale)[c0 / V], sc);
+    if (d.bias) {
+      unpack<T>(((const uint4 *)d.bias)[c0 / V], bi);
+    } else {
+#pragma unroll
+      for (int q = 0; q < V; ++q) bi[q] = 0.f;
+    }
+    const float m = s_mean[k], iv = s_inv[k];
+#pragma unroll
+    for (int q = 0; q < V; ++q) out[q] = (tile[(c0 + q) * (R + 1) + k] - m) * iv * sc[q] + bi[q];
+    yb[e] = pack<T>(out);
+  }
+}
+
+template <typename T, int R, int L>
+int launch_cm_rows_l(const void *x, void *y, const gpu_norm_desc *d, int64_t inner, gpuStream_t s) {
+  const int64_t tiles = (inner + R - 1) / R, blocks = d->rows / inner * tiles;  // < INT32_MAX: checked
+  return gpu::launch(norm_cm_rows_kernel<T, R, L>, dim3((unsigned)blocks), dim3(kThreads),
+                     (size_t)d->cols * (R + 1) * sizeof(float), s, (const T *)x, (T *)y, *d, inner, (unsigned)tiles);
+}
+
+// Positions a load of norm_cm_rows_kernel takes (16, 8 or 4 bytes' worth,
+// inner and x allowing), or 0 when the kernel does not take d: x
+// channel-major, y packed contiguous rows of whole 16-byte pieces.
+template <typename T>
+int cm_rows_piece(const void *x, const void *y, const gpu_norm_desc *d, int64_t inner) {
+  if (!d->x_inner || d->y_inner || d->mapped || d->y_rs != d->cols || d->cols % vec<T>::n || !aligned16(y) ||
+      !aligned16(d->scale) || !aligned16(d->bias))
+    return 0;
+  for (int l = vec<T>::n; l * (int)sizeof(T) >= 4; l /= 2)
+    if (inner % l == 0 && (uintptr_t)x % (l * sizeof(T)) == 0) return l;
+  return 0;
+}
+
+template <typename T, int R>
+int launch_cm_rows(const void *x, void *y, const gpu_norm_desc *d, int64_t inner, int piece, gpuStream_t s) {
+  constexpr int V = vec<T>::n;
+  if (piece == V) return launch_cm_rows_l<T, R, V>(x, y, d, inner, s);
+  if (piece == V / 2) return launch_cm_rows_l<T, R, V / 2>(x, y, d, inner, s);
+  return launch_cm_rows_l<T, R, (V / 4 > 0 ? V / 4 : 1)>(x, y, d, inner, s);
+}
+
 // Channel-major rows too wide for the tile: a thread per row, three passes
 // over strided memory. Slow, and only for shapes no fused model has met.
 template <typename T>
@@ -552,6 +653,11 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
     while (rows > 8 && d->rows / inner * ((inner + rows - 1) / rows) < kCmMinBlocks) rows /= 2;
     if (rows && (!d->x_inner || (!d->skip && !d->sbias && !d->sum)) &&
         d->rows / inner * ((inner + rows - 1) / rows) < INT32_MAX) {
+      if (const int piece = cm_rows_piece<T>(x, y, d, inner)) {
+        if (rows == 32) return launch_cm_rows<T, 32>(x, y, d, inner, piece, s);
+        if (rows == 16) return launch_cm_rows<T, 16>(x, y, d, inner, piece, s);
+        return launch_cm_rows<T, 8>(x, y, d, inner, piece, s);
+      }
       if (rows == 32) return launch_cm<T, 32>(x, y, d, inner, s);
       if (rows == 16) return launch_cm<T, 16>(x, y, d, inner, s);
       return launch_cm<T, 8>(x, y, d, inner, s);

@@ -166,12 +166,15 @@ static void b_ln_both_1536(bctx *b) { ln_both(b, 1536); }
 
 /* NCHW -> Transpose -> LayerNorm -> MatMul (ConvNeXt's block: the norm
  * writes NHWC rows) */
-static void b_ln_in(bctx *b) {
-  int64_t wd[2] = {48, 20};
+static void ln_in(bctx *b, int64_t c) {
+  int64_t wd[2] = {c, 20};
   transpose(b, "x0", "t", 4, to_nhwc);
-  layernorm(b, "t", "n", 48);
+  layernorm(b, "t", "n", c);
   node(b, "MatMul", "n", w(b, "w", 2, wd, 0.3, 0.0), "y", NULL, 0);
 }
+static void b_ln_in(bctx *b) { ln_in(b, 48); }
+static void b_ln_in_96(bctx *b) { ln_in(b, 96); }
+static void b_ln_in_384(bctx *b) { ln_in(b, 384); }
 
 /* Add -> LayerNorm (the Add becomes its skip; the sum is also an output)
  * -> Transpose to NCHW */
@@ -438,6 +441,12 @@ static const fcase k_cases[] = {
     {"f16_ln_transposes_96", F16, 1, {4}, {{2, 96, 7, 7}}, 0, b_ln_both_96},
     {"ln_transpose_in_matmul", 0, 1, {4}, {{1, 48, 5, 6}}, 0, b_ln_in},
     {"f16_ln_transpose_in_matmul", F16, 1, {4}, {{2, 48, 9, 10}}, 0, b_ln_in},
+    /* 16-byte loads (positions a multiple of 8), a ragged last tile (200 =
+     * 6 x 32 + 8), 384 channels (16 positions a tile), 8-byte loads (196) */
+    {"f16_ln_transpose_in_matmul_96", F16, 1, {4}, {{2, 96, 8, 12}}, 0, b_ln_in_96},
+    {"f16_ln_transpose_in_matmul_ragged", F16, 1, {4}, {{1, 96, 10, 20}}, 0, b_ln_in_96},
+    {"f16_ln_transpose_in_matmul_384", F16, 1, {4}, {{1, 384, 7, 8}}, 0, b_ln_in_384},
+    {"ln_transpose_in_matmul_196", 0, 1, {4}, {{2, 96, 14, 14}}, 0, b_ln_in_96},
     {"ln_skip_transpose_out", 0, 2, {4, 4}, {{1, 4, 5, 32}, {1, 4, 5, 32}}, 2, b_ln_skip_out},
     {"add_layernorm_768_sum", 0, 2, {3, 3}, {{1, 9, 768}, {1, 9, 768}}, 2, b_add_ln_sum},
     {"add_ln_transposed_residual", 0, 2, {3, 3}, {{6, 2, 32}, {2, 6, 32}}, 2, b_add_ln_t32},
