@@ -370,6 +370,34 @@ __global__ void __launch_bounds__(kThreads) norm_rows_kernel(const T *__restrict
   }
 }
 
+// The statistics of a channel-major tile's R rows ([cols][R + 1] floats;
+// warp w takes rows w, w + 8, ...) into s_mean / s_inv, and the mean / inv
+// outputs of its nr live rows, which start at row r0.
+template <int R>
+__device__ __forceinline__ void cm_tile_stats(const float *tile, int cols, const gpu_norm_desc &d, int64_t r0,
+                                              int nr, float *s_mean, float *s_inv) {
+  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+  const float inv_cols = 1.f / (float)cols;
+  for (int k = w; k < R; k += kThreads / 32) {
+    float sum = 0.f;
+    for (int c = lane; c < cols; c += 32) sum += tile[c * (R + 1) + k];
+    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
+    const float mean = d.rms ? 0.f : sum * inv_cols;
+    float sq = 0.f;
+    for (int c = lane; c < cols; c += 32) {
+      const float v = tile[c * (R + 1) + k] - mean;
+      sq += v * v;
+    }
+    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
+    if (lane == 0) {
+      s_mean[k] = mean;
+      s_inv[k] = rsqrtf(sq * inv_cols + d.eps);
+      if (k < nr && d.mean) ((float *)d.mean)[r0 + k] = mean;
+      if (k < nr && d.inv) ((float *)d.inv)[r0 + k] = s_inv[k];
+    }
+  }
+}
+
 // Channel-major rows: x and/or y stored [outer, cols, inner] (x_inner /
 // y_inner > 0; row r = o * inner + i), the other side packed rows. A block
 // of 256 takes R positions i of one o: it stages their cols values in
@@ -428,26 +456,7 @@ __global__ void __launch_bounds__(kThreads) norm_cm_kernel(const T *__restrict__
     }
   }
   __syncthreads();
-  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
-  const float inv_cols = 1.f / (float)cols;
-  for (int k = w; k < R; k += kThreads / 32) {  // warp w: rows w, w + 8, ...
-    float sum = 0.f;
-    for (int64_t c = lane; c < cols; c += 32) sum += tile[c * (R + 1) + k];
-    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
-    const float mean = d.rms ? 0.f : sum * inv_cols;
-    float sq = 0.f;
-    for (int64_t c = lane; c < cols; c += 32) {
-      const float v = tile[c * (R + 1) + k] - mean;
-      sq += v * v;
-    }
-    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
-    if (lane == 0) {
-      s_mean[k] = mean;
-      s_inv[k] = rsqrtf(sq * inv_cols + d.eps);
-      if (k < nr && d.mean) ((float *)d.mean)[o * inner + i0 + k] = mean;
-      if (k < nr && d.inv) ((float *)d.inv)[o * inner + i0 + k] = s_inv[k];
-    }
-  }
+  cm_tile_stats<R>(tile, (int)cols, d, o * inner + i0, nr, s_mean, s_inv);
   __syncthreads();
   const T *scale = (const T *)d.scale, *bias = (const T *)d.bias;
   if (d.y_inner) {
@@ -486,12 +495,11 @@ int launch_cm(const void *x, void *y, const gpu_norm_desc *d, int64_t inner, gpu
 // The common channel-major case in pieces: x [outer, cols, inner] in,
 // packed contiguous rows out (ConvNeXt's norm before each block's first
 // matmul), cols whole 16-byte pieces. A thread loads a piece of L
-// positions of one channel, and stores 16 bytes of one row
-// with its scale and bias (loads of L positions: 16 bytes, or 8 or 4
-// where inner is not whole 16-byte pieces): norm_cm_kernel's 2-byte loads and stores, with
-// the row and column worked out per element, were most of its instructions
-// (ncu, ConvNeXt-T's first stage at b32 fp16: 145 an element, the
-// statistics a quarter of them).
+// positions of one channel (16 bytes, or 8 or 4 where inner is not whole
+// 16-byte pieces) and stores 16 bytes of one row with its scale and bias.
+// norm_cm_kernel's 2-byte loads and stores, with the row and column worked
+// out per element, were most of its instructions (ncu, ConvNeXt-T's first
+// stage at b32 fp16: 145 an element, the statistics a quarter of them).
 template <typename T, int L>
 struct alignas(sizeof(T) * L) cm_piece {
   T v[L];
@@ -517,26 +525,7 @@ __global__ void __launch_bounds__(kThreads) norm_cm_rows_kernel(const T *__restr
     for (int q = 0; q < L; ++q) tile[c * (R + 1) + k0 + q] = k0 < nr ? ld(pc.v, q) : 0.f;
   }
   __syncthreads();
-  const int w = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
-  const float inv_cols = 1.f / (float)cols;
-  for (int k = w; k < R; k += kThreads / 32) {
-    float sum = 0.f;
-    for (int c = lane; c < cols; c += 32) sum += tile[c * (R + 1) + k];
-    for (int off = 16; off > 0; off /= 2) sum += gpu::shfl_xor32(sum, off);
-    const float mean = d.rms ? 0.f : sum * inv_cols;
-    float sq = 0.f;
-    for (int c = lane; c < cols; c += 32) {
-      const float v = tile[c * (R + 1) + k] - mean;
-      sq += v * v;
-    }
-    for (int off = 16; off > 0; off /= 2) sq += gpu::shfl_xor32(sq, off);
-    if (lane == 0) {
-      s_mean[k] = mean;
-      s_inv[k] = rsqrtf(sq * inv_cols + d.eps);
-      if (k < nr && d.mean) ((float *)d.mean)[o * inner + i0 + k] = mean;
-      if (k < nr && d.inv) ((float *)d.inv)[o * inner + i0 + k] = s_inv[k];
-    }
-  }
+  cm_tile_stats<R>(tile, cols, d, o * inner + i0, nr, s_mean, s_inv);
   __syncthreads();
   uint4 *yb = (uint4 *)(y + (o * inner + i0) * cols);  // the tile's rows: one contiguous run
   for (int e = threadIdx.x; e < nr * row_pieces; e += kThreads) {
