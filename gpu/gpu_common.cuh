@@ -158,6 +158,11 @@ inline bool make_conv2d_args(const void *x, const void *w, const void *bias, con
   return true;
 }
 
+// Blocks a grid needs to keep every SM busy: two per SM on a 132-SM GPU
+// (H100, H200). Kernels that can split their work finer (bands, smaller
+// tiles, split keys) do so below this.
+constexpr int64_t kFillBlocks = 264;
+
 // A grid-stride launch size for n elements.
 inline unsigned blocks_for(int64_t n, int threads) {
   int64_t b = (n + threads - 1) / threads;

@@ -297,7 +297,6 @@ inline int odd_units(int n) {
 // and bands get thinner while the grid would leave SMs idle (batch 1).
 // False when even one band of one row does not fit in shared memory.
 inline bool plane_split(const dw_params &p, int k, int64_t nplanes, dw_plane_params &q, size_t &smem) {
-  constexpr int64_t kMinBlocks = 264;  // two per SM on a 132-SM GPU
   const int nstrip = (p.ow + kPlaneV - 1) / kPlaneV;
   const int64_t items = (int64_t)p.oh * nstrip;
   q.pitch = odd_units(nstrip * kPlaneV + k - 1);
@@ -307,11 +306,12 @@ inline bool plane_split(const dw_params &p, int k, int64_t nplanes, dw_plane_par
     return (size_t)planes * ((size_t)(band + k - 1) * q.pitch + (size_t)band * q.opitch + filter) * sizeof(float);
   };
   int planes = items >= kPlaneThreads ? 1 : (int)(kPlaneThreads / items);
-  while (planes > 1 && (bytes(planes, p.oh) > kPlaneSmem || (nplanes + planes - 1) / planes < kMinBlocks)) planes /= 2;
+  while (planes > 1 && (bytes(planes, p.oh) > kPlaneSmem || (nplanes + planes - 1) / planes < gpu::kFillBlocks))
+    planes /= 2;
   int band = planes > 1 ? p.oh : (int)(kPlaneThreads / nstrip < p.oh ? kPlaneThreads / nstrip : p.oh);
   if (band < 1) band = 1;
   if (planes == 1) {
-    while (band > k && nplanes * ((p.oh + band - 1) / band) < kMinBlocks) band = (band + 1) / 2;
+    while (band > k && nplanes * ((p.oh + band - 1) / band) < gpu::kFillBlocks) band = (band + 1) / 2;
     while (band > 1 && bytes(1, band) > kPlaneSmem) band = (band + 1) / 2;
   }
   if (bytes(planes, band) > kPlaneSmem) return false;

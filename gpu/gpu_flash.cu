@@ -627,7 +627,7 @@ template <typename T, int D>
 int launch_rows(const gpu_attn_desc *d, gpuStream_t s) {
   typedef frags<T, D> F;
   constexpr int SW = F::BN / F::KMIN >= 4 ? 4 : 2;
-  const int64_t heads = d->batch * d->heads, wanted = 264;
+  const int64_t heads = d->batch * d->heads, wanted = gpu::kFillBlocks;
   const int split = split_wanted();
   if (heads * ((d->seq + 63) / 64) >= wanted) return launch<T, D, 4, false>(d, s);
   if (heads * ((d->seq + 31) / 32) >= wanted)

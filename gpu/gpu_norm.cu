@@ -411,7 +411,6 @@ __device__ __forceinline__ void cm_tile_stats(const float *tile, int cols, const
 // channels: ConvNeXt-T's first-stage norm (fp16, batch 32, H100) took ~80
 // us, now ~50.
 constexpr int kCmTileBytes = 48 * 1024;
-constexpr int64_t kCmMinBlocks = 264;  // two per SM on a 132-SM GPU
 
 template <int R>
 constexpr int64_t cm_max_cols() {
@@ -639,7 +638,7 @@ int norm(const void *x, void *y, const gpu_norm_desc *d, gpuStream_t s) {
     int rows = d->cols <= cm_max_cols<32>() ? 32 : d->cols <= cm_max_cols<16>() ? 16
                : d->cols <= cm_max_cols<8>()    ? 8
                                                 : 0;
-    while (rows > 8 && d->rows / inner * ((inner + rows - 1) / rows) < kCmMinBlocks) rows /= 2;
+    while (rows > 8 && d->rows / inner * ((inner + rows - 1) / rows) < gpu::kFillBlocks) rows /= 2;
     if (rows && (!d->x_inner || (!d->skip && !d->sbias && !d->sum)) &&
         d->rows / inner * ((inner + rows - 1) / rows) < INT32_MAX) {
       if (const int piece = cm_rows_piece<T>(x, y, d, inner)) {
