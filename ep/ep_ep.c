@@ -204,11 +204,19 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
   if (!st && ep->opts.layout != PLAN_LAYOUT_NEVER) {
     plan_support sup = {ep, precision_supports};
     plan_layout_report rep;
-    st = plan_layout(eg.g, ep->opts.layout, &sup, &rep);
+    /* HIPDNN_EP_LAYOUT_DEPTHWISE=0: the pass without its depthwise and
+     * channel-moving forms, for A/B runs (user guide) */
+    const char *dw = getenv("HIPDNN_EP_LAYOUT_DEPTHWISE");
+    int mode = ep->opts.layout == PLAN_LAYOUT_ALWAYS && dw && !strcmp(dw, "0") ? PLAN_LAYOUT_DENSE : ep->opts.layout;
+    st = plan_layout(eg.g, mode, &sup, &rep);
     if (!st && rep.convs)
       HD_LOG(HD_LOG_VERBOSE, "'%s': channels last %s: %d conv(s) can, %d Transpose(s) needed; %d node(s), %d constant(s) permuted",
              name, rep.applied ? "applied" : "not applied", rep.convs, rep.transposes, rep.nodes, rep.consts);
   }
+  const char *late = getenv("HIPDNN_EP_FUSE_LATE"); /* 0: without the late fusions, for A/B runs (user guide) */
+  int nlate = 0;
+  if (!st && !(late && !strcmp(late, "0"))) st = plan_fuse_late(eg.g, &nlate);
+  if (!st && nlate) HD_LOG(HD_LOG_VERBOSE, "'%s': %d node(s) fused away after the layout", name, nlate);
   if (!st) st = ep_kernel_create(ep, name, &eg, out);
   ep_graph_free(&eg);
   return st ? hd_status_wrap(st, "compiling '%s': ", name) : NULL;

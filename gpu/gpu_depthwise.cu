@@ -391,7 +391,359 @@ int launch(dw_params p, int64_t n, gpuStream_t stream) {
                                                  : launch_pre<T, false>(p, n, stream);
 }
 
+// ---- channels last ----
+// x [n, ih, iw, c], w [c, kh, kw] (channels-last W [c, kh, kw, 1]), y and
+// the residual [n, oh, ow, c]. A block takes a slice of the channels (cvb
+// vectors of E) and spb strips of kNhwcV outputs along a row; the slice's
+// filters go through shared memory as fp32 [kh * KW][slice]. Each thread
+// computes E channels (one 16-byte load of each input position, coalesced
+// across the threads of a slice) for a strip of V outputs, so an input
+// column its taps share is loaded once a filter row; V is 1 where strips of
+// kNhwcV would leave the GPU short of threads (batch 1).
+constexpr int kNhwcV = 4;
+constexpr int kNhwcThreads = 256;
+constexpr size_t kNhwcSmem = 48 * 1024;
+
+struct dwn_params {
+  int v;         // outputs a strip: kNhwcV or 1
+  int cvb, spb;  // channel vectors and strips a block takes
+  int nstrip;    // strips a row
+  int total;     // n * oh * nstrip (32-bit)
+  gpu::divider by_cvb, by_nstrip, by_oh;
+};
+
+template <typename T, int E, int KW, int S, int V>
+__global__ void __launch_bounds__(kNhwcThreads) dw_nhwc_kernel(dw_params p, dwn_params q) {
+  gpu::wait_prior();
+  gpu::start_next();
+  extern __shared__ float4 dwn_smem[];
+  float *wsm = (float *)dwn_smem;  // [kh * KW][cb]
+  const int cb = q.cvb * E, kk = p.kh * KW, cbase = blockIdx.y * cb;
+  for (int e = threadIdx.x; e < cb * kk; e += blockDim.x) {  // a channel's taps side by side: coalesced
+    const int cl = e / kk, tap = e - cl * kk, c = cbase + cl;
+    wsm[tap * cb + cl] = c < p.c ? gpu::ld((const T *)p.w, (int64_t)c * kk + tap) : 0.f;
+  }
+  __syncthreads();
+  const int sl = gpu::div((int)threadIdx.x, q.by_cvb), cl0 = ((int)threadIdx.x - sl * q.cvb) * E;
+  const int strip = blockIdx.x * q.spb + sl, c0 = cbase + cl0;
+  if (sl >= q.spb || strip >= q.total || c0 >= p.c) return;
+  const int r = gpu::div(strip, q.by_nstrip), ox0 = (strip - r * q.nstrip) * V;
+  const int img = gpu::div(r, q.by_oh), oy = r - img * p.oh;
+  float acc[V][E];
+  {
+    float b[E];
+    if (p.bias) {
+      gpu::ldv<E>((const T *)p.bias, c0, b);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) b[e] = 0.f;
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[v][e] = b[e];
+  }
+  constexpr int NIN = (V - 1) * S + KW;
+  const int ix0 = ox0 * S - p.pw;
+  const T *xb = (const T *)p.x + (int64_t)img * p.ih * p.iw * p.c + c0;
+  for (int ky = 0; ky < p.kh; ++ky) {
+    const int iy = oy * S - p.ph + ky;
+    if (iy < 0 || iy >= p.ih) continue;
+    float f[KW][E];
+    const float *wr = wsm + ky * KW * cb + cl0;
+#pragma unroll
+    for (int kx = 0; kx < KW; ++kx) {
+      if (E % 4 == 0) {
+#pragma unroll
+        for (int e = 0; e < E; e += 4) {
+          const float4 v = *(const float4 *)(wr + kx * cb + e);
+          f[kx][e] = v.x, f[kx][e + 1] = v.y, f[kx][e + 2] = v.z, f[kx][e + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) f[kx][e] = wr[kx * cb + e];
+      }
+    }
+    const T *xr = xb + (int64_t)iy * p.iw * p.c;
+#pragma unroll
+    for (int j = 0; j < NIN; ++j) {
+      const int ix = ix0 + j;
+      float in[E];
+      if (ix >= 0 && ix < p.iw) {
+        gpu::ldv<E>(xr, (int64_t)ix * p.c, in);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) in[e] = 0.f;
+      }
+#pragma unroll
+      for (int kx = 0; kx < KW; ++kx) {
+        const int d = j - kx;  // output d / S of the strip takes this tap when d % S == 0
+        if (d >= 0 && d % S == 0 && d / S < V) {
+#pragma unroll
+          for (int e = 0; e < E; ++e) acc[d / S][e] += in[e] * f[kx][e];
+        }
+      }
+    }
+  }
+  T *yb = (T *)p.y + ((int64_t)img * p.oh + oy) * p.ow * p.c + c0;
+  const T *rb = p.res ? (const T *)p.res + ((int64_t)img * p.oh + oy) * p.ow * p.c + c0 : nullptr;
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if (ox0 + v >= p.ow) break;
+    float o[E];
+    if (rb) gpu::ldv<E>(rb, (int64_t)(ox0 + v) * p.c, o);
+#pragma unroll
+    for (int e = 0; e < E; ++e) o[e] = gpu::act(p.act, acc[v][e] + (rb ? o[e] : 0.f), p.a, p.b);
+    gpu::stv<E>(yb, (int64_t)(ox0 + v) * p.c, o);
+  }
+}
+
+// Stride-1 K x K filters, dilation 1, channels last, by bands: a block
+// takes cb channels of one image and a band of output rows (every column).
+// It stages the band's input rows in shared memory channel by channel (fp32,
+// zero padded, E channels a 16-byte load), so each thread can hold one
+// channel's filter in registers and compute items of kBandR rows x kBandV
+// columns from 16-byte reads of the staged rows (one input row feeds both
+// output rows); a plane's stride is an odd number of 16-byte units, so the
+// eight channels of a quarter warp read eight bank groups. Stores are NHWC,
+// the lanes of a warp side by side on the channels. dw_nhwc_kernel reads
+// every tap through L1 and converts it each time: ConvNeXt-T's first 7x7
+// (fp16, batch 32, H200) took 100 us there, 65 in dw_plane_kernel (NCHW).
+constexpr int kBandV = 8, kBandR = 2;
+constexpr size_t kBandSmem = 48 * 1024;
+
+struct dwb_params {
+  int cb, band, nbands, nslices;  // channels and output rows a block; bands an image, channel slices
+  int pitch, ps;                  // staged row pitch and plane stride (floats)
+  int nstrip;                     // strips of kBandV columns a row
+};
+
+template <typename T, int K, int E>
+__global__ void __launch_bounds__(256) dw_band_nhwc_kernel(dw_params p, dwb_params q) {
+  gpu::wait_prior();
+  gpu::start_next();
+  extern __shared__ float4 dwb_smem[];
+  float *in = (float *)dwb_smem;  // [cb][prow][pitch], planes q.ps apart
+  constexpr int KK = K * K;
+  float *wsm = in + q.cb * q.ps;  // [cb][KK]
+  const int bi = blockIdx.x % q.nbands, r = blockIdx.x / q.nbands;
+  const int slice = r % q.nslices, img = r / q.nslices;
+  const int c0 = slice * q.cb, oy0 = bi * q.band, rows = min(q.band, p.oh - oy0), prow = q.band + K - 1;
+  // Loads go out kBandLoads at a time before their stores: a small block
+  // (batch 1) otherwise waits out one memory trip per load in turn.
+  constexpr int kBandLoads = 4;
+  const int nw = q.cb * KK, step = (int)blockDim.x;
+  for (int e0 = threadIdx.x; e0 < nw; e0 += kBandLoads * step) {
+    float f[kBandLoads];
+#pragma unroll
+    for (int u = 0; u < kBandLoads; ++u) {
+      const int e = e0 + u * step, cl = e / KK;
+      f[u] = e < nw && c0 + cl < p.c ? gpu::ld((const T *)p.w, (int64_t)(c0 + cl) * KK + (e - cl * KK)) : 0.f;
+    }
+#pragma unroll
+    for (int u = 0; u < kBandLoads; ++u)
+      if (e0 + u * step < nw) wsm[e0 + u * step] = f[u];
+  }
+  for (int e = threadIdx.x; e < q.cb * q.ps / 4; e += step) dwb_smem[e] = make_float4(0.f, 0.f, 0.f, 0.f);
+  __syncthreads();
+  // Input rows iy in [lo, hi) land on staged row iy + ph - oy0.
+  const int lo = max(0, oy0 - p.ph), hi = min(p.ih, oy0 + prow - p.ph), nvec = q.cb / E;
+  const int chunks = (hi - lo) * p.iw * nvec;
+  for (int e0 = threadIdx.x; e0 < chunks; e0 += kBandLoads * step) {
+    float v[kBandLoads][E];
+#pragma unroll
+    for (int u = 0; u < kBandLoads; ++u) {
+      const int e = e0 + u * step, t = e / nvec, cv = e - t * nvec, dy = t / p.iw, ix = t - dy * p.iw;
+      if (e < chunks) gpu::ldv<E>((const T *)p.x, (((int64_t)img * p.ih + lo + dy) * p.iw + ix) * p.c + c0 + cv * E, v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kBandLoads; ++u) {
+      const int e = e0 + u * step, t = e / nvec, cv = e - t * nvec, dy = t / p.iw, ix = t - dy * p.iw;
+      if (e >= chunks) break;
+      float *dst = in + cv * E * q.ps + (lo + dy + p.ph - oy0) * q.pitch + ix + p.pw;
+#pragma unroll
+      for (int j = 0; j < E; ++j) dst[j * q.ps] = v[u][j];
+    }
+  }
+  __syncthreads();
+  const int c = (int)threadIdx.x % q.cb;  // blockDim is a multiple of cb: a thread keeps its channel
+  float wr[KK];
+#pragma unroll
+  for (int k = 0; k < KK; ++k) wr[k] = wsm[c * KK + k];
+  const float b = p.bias && c0 + c < p.c ? gpu::ld((const T *)p.bias, c0 + c) : 0.f;
+  const T *res = (const T *)p.res;
+  const int items = (rows + kBandR - 1) / kBandR * q.nstrip * q.cb;
+  for (int it = threadIdx.x; it < items; it += blockDim.x) {
+    const int rest = it / q.cb, rp = rest / q.nstrip, s = rest - rp * q.nstrip;
+    const float *src = in + c * q.ps + rp * kBandR * q.pitch + s * kBandV;
+    float acc[kBandR][kBandV];
+#pragma unroll
+    for (int rr = 0; rr < kBandR; ++rr)
+#pragma unroll
+      for (int v = 0; v < kBandV; ++v) acc[rr][v] = b;
+#pragma unroll
+    for (int iyr = 0; iyr < K + kBandR - 1; ++iyr) {
+      float vin[16];  // kBandV + K - 1 <= 16 columns
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float4 f = ((const float4 *)(src + iyr * q.pitch))[j];
+        vin[4 * j] = f.x, vin[4 * j + 1] = f.y, vin[4 * j + 2] = f.z, vin[4 * j + 3] = f.w;
+      }
+#pragma unroll
+      for (int rr = 0; rr < kBandR; ++rr) {
+        const int ky = iyr - rr;
+        if (ky < 0 || ky >= K) continue;
+#pragma unroll
+        for (int kx = 0; kx < K; ++kx)
+#pragma unroll
+          for (int v = 0; v < kBandV; ++v) acc[rr][v] += vin[v + kx] * wr[ky * K + kx];
+      }
+    }
+    if (c0 + c >= p.c) continue;
+#pragma unroll
+    for (int rr = 0; rr < kBandR; ++rr) {
+      const int oy = rp * kBandR + rr;
+      if (oy >= rows) break;
+      const int64_t row = (((int64_t)img * p.oh + oy0 + oy) * p.ow) * p.c + c0 + c;
+#pragma unroll
+      for (int v = 0; v < kBandV; ++v) {
+        const int ox = s * kBandV + v;
+        if (ox >= p.ow) break;
+        const int64_t at = row + (int64_t)ox * p.c;
+        float o = acc[rr][v] + (res ? gpu::ld(res, at) : 0.f);
+        gpu::st((T *)p.y, at, p.act == OP_ACT_NONE ? o : gpu::act(p.act, o, p.a, p.b));
+      }
+    }
+  }
+}
+
+// The banded split: cb channels (32, 16 or 8; 16-byte loads want 16 or
+// more) and bands of rows as tall as shared memory allows, thinner (then
+// narrower) while the grid would leave SMs idle (batch 1). False when it
+// does not fit or the channels are no multiple of 8.
+inline bool band_split(const dw_params &p, int k, int64_t n, dwb_params &q, size_t &smem) {
+  if (p.c % 8) return false;
+  q.nstrip = (p.ow + kBandV - 1) / kBandV;
+  q.pitch = odd_units(q.nstrip * kBandV + 8);  // a strip reads 16 columns
+  auto bytes = [&](int cb, int band) {
+    int ps = (band + k - 1) * q.pitch;
+    if (ps % 8 != 4) ps += 4;  // an odd number of 16-byte units (pitch is a multiple of 4)
+    return (size_t)cb * ((size_t)ps + (size_t)k * k) * sizeof(float);
+  };
+  auto blocks = [&](int cb, int band) { return n * ((p.c + cb - 1) / cb) * ((p.oh + band - 1) / band); };
+  int cb = p.c % 32 == 0 ? 32 : p.c % 16 == 0 ? 16 : 8, band = p.oh;
+  while (bytes(cb, band) > kBandSmem) {
+    if (band > 8) band = (band + 1) / 2;
+    else if (cb > 16) cb /= 2;
+    else if (band > 2) band = (band + 1) / 2;
+    else if (cb > 8) cb /= 2;
+    else return false;
+  }
+  while (blocks(cb, band) < gpu::kFillBlocks) {
+    if (band > 2) band = (band + 1) / 2;
+    else if (cb > 8) cb /= 2;
+    else break;
+  }
+  q.cb = cb;
+  q.band = band;
+  q.nbands = (p.oh + band - 1) / band;
+  q.nslices = (p.c + cb - 1) / cb;
+  q.ps = (band + k - 1) * q.pitch;
+  if (q.ps % 8 != 4) q.ps += 4;
+  smem = bytes(cb, band);
+  return blocks(cb, band) < INT32_MAX;
+}
+
+template <typename T, int K>
+int launch_band(dw_params p, int64_t n, gpuStream_t stream) {
+  constexpr int E = 16 / sizeof(T);
+  if (!aligned_to(p.x, 16)) return -1;
+  dwb_params q = {};
+  size_t smem = 0;
+  if (!band_split(p, K, n, q, smem)) return -1;
+  const int items = (q.band + kBandR - 1) / kBandR * q.nstrip * q.cb;
+  const int threads = items >= 256 ? 256 : (items + 31) / 32 * 32;
+  const int64_t blocks = n * q.nslices * q.nbands;
+  return gpu::launch(dw_band_nhwc_kernel<T, K, E>, dim3((unsigned)blocks), dim3(threads), smem, stream, p, q);
+}
+
+template <typename T, int E, int KW, int S>
+int launch_nhwc_shape(dw_params p, dwn_params q, dim3 grid, size_t smem, gpuStream_t stream) {
+  const dim3 block((unsigned)(q.cvb * q.spb));
+  if (q.v == 1) return gpu::launch(dw_nhwc_kernel<T, E, KW, S, 1>, grid, block, smem, stream, p, q);
+  return gpu::launch(dw_nhwc_kernel<T, E, KW, S, kNhwcV>, grid, block, smem, stream, p, q);
+}
+
+template <typename T, int E>
+int launch_nhwc_e(dw_params p, dwn_params q, dim3 grid, size_t smem, gpuStream_t stream) {
+  if (p.kw == 3 && p.sw == 1) return launch_nhwc_shape<T, E, 3, 1>(p, q, grid, smem, stream);
+  if (p.kw == 3 && p.sw == 2) return launch_nhwc_shape<T, E, 3, 2>(p, q, grid, smem, stream);
+  if (p.kw == 5 && p.sw == 1) return launch_nhwc_shape<T, E, 5, 1>(p, q, grid, smem, stream);
+  if (p.kw == 5 && p.sw == 2) return launch_nhwc_shape<T, E, 5, 2>(p, q, grid, smem, stream);
+  if (p.kw == 7 && p.sw == 1) return launch_nhwc_shape<T, E, 7, 1>(p, q, grid, smem, stream);
+  return -1;
+}
+
+template <typename T>
+int launch_nhwc(dw_params p, int64_t n, gpuStream_t stream) {
+  if (p.sh == 1 && p.sw == 1 && p.kh == p.kw && (p.kw == 3 || p.kw == 5 || p.kw == 7)) {
+    const int e = p.kw == 3 ? launch_band<T, 3>(p, n, stream) : p.kw == 5 ? launch_band<T, 5>(p, n, stream)
+                                                                 : launch_band<T, 7>(p, n, stream);
+    if (e != -1) return e;
+  }
+  // E channels a thread: 16 bytes where the channels and every pointer allow, else one.
+  int e = 16 / (int)sizeof(T);
+  if (p.c % e || !aligned_to(p.x, 16) || !aligned_to(p.y, 16) || !aligned_to(p.res, 16) || !aligned_to(p.bias, 16))
+    e = 1;
+  const int ncv = p.c / e, kk = p.kh * p.kw;
+  int cvb = (int)(kNhwcSmem / ((size_t)e * kk * sizeof(float)));
+  if (cvb > kNhwcThreads) cvb = kNhwcThreads;
+  if (cvb > ncv) cvb = ncv;
+  if (cvb < 1) return -1;
+  const int nby = (ncv + cvb - 1) / cvb;
+  cvb = (ncv + nby - 1) / nby;  // the slices evenly
+  dwn_params q = {};
+  q.cvb = cvb;
+  // Strips of one output where those of kNhwcV would make fewer threads
+  // than two blocks of kNhwcThreads an SM; blocks of 64 threads at the
+  // least where even those are few.
+  q.v = (int64_t)n * p.oh * ((p.ow + kNhwcV - 1) / kNhwcV) * ncv < gpu::kFillBlocks * kNhwcThreads ? 1 : kNhwcV;
+  q.nstrip = (p.ow + q.v - 1) / q.v;
+  const int64_t total = n * p.oh * q.nstrip;
+  int threads = kNhwcThreads;
+  while (threads > 64 && threads / 2 >= cvb && (total + threads / cvb - 1) / (threads / cvb) * nby < gpu::kFillBlocks)
+    threads /= 2;
+  q.spb = threads / cvb;
+  if (total >= INT32_MAX) return -1;
+  q.total = (int)total;
+  q.by_cvb = gpu::make_divider((unsigned)cvb);
+  q.by_nstrip = gpu::make_divider((unsigned)q.nstrip);
+  q.by_oh = gpu::make_divider((unsigned)p.oh);
+  const dim3 grid((unsigned)((total + q.spb - 1) / q.spb), (unsigned)nby);
+  const size_t smem = (size_t)cvb * e * kk * sizeof(float);
+  if (e == 16 / (int)sizeof(T)) return launch_nhwc_e<T, 16 / sizeof(T)>(p, q, grid, smem, stream);
+  return launch_nhwc_e<T, 1>(p, q, grid, smem, stream);
+}
+
 }  // namespace
+
+extern "C" int gpu_conv_depthwise_nhwc_fits(const gpu_conv2d_shape *s) {
+  const int64_t k = s->kw;
+  return gpu::conv2d_fits(s) && s->dh == 1 && s->dw == 1 && s->sh == s->sw &&
+         ((k == 3 || k == 5) ? s->sw <= 2 : k == 7 && s->sw == 1) &&
+         s->kh * s->kw * 8 * (int64_t)sizeof(float) <= (int64_t)kNhwcSmem &&
+         s->n * s->oh * s->ow < INT32_MAX;
+}
+
+extern "C" int gpu_conv_depthwise_nhwc(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                                       int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
+                                       void *stream) {
+  if (s->n * s->c * s->oh * s->ow <= 0) return 0;
+  if (!gpu_conv_depthwise_nhwc_fits(s)) return -1;
+  dw_params p = {};
+  if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
+  GPU_DISPATCH(dtype, launch_nhwc, p, s->n, (gpuStream_t)stream);
+}
 
 extern "C" int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s) {
   // Index math is 32-bit within a launch; a launch holds whole images.

@@ -67,6 +67,13 @@ int gpu_conv_depthwise(const void *x, const void *w, const void *bias, const voi
 /* 1 when gpu_conv_depthwise takes the sizes of s (the caller checks the
  * depthwise structure). */
 int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s);
+/* gpu_depthwise.cu: the same channels last, without a prologue: x [n, ih,
+ * iw, c], w [c, kh, kw] (channels-last W [c, kh, kw, 1]), y and residual
+ * [n, oh, ow, c]. Filters 3x3 and 5x5 of stride 1 or 2 and 7x7 of stride
+ * 1, no dilation (gpu_conv_depthwise_nhwc_fits); -1 for others. */
+int gpu_conv_depthwise_nhwc(const void *x, const void *w, const void *bias, const void *residual, void *y,
+                            int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta, void *stream);
+int gpu_conv_depthwise_nhwc_fits(const gpu_conv2d_shape *s);
 
 /* gpu_direct.cu: y = act(conv2d(x, w) + bias[co] + residual), one group,
  * for filters of few taps (c * kh * kw <= GPU_DIRECT_MAX_TAPS): each thread

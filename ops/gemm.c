@@ -40,6 +40,8 @@ static hd_status *gemm_check(const ir_graph *g, const ir_node *n) {
     if (p->has_c && g->values[n->in[2]].rank > 2) return hd_error(HD_ERR_INVALID_ARG, "Gemm: C of rank > 2");
     return NULL;
   }
+  if (p->has_residual && (n->nin < 4 || n->in[3] == IR_NONE))
+    return hd_error(HD_ERR_INTERNAL, "MatMul: residual flagged but absent");
   if (a->rank < 1 || b->rank < 1) return hd_error(HD_ERR_INVALID_ARG, "MatMul of a scalar");
   int64_t ka = a->dims[a->rank - 1], kb = b->dims[b->rank == 1 ? 0 : b->rank - 2];
   if (ka >= 0 && kb >= 0 && ka != kb) return hd_error(HD_ERR_INVALID_ARG, "MatMul: K is %lld and %lld", (long long)ka, (long long)kb);
@@ -70,6 +72,11 @@ static hd_status *gemm_infer(const ir_graph *g, const ir_node *n, ir_tensor *t, 
     if (b->rank >= 2) y->dims[r++] = b->dims[b->rank - 1];
     if (r > IR_MAX_RANK) return hd_error(HD_ERR_NOT_SUPPORTED, "MatMul output rank %d", r);
     y->rank = r;
+  }
+  if (p->has_residual) { /* R is Y's shape */
+    const ir_tensor *r = &t[n->in[3]];
+    if (r->rank != y->rank || memcmp(r->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+      return hd_error(HD_ERR_INVALID_ARG, "%s: the residual is not the output's shape", n->op_type);
   }
   if (p->has_c) {
     /* C broadcasts to Y (Gemm: unidirectionally to [M, N]). */

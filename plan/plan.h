@@ -30,6 +30,10 @@ hd_status *plan_partition(const ir_graph *g, const uint8_t *claimable, const uin
 /* Folds BatchNormalization into Conv, and residual Adds, MatMul biases and
  * activations into their producers. *nfused counts the nodes removed. */
 hd_status *plan_fuse(ir_graph *g, int *nfused);
+/* The fusions that want plan_layout's result, run after it (plan_fuse.c:
+ * a MatMul's per-column scale, 3c again, and residual Add, 8). nfused as
+ * plan_fuse's. */
+hd_status *plan_fuse_late(ir_graph *g, int *nfused);
 
 /* ---- precision (plan_precision.c) ---- */
 
@@ -60,6 +64,7 @@ hd_status *plan_precision(ir_graph *g, int half, const plan_support *sup, plan_p
 typedef enum plan_layout_mode {
   PLAN_LAYOUT_NEVER = 0,  /* channels first everywhere */
   PLAN_LAYOUT_ALWAYS = 1, /* where the rule says (plan_layout.c) */
+  PLAN_LAYOUT_DENSE = 2,  /* the same, one-group convolutions alone (no depthwise, no channel-moving forms) */
 } plan_layout_mode;
 
 typedef struct plan_layout_report {

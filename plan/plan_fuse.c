@@ -24,7 +24,11 @@
  * MatMuls of its Q, K and V from one input become one MatMul and a Split
  * (plan_fuse_projections.c); then an Add before a layer norm
  * becomes the norm's skip input (5); last, Transposes move into the layer
- * norms (6) and elementwise binary ops (7) that read or write them. */
+ * norms (6) and elementwise binary ops (7) that read or write them.
+ * plan_fuse_late runs after plan_layout: 3c again (ConvNeXt's layer scale
+ * meets its MatMul through a Transpose before the layout), then an Add of
+ * a value shaped like a MatMul's output becomes the MatMul's residual
+ * input (8). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,31 +163,48 @@ int pf_same_shape(const ir_value *a, const ir_value *b) {
   return 1;
 }
 
-/* 2. Conv -> Add(other): other becomes Conv's residual input. */
-static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
+/* The Add at ai as a residual: one side the sole output of a node that
+ * `takes` accepts, the other (*other) a value of the sum's shape; the
+ * node, or NULL. */
+static ir_node *residual_add(ir_graph *g, int ai, int (*takes)(const ir_node *), int *other) {
   ir_node *add = &g->nodes[ai];
-  if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE) return NULL;
-  for (int side = 0; side < 2; side++) {
-    ir_node *conv = pf_sole_producer(g, add->in[side]);
-    int other = add->in[1 - side];
-    if (!conv || conv->kind != OP_CONV || OP_P(conv)->conv.act.kind != OP_ACT_NONE || OP_P(conv)->conv.has_residual)
-      continue;
-    if (other == add->in[side]) continue;
-    if (!pf_same_shape(&g->values[add->in[side]], &g->values[other]) ||
-        !pf_same_shape(&g->values[add->out[0]], &g->values[other]))
-      continue;
-    int *in = realloc(conv->in, sizeof(int) * 4);
-    if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fuse_residual: out of host memory");
-    conv->in = in;
-    if (conv->nin < 3) conv->in[2] = IR_NONE;
-    conv->in[3] = other;
-    conv->nin = 4;
-    OP_P(conv)->conv.has_residual = 1;
-    fuse_into(conv, add);
-    *changed = 1;
+  if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE ||
+      OP_P(add)->binary.in_act.kind != OP_ACT_NONE || OP_P(add)->binary.permuted)
     return NULL;
+  for (int side = 0; side < 2; side++) {
+    ir_node *p = pf_sole_producer(g, add->in[side]);
+    *other = add->in[1 - side];
+    if (!p || !takes(p) || *other == add->in[side]) continue;
+    if (pf_same_shape(&g->values[add->in[side]], &g->values[*other]) &&
+        pf_same_shape(&g->values[add->out[0]], &g->values[*other]))
+      return p;
   }
   return NULL;
+}
+
+/* Node p takes other as its input 3 and the Add at ai folds into it. */
+static hd_status *fold_residual(ir_graph *g, ir_node *p, int other, int ai) {
+  int *in = realloc(p->in, sizeof(int) * 4);
+  if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fusing a residual: out of host memory");
+  p->in = in;
+  if (p->nin < 3) p->in[2] = IR_NONE;
+  p->in[3] = other;
+  p->nin = 4;
+  fuse_into(p, &g->nodes[ai]);
+  return NULL;
+}
+
+/* 2. Conv -> Add(other): other becomes Conv's residual input. */
+static int conv_takes_residual(const ir_node *n) {
+  return n->kind == OP_CONV && OP_P(n)->conv.act.kind == OP_ACT_NONE && !OP_P(n)->conv.has_residual;
+}
+static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
+  int other;
+  ir_node *conv = residual_add(g, ai, conv_takes_residual, &other);
+  if (!conv) return NULL;
+  OP_P(conv)->conv.has_residual = 1;
+  *changed = 1;
+  return fold_residual(g, conv, other, ai);
 }
 
 static int in_family(const ir_node *n, const char *family);
@@ -394,7 +415,9 @@ static int row_vector(const ir_value *v, int64_t n) {
 
 static hd_status *fuse_matmul_colscale(ir_graph *g, int si, int *changed) {
   ir_node *sc = &g->nodes[si];
-  if (!pf_is_kind(sc, OP_MUL) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE) return NULL;
+  if (!pf_is_kind(sc, OP_MUL) || sc->nin != 2 || OP_P(sc)->binary.act.kind != OP_ACT_NONE ||
+      OP_P(sc)->binary.in_act.kind != OP_ACT_NONE || OP_P(sc)->binary.permuted)
+    return NULL;
   for (int side = 0; side < 2; side++) {
     ir_node *mm = pf_sole_producer(g, sc->in[side]);
     int gv = sc->in[1 - side];
@@ -1040,17 +1063,26 @@ static hd_status *drop_unread(ir_graph *g) {
   return dropped ? ir_graph_finalize(g) : NULL;
 }
 
-hd_status *plan_fuse(ir_graph *g, int *nfused) {
-  static const fuse_pass passes[] = {pf_patchify_conv,    pf_fuse_squeeze_excite,
-                                     fuse_gelu,           fuse_gelu_tanh,        fold_batchnorm,
-                                     fuse_silu,           fuse_residual,         fuse_matmul_scale,
-                                     pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
-                                     fuse_input_activation, fuse_nbits_glu,      fuse_activation,
-                                     pf_merge_projections, fuse_add_norm,
-                                     fuse_norm_transpose, fuse_norm_row_transposes, fuse_binary_transpose};
+/* 8. MatMul -> Add(R of the MatMul's output's shape): R becomes the
+ *    MatMul's residual input, one pass over the output less. After the
+ *    layout: before it, ConvNeXt's residual meets its block's MatMul
+ *    through a Transpose. fuse_add_norm ran first, so an Add a norm took as
+ *    its skip stays with the norm. */
+static int matmul_takes_residual(const ir_node *n) {
+  return n->kind == OP_MATMUL && OP_P(n)->gemm.act.kind == OP_ACT_NONE && !OP_P(n)->gemm.has_residual;
+}
+static hd_status *fuse_matmul_residual(ir_graph *g, int ai, int *changed) {
+  int other;
+  ir_node *mm = residual_add(g, ai, matmul_takes_residual, &other);
+  if (!mm) return NULL;
+  OP_P(mm)->gemm.has_residual = 1;
+  *changed = 1;
+  return fold_residual(g, mm, other, ai);
+}
+
+static hd_status *run_passes(ir_graph *g, const fuse_pass *passes, size_t npasses, int *nfused) {
   *nfused = 0;
-  HD_TRY(lower_all(g));
-  for (size_t pi = 0; pi < sizeof passes / sizeof passes[0]; pi++) {
+  for (size_t pi = 0; pi < npasses; pi++) {
     for (int i = 0; i < g->nnodes; i++) {
       if (g->nodes[i].dead) continue;
       int changed = 0;
@@ -1062,4 +1094,23 @@ hd_status *plan_fuse(ir_graph *g, int *nfused) {
     }
   }
   return *nfused ? drop_unread(g) : NULL;
+}
+
+hd_status *plan_fuse_late(ir_graph *g, int *nfused) {
+  static const fuse_pass passes[] = {fuse_matmul_colscale, fuse_matmul_residual};
+  HD_TRY(ir_graph_finalize(g));
+  return run_passes(g, passes, sizeof passes / sizeof passes[0], nfused);
+}
+
+hd_status *plan_fuse(ir_graph *g, int *nfused) {
+  static const fuse_pass passes[] = {pf_patchify_conv,    pf_fuse_squeeze_excite,
+                                     fuse_gelu,           fuse_gelu_tanh,        fold_batchnorm,
+                                     fuse_silu,           fuse_residual,         fuse_matmul_scale,
+                                     pf_fuse_attention,   fuse_matmul_bias,      fuse_matmul_colscale,
+                                     fuse_input_activation, fuse_nbits_glu,      fuse_activation,
+                                     pf_merge_projections, fuse_add_norm,
+                                     fuse_norm_transpose, fuse_norm_row_transposes, fuse_binary_transpose};
+  *nfused = 0;
+  HD_TRY(lower_all(g));
+  return run_passes(g, passes, sizeof passes / sizeof passes[0], nfused);
 }

@@ -735,6 +735,29 @@ static void mm_bias_gelu(tg *t, int64_t n) {
 }
 static void b_mm_bias_gelu_96(tg *t) { mm_bias_gelu(t, 96); }
 static void b_mm_bias_gelu_36(tg *t) { mm_bias_gelu(t, 36); }
+/* A transformer MLP's first matmul + bias + erf GELU (rows of two
+ * sequences, 4x wider out) */
+static void b_mm_bias_gelu_mlp(tg *t) {
+  int64_t n = 512;
+  int in[2] = {tg_input(t, 3, D(2, 80, 128)), tg_const(t, 2, D(128, 512), -0.15f, 0.15f)};
+  int y = tg_node(t, "MatMul", 13, in, 2, NULL, 0);
+  int in2[2] = {y, tg_const(t, 1, &n, -1.f, 1.f)};
+  int z = tg_node(t, "Add", 14, in2, 2, NULL, 0);
+  tg_output(t, tg_node(t, "Gelu", 20, &z, 1, NULL, 0));
+}
+/* Gemm with B stored transposed and a bias, then erf GELU; and a MatMul
+ * with no bias into it */
+static void b_gemm_transb_gelu(tg *t) {
+  attr a[] = {A_INT("transB", 1)};
+  int in[3] = {tg_input(t, 2, D(96, 64)), tg_const(t, 2, D(256, 64), -0.2f, 0.2f), tg_const(t, 1, D(256), -1.f, 1.f)};
+  int y = tg_node(t, "Gemm", 13, in, 3, a, NA(a));
+  tg_output(t, tg_node(t, "Gelu", 20, &y, 1, NULL, 0));
+}
+static void b_mm_gelu_nobias(tg *t) {
+  int in[2] = {tg_input(t, 2, D(40, 64)), tg_const(t, 2, D(64, 192), -0.2f, 0.2f)};
+  int y = tg_node(t, "MatMul", 13, in, 2, NULL, 0);
+  tg_output(t, tg_node(t, "Gelu", 20, &y, 1, NULL, 0));
+}
 /* MatMul + bias at a transformer MLP's row count (197: a ViT at batch 1) */
 static void b_mm_bias_rows197(tg *t) {
   int in[2] = {tg_input(t, 2, D(197, 1024)), tg_const(t, 2, D(1024, 256), -0.05f, 0.05f)};
@@ -1659,6 +1682,81 @@ static void nhwc_stem(tg *t, int pool, int gap) {
   if (gap) y = tg_node(t, "GlobalAveragePool", 1, &y, 1, NULL, 0);
   tg_output(t, y);
 }
+/* Depthwise convolutions channels last (gpu_conv_depthwise_nhwc): a 1x1
+ * conv and a LayerNorm2d, two inverted residuals (3x3 of stride 1 with the residual, of stride 2),
+ * then 5x5 of stride 1 and 2 and a 7x7, with relu6 and batch norms folded
+ * in; at 20 channels the half-precision runs take the one-channel form
+ * (20 is no multiple of 8), fp32 the four-channel one. */
+static int convnext_norm2d(tg *t, int x, int64_t c);
+static void nhwc_depthwise(tg *t, int64_t c) {
+  int x = tg_input(t, 4, D(2, c, 14, 13));
+  t->orank = 4;
+  /* a 1x1 conv, then a LayerNorm2d: channels moved, so the depthwise convs go channels last (plan_layout.c) */
+  int y = conv_bn(t, x, c, c, 1, 1, 1, ACT_NONE, IR_NONE);
+  y = inverted_residual(t, convnext_norm2d(t, y, c), c, c, 1, 0);
+  y = inverted_residual(t, y, c, c, 2, 0);
+  y = conv_bn(t, y, c, c, 5, 1, c, ACT_RELU6, y);
+  y = conv_bn(t, y, c, c, 5, 2, c, ACT_NONE, IR_NONE);
+  y = conv_bn(t, y, c, c, 7, 1, c, ACT_RELU, IR_NONE);
+  tg_output(t, conv_bn(t, y, c, 8, 1, 1, 1, ACT_NONE, IR_NONE));
+}
+static void b_nhwc_depthwise(tg *t) { nhwc_depthwise(t, 16); }
+static void b_nhwc_depthwise_c20(tg *t) { nhwc_depthwise(t, 20); }
+
+/* torchvision's ConvNeXt block: depthwise 7x7 -> Transpose(0,2,3,1) ->
+ * LayerNormalization -> MatMul + bias -> Gelu -> MatMul + bias ->
+ * Transpose(0,3,1,2) -> Mul(gamma [C,1,1]) -> Add(x). */
+static int convnext_block(tg *t, int x, int64_t c) {
+  int64_t c4 = 4 * c;
+  attr dw[] = {{.name = "kernel_shape", .n = 2, .i = {7, 7}}, {.name = "pads", .n = 4, .i = {3, 3, 3, 3}},
+               A_INT("group", c)};
+  int in[3] = {x, tg_const(t, 4, (const int64_t[]){c, 1, 7, 7}, -0.15f, 0.15f), tg_const(t, 1, &c, -0.1f, 0.1f)};
+  int h = tg_node(t, "Conv", 11, in, 3, dw, NA(dw));
+  attr to_rows[] = {{.name = "perm", .n = 4, .i = {0, 2, 3, 1}}}, to_nchw[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
+  h = tg_node(t, "Transpose", 13, &h, 1, to_rows, 1);
+  attr ln[] = {A_INT("axis", -1), A_FLOAT("epsilon", 1e-6f)};
+  int lnin[3] = {h, tg_const(t, 1, &c, 0.5f, 1.5f), tg_const(t, 1, &c, -0.1f, 0.1f)};
+  h = tg_node(t, "LayerNormalization", 17, lnin, 3, ln, NA(ln));
+  float s1 = 1.f / sqrtf((float)c), s2 = 1.f / sqrtf((float)c4);
+  int m1[2] = {h, tg_const(t, 2, (const int64_t[]){c, c4}, -s1, s1)};
+  h = tg_node(t, "MatMul", 13, m1, 2, NULL, 0);
+  int b1[2] = {h, tg_const(t, 1, &c4, -0.1f, 0.1f)};
+  h = tg_node(t, "Add", 14, b1, 2, NULL, 0);
+  h = tg_node(t, "Gelu", 20, &h, 1, NULL, 0);
+  int m2[2] = {h, tg_const(t, 2, (const int64_t[]){c4, c}, -s2, s2)};
+  h = tg_node(t, "MatMul", 13, m2, 2, NULL, 0);
+  int b2[2] = {h, tg_const(t, 1, &c, -0.1f, 0.1f)};
+  h = tg_node(t, "Add", 14, b2, 2, NULL, 0);
+  h = tg_node(t, "Transpose", 13, &h, 1, to_nchw, 1);
+  int mu[2] = {tg_const(t, 3, (const int64_t[]){c, 1, 1}, 0.5f, 1.f), h};
+  h = tg_node(t, "Mul", 14, mu, 2, NULL, 0);
+  int ad[2] = {h, x};
+  return tg_node(t, "Add", 14, ad, 2, NULL, 0);
+}
+/* LayerNorm2d: the channels normalised through two Transposes. */
+static int convnext_norm2d(tg *t, int x, int64_t c) {
+  attr to_rows[] = {{.name = "perm", .n = 4, .i = {0, 2, 3, 1}}}, to_nchw[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
+  int h = tg_node(t, "Transpose", 13, &x, 1, to_rows, 1);
+  attr ln[] = {A_INT("axis", -1), A_FLOAT("epsilon", 1e-6f)};
+  int lnin[3] = {h, tg_const(t, 1, &c, 0.5f, 1.5f), tg_const(t, 1, &c, -0.1f, 0.1f)};
+  h = tg_node(t, "LayerNormalization", 17, lnin, 3, ln, NA(ln));
+  return tg_node(t, "Transpose", 13, &h, 1, to_nchw, 1);
+}
+/* A 4x4/4 stem + LayerNorm2d, two blocks of 32 channels, LayerNorm2d +
+ * 2x2/2 downsampling, a block of 64, GlobalAveragePool: channels last,
+ * only the input's and the output's Transposes are left. */
+static void b_convnext_nhwc(tg *t) {
+  int x = tg_input(t, 4, D(2, 3, 32, 28));
+  t->orank = 4;
+  attr stem[] = {{.name = "kernel_shape", .n = 2, .i = {4, 4}}, {.name = "strides", .n = 2, .i = {4, 4}}};
+  int s[3] = {x, tg_const(t, 4, D(32, 3, 4, 4), -0.3f, 0.3f), tg_const(t, 1, D(32), -0.1f, 0.1f)};
+  int y = convnext_norm2d(t, tg_node(t, "Conv", 11, s, 3, stem, NA(stem)), 32);
+  y = convnext_block(t, convnext_block(t, y, 32), 32);
+  attr down[] = {{.name = "kernel_shape", .n = 2, .i = {2, 2}}, {.name = "strides", .n = 2, .i = {2, 2}}};
+  int d[3] = {convnext_norm2d(t, y, 32), tg_const(t, 4, D(64, 32, 2, 2), -0.1f, 0.1f), tg_const(t, 1, D(64), -0.1f, 0.1f)};
+  y = convnext_block(t, tg_node(t, "Conv", 11, d, 3, down, NA(down)), 64);
+  tg_output(t, tg_node(t, "GlobalAveragePool", 1, &y, 1, NULL, 0));
+}
 static void b_nhwc_stem(tg *t) { nhwc_stem(t, 0, 0); }
 static void b_nhwc_stem_pool(tg *t) { nhwc_stem(t, 1, 0); }
 static void b_nhwc_stem_gap(tg *t) { nhwc_stem(t, 0, 1); }
@@ -1678,6 +1776,9 @@ static void test_channels_last(gpu_env *e, const char *filter) {
       {"nhwc_stem_convs", b_nhwc_stem, 1, 1e-2, 2e-2},
       {"nhwc_stem_maxpool_convs", b_nhwc_stem_pool, 1, 1e-2, 2e-2},
       {"nhwc_stem_convs_gap", b_nhwc_stem_gap, 1, 1e-2, 2e-2},
+      {"nhwc_depthwise_blocks", b_nhwc_depthwise, 1, 1e-2, 2e-2},
+      {"nhwc_depthwise_blocks_c20", b_nhwc_depthwise_c20, 1, 1e-2, 2e-2},
+      {"nhwc_convnext_blocks", b_convnext_nhwc, 1, 1e-2, 2e-2},
   };
   static const struct {
     int dtype, capture;
@@ -1696,11 +1797,20 @@ static void test_channels_last(gpu_env *e, const char *filter) {
       plan_support sup = {e, cuda_supports};
       plan_layout_report rep;
       if (!st) st = plan_layout(g, PLAN_LAYOUT_ALWAYS, &sup, &rep);
+      int nlate = 0; /* the EP's order: the late fusions (a MatMul's residual) after the layout */
+      if (!st) st = plan_fuse_late(g, &nlate);
       CHECK(!st, "%s: build: %s", name, st ? hd_status_msg(st) : "");
       hd_status_free(st);
       if (!g) continue;
       CHECK(rep.applied && rep.transposes == 2, "%s: channels last %s, %d convs, %d transposes", name,
             rep.applied ? "applied" : "not applied", rep.convs, rep.transposes);
+      int live = 0, first = 0; /* Transposes left (the two above) and convs still channels first */
+      for (int j = 0; j < g->nnodes; j++) {
+        const ir_node *n = &g->nodes[j];
+        live += !n->dead && n->kind == OP_TRANSPOSE;
+        first += !n->dead && n->kind == OP_CONV && !OP_P(n)->conv.channels_last;
+      }
+      CHECK(live == 2 && first == 0, "%s: %d Transposes left, %d convs channels first", name, live, first);
       double tol = runs[k].dtype == HD_DT_F32 ? lc[i].tol32 : runs[k].dtype == HD_DT_F16 ? lc[i].tol16 : 4 * lc[i].tol16;
       compare_graph(e, runs[k].capture ? e->ctx_cap : e->ctx, g, name, runs[k].dtype, tol);
       ir_graph_free(g);
@@ -3225,7 +3335,10 @@ int main(int argc, char **argv) {
   test_channels_last(&e, filter);
   {
     static const op_case gelu_cases[] = {{"matmul_bias_gelu_vec8", b_mm_bias_gelu_96, 1, 5e-3, 5e-3},
-                                         {"matmul_bias_gelu_n36", b_mm_bias_gelu_36, 1, 5e-3, 5e-3}};
+                                         {"matmul_bias_gelu_n36", b_mm_bias_gelu_36, 1, 5e-3, 5e-3},
+                                         {"matmul_bias_gelu_mlp", b_mm_bias_gelu_mlp, 1, 5e-3, 5e-3},
+                                         {"matmul_gemm_transb_gelu", b_gemm_transb_gelu, 1, 5e-3, 5e-3},
+                                         {"matmul_gelu_nobias", b_mm_gelu_nobias, 1, 5e-3, 5e-3}};
     for (size_t i = 0; i < sizeof gelu_cases / sizeof gelu_cases[0]; ++i)
       if (!filter || strstr(gelu_cases[i].name, filter))
         run_op_case_in(&e, &gelu_cases[i], RUN_F32 | RUN_F16 | RUN_F16_GRAPH | RUN_BF16);

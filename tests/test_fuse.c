@@ -1465,8 +1465,9 @@ static void build_layout_chain(ir_graph *g) {
   UT_OK(ir_graph_set_io(g, &x, 1, &out, 1));
 }
 
-/* x -> Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 -> y: the depthwise one
- * stays channels first, so the two others would need four Transposes. */
+/* x -> Conv 1x1 -> depthwise Conv 3x3 -> Conv 1x1 -> y: no channel moves
+ * to take away, so the depthwise one stays channels first and the two
+ * others would need four Transposes. */
 static void build_layout_depthwise(ir_graph *g) {
   int64_t xd[4] = {IR_DIM_DYNAMIC, 4, 6, 6}, w0d[4] = {8, 4, 1, 1}, w1d[4] = {8, 1, 3, 3}, w2d[4] = {4, 8, 1, 1};
   int64_t unknown4[4] = {IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC, IR_DIM_DYNAMIC};
@@ -1530,10 +1531,97 @@ static void build_layout_bottleneck(ir_graph *g) {
   UT_OK(ir_graph_set_io(g, &x, 1, &v[13], 1));
 }
 
+static int cnx_n;
+/* A value of batch N and dims d1..d3. */
+static int cnx_value(ir_graph *g, int rank, int64_t d1, int64_t d2, int64_t d3) {
+  char nm[16];
+  int64_t d[4] = {IR_DIM_DYNAMIC, d1, d2, d3};
+  snprintf(nm, sizeof nm, "cnx%d", cnx_n++);
+  int v = value(g, nm, rank, d);
+  g->values[v].sym[0] = ir_sym_hash("N");
+  return v;
+}
+static int cnx_const(ir_graph *g, int rank, const int64_t *dims, float base) {
+  char nm[16];
+  snprintf(nm, sizeof nm, "cnxw%d", cnx_n++);
+  return const_value(g, nm, rank, dims, base);
+}
+/* [N, a, b, c] -> Transpose(0,2,3,1) or (0,3,1,2) */
+static int cnx_transpose(ir_graph *g, int x, int to_rows) {
+  static const attr rows[] = {{.name = "perm", .n = 4, .i = {0, 2, 3, 1}}};
+  static const attr nchw[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
+  const int64_t *d = g->values[x].dims;
+  int y = to_rows ? cnx_value(g, 4, d[2], d[3], d[1]) : cnx_value(g, 4, d[3], d[1], d[2]);
+  node(g, "Transpose", 13, &x, 1, y, to_rows ? rows : nchw, 1);
+  return y;
+}
+static int cnx_like(ir_graph *g, int x) {
+  const int64_t *d = g->values[x].dims;
+  return cnx_value(g, 4, d[1], d[2], d[3]);
+}
+static int cnx_norm(ir_graph *g, int x, int64_t c) {
+  static const attr ln[] = {{.name = "axis", .n = -1, .i = {-1}}};
+  int in[3] = {x, cnx_const(g, 1, &c, 1.0f), cnx_const(g, 1, &c, 0.0f)}, y = cnx_like(g, x);
+  node(g, "LayerNormalization", 17, in, 3, y, ln, 1);
+  return y;
+}
+static int cnx_binary(ir_graph *g, const char *op, int a, int b, int like) {
+  int in[2] = {a, b}, y = cnx_like(g, like);
+  node(g, op, 14, in, 2, y, NULL, 0);
+  return y;
+}
+static int cnx_conv(ir_graph *g, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride, int depthwise) {
+  int64_t p = depthwise ? k / 2 : 0;
+  attr a[] = {{.name = "kernel_shape", .n = 2, .i = {k, k}}, {.name = "strides", .n = 2, .i = {stride, stride}},
+              {.name = "pads", .n = 4, .i = {p, p, p, p}}, {.name = "group", .n = -1, .i = {depthwise ? cin : 1}}};
+  int64_t wd[4] = {cout, depthwise ? 1 : cin, k, k};
+  const int64_t *xd = g->values[x].dims;
+  int in[3] = {x, cnx_const(g, 4, wd, -0.2f), cnx_const(g, 1, &cout, -0.1f)};
+  int y = cnx_value(g, 4, cout, (xd[2] + 2 * p - k) / stride + 1, (xd[3] + 2 * p - k) / stride + 1);
+  node(g, "Conv", 11, in, 3, y, a, 4);
+  return y;
+}
+static int cnx_block(ir_graph *g, int x, int64_t c) {
+  int64_t c4 = 4 * c, w1d[2] = {c, c4}, w2d[2] = {c4, c}, gd[3] = {c, 1, 1};
+  int h = cnx_norm(g, cnx_transpose(g, cnx_conv(g, x, c, c, 7, 1, 1), 1), c);
+  const int64_t *hd = g->values[h].dims;
+  int mm1[2] = {h, cnx_const(g, 2, w1d, -0.15f)}, h1 = cnx_value(g, 4, hd[1], hd[2], c4);
+  node(g, "MatMul", 13, mm1, 2, h1, NULL, 0);
+  int h2 = cnx_like(g, h1), b1 = cnx_binary(g, "Add", h1, cnx_const(g, 1, &c4, -0.1f), h1);
+  node(g, "Gelu", 20, &b1, 1, h2, NULL, 0);
+  int mm2[2] = {h2, cnx_const(g, 2, w2d, -0.35f)}, h3 = cnx_like(g, h);
+  node(g, "MatMul", 13, mm2, 2, h3, NULL, 0);
+  h = cnx_transpose(g, cnx_binary(g, "Add", h3, cnx_const(g, 1, &c, 0.0f), h3), 0);
+  return cnx_binary(g, "Add", cnx_binary(g, "Mul", cnx_const(g, 3, gd, 0.2f), h, h), x, x);
+}
+/* torchvision's ConvNeXt as its export writes it: a 4x4/4 stem conv,
+ * LayerNorm2d (Transpose(0,2,3,1), LayerNormalization, Transpose(0,3,1,2)),
+ * two blocks (depthwise 7x7 -> Transpose(0,2,3,1) -> LayerNormalization ->
+ * MatMul + bias -> Gelu -> MatMul + bias -> Transpose(0,3,1,2) ->
+ * Mul(gamma [C,1,1]) -> Add(x)), LayerNorm2d, a 2x2/2 conv, a block,
+ * GlobalAveragePool. Channels last: 5 convs (3 depthwise), and of the 12
+ * Transposes none is left but the two at the edges; late, the layer
+ * scales and the three residual Adds go into the blocks' second MatMuls. */
+static void build_layout_convnext(ir_graph *g) {
+  int64_t xd[4] = {IR_DIM_DYNAMIC, 3, 32, 24};
+  cnx_n = 0;
+  int x = value(g, "x", 4, xd);
+  g->values[x].sym[0] = ir_sym_hash("N");
+  int y = cnx_transpose(g, cnx_norm(g, cnx_transpose(g, cnx_conv(g, x, 3, 8, 4, 4, 0), 1), 8), 0);
+  y = cnx_block(g, cnx_block(g, y, 8), 8);
+  y = cnx_transpose(g, cnx_norm(g, cnx_transpose(g, y, 1), 8), 0);
+  y = cnx_block(g, cnx_conv(g, y, 8, 16, 2, 2, 0), 16);
+  int out = cnx_value(g, 4, 16, 1, 1);
+  node(g, "GlobalAveragePool", 1, &y, 1, out, NULL, 0);
+  UT_OK(ir_graph_set_io(g, &x, 1, &out, 1));
+}
+
 /* Fuses both copies of a graph, lays one out channels last (every float
- * type), checks what the pass reports and did, and compares both on ref. */
+ * type) and runs the late fusions on it, checks what the passes report and
+ * did (want_residual: MatMuls that took a residual Add), and compares both
+ * on ref. */
 static void check_layout(const char *name, build_fn build, const ir_shape *in, int want_applied, int want_convs,
-                         int want_transposes) {
+                         int want_transposes, int want_residual) {
   ir_graph *plain, *laid;
   UT_OK(ir_graph_create(&plain));
   UT_OK(ir_graph_create(&laid));
@@ -1546,6 +1634,12 @@ static void check_layout(const char *name, build_fn build, const ir_shape *in, i
   UT_OK(plan_fuse(laid, &nfused));
   plan_layout_report rep;
   UT_OK(plan_layout(laid, PLAN_LAYOUT_ALWAYS, NULL, &rep));
+  int nlate = 0, residual = 0;
+  UT_OK(plan_fuse_late(laid, &nlate));
+  for (int i = 0; i < laid->nnodes; i++)
+    residual += !laid->nodes[i].dead && laid->nodes[i].kind == OP_MATMUL && OP_P(&laid->nodes[i])->gemm.has_residual;
+  UT_CHECK(residual == want_residual && nlate >= want_residual);
+  if (residual != want_residual) fprintf(stderr, "%s: %d MatMuls with a residual\n", name, residual);
   UT_CHECK(rep.applied == want_applied && rep.convs == want_convs && rep.transposes == want_transposes);
   if (rep.applied != want_applied || rep.convs != want_convs || rep.transposes != want_transposes)
     fprintf(stderr, "%s: applied %d, %d convs, %d transposes\n", name, rep.applied, rep.convs, rep.transposes);
@@ -1757,12 +1851,14 @@ int main(void) {
     check_pass(se_names[se_form], build_se, se_live[se_form], se_form == 5 ? &in_se_wide : &in_se, ir_se);
   ir_shape in_lay = {4, {2, 3, 9, 9}};
   layout_form = 0;
-  check_layout("channels last: conv chain, pools, batchnorm, concat", build_layout_chain, &in_lay, 1, 4, 2);
+  check_layout("channels last: conv chain, pools, batchnorm, concat", build_layout_chain, &in_lay, 1, 4, 2, 0);
   layout_form = 1;
-  check_layout("channels last: a channels-last value as the output", build_layout_chain, &in_lay, 1, 4, 2);
+  check_layout("channels last: a channels-last value as the output", build_layout_chain, &in_lay, 1, 4, 2, 0);
   ir_shape in_bneck = {4, {2, 8, 6, 6}};
-  check_layout("channels last: bottleneck, batchnorm, concat, pools", build_layout_bottleneck, &in_bneck, 1, 5, 2);
+  check_layout("channels last: bottleneck, batchnorm, concat, pools", build_layout_bottleneck, &in_bneck, 1, 5, 2, 0);
   ir_shape in_dw = {4, {2, 4, 6, 6}};
-  check_layout("channels last: depthwise between, not applied", build_layout_depthwise, &in_dw, 0, 2, 4);
+  check_layout("channels last: depthwise between, not applied", build_layout_depthwise, &in_dw, 0, 2, 4, 0);
+  ir_shape in_cnx = {4, {2, 3, 32, 24}};
+  check_layout("channels last: ConvNeXt's blocks, no Transpose left inside", build_layout_convnext, &in_cnx, 1, 5, 2, 3);
   return ut_finish("test_fuse");
 }

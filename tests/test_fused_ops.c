@@ -433,6 +433,64 @@ static void vit_mha(bctx *b, int64_t S, int64_t B) {
 static void b_vit_mha(bctx *b) { vit_mha(b, 9, 3); }
 static void b_vit_mha_long(bctx *b) { vit_mha(b, 180, 2); }
 
+/* torchvision's ConvNeXt as exported: a 2x2/2 stem conv and LayerNorm2d
+ * (Transpose, LayerNormalization, Transpose), two blocks (depthwise 7x7 ->
+ * Transpose -> LayerNormalization -> MatMul + bias -> erf GELU written out
+ * -> MatMul + bias -> Transpose -> Mul(gamma [C,1,1]) -> Add(x)),
+ * LayerNorm2d and a 2x2/2 conv, a block. The EP lays it out channels last
+ * whole (plan_layout.c: depthwise convs and the channel-moving forms) and
+ * fuses the layer scales and residuals into the blocks' second MatMuls
+ * (plan_fuse_late). Names are the output's with suffixes. */
+static const char *cnx_name(char (*buf)[48], int k, const char *out, const char *suffix) {
+  snprintf(buf[k], sizeof buf[k], "%s_%s", out, suffix);
+  return buf[k];
+}
+static void cnx_conv(bctx *b, const char *in, const char *out, int64_t ci, int64_t co, int64_t kk, int depthwise) {
+  char nm[2][48];
+  int64_t wd[4] = {co, depthwise ? 1 : ci, kk, kk}, p = depthwise ? kk / 2 : 0, st = depthwise ? 1 : kk;
+  const int64_t pads[4] = {p, p, p, p}, strides[2] = {st, st};
+  hh_attr at[3] = {hh_attr_ints("pads", pads, 4), hh_attr_ints("strides", strides, 2),
+                   hh_attr_int("group", depthwise ? ci : 1)};
+  const char *ins[3] = {in, w(b, cnx_name(nm, 0, out, "w"), 4, wd, 0.3, 0.0), w(b, cnx_name(nm, 1, out, "b"), 1, &co, 0.2, 0.0)};
+  const char *outs[1] = {out};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Conv", NULL, out, ins, 3, outs, 1, at, 3);
+}
+static void cnx_ln2d(bctx *b, const char *in, const char *out, int64_t c) {
+  char nm[2][48];
+  transpose(b, in, cnx_name(nm, 0, out, "t"), 4, to_nhwc);
+  layernorm(b, nm[0], cnx_name(nm, 1, out, "n"), c);
+  transpose(b, nm[1], out, 4, to_nchw);
+}
+static void cnx_block(bctx *b, const char *in, const char *out, int64_t c) {
+  char nm[16][48];
+  int64_t c4 = 4 * c, w1[2] = {c, c4}, w2[2] = {c4, c}, gd[3] = {c, 1, 1};
+  cnx_conv(b, in, cnx_name(nm, 0, out, "dw"), c, c, 7, 1);
+  transpose(b, nm[0], cnx_name(nm, 1, out, "t"), 4, to_nhwc);
+  layernorm(b, nm[1], cnx_name(nm, 2, out, "n"), c);
+  node(b, "MatMul", nm[2], w(b, cnx_name(nm, 3, out, "w1"), 2, w1, 0.3, 0.0), cnx_name(nm, 4, out, "m1"), NULL, 0);
+  node(b, "Add", nm[4], w(b, cnx_name(nm, 5, out, "b1"), 1, &c4, 0.2, 0.0), cnx_name(nm, 6, out, "h"), NULL, 0);
+  /* erf GELU as torch writes it: x * 0.5 * (1 + erf(x / sqrt 2)) */
+  node(b, "Div", nm[6], k(b, cnx_name(nm, 7, out, "sqrt2"), 1.4142135f), cnx_name(nm, 8, out, "gd"), NULL, 0);
+  node(b, "Erf", nm[8], NULL, cnx_name(nm, 9, out, "ge"), NULL, 0);
+  node(b, "Add", nm[9], k(b, cnx_name(nm, 10, out, "one"), 1.0f), cnx_name(nm, 11, out, "ga"), NULL, 0);
+  node(b, "Mul", nm[6], nm[11], cnx_name(nm, 12, out, "gm"), NULL, 0);
+  node(b, "Mul", nm[12], k(b, cnx_name(nm, 13, out, "half"), 0.5f), cnx_name(nm, 14, out, "g"), NULL, 0);
+  node(b, "MatMul", nm[14], w(b, cnx_name(nm, 15, out, "w2"), 2, w2, 0.15, 0.0), cnx_name(nm, 0, out, "m2"), NULL, 0);
+  node(b, "Add", nm[0], w(b, cnx_name(nm, 1, out, "b2"), 1, &c, 0.2, 0.0), cnx_name(nm, 2, out, "o"), NULL, 0);
+  transpose(b, nm[2], cnx_name(nm, 3, out, "back"), 4, to_nchw);
+  node(b, "Mul", w(b, cnx_name(nm, 4, out, "gamma"), 3, gd, 0.3, 0.5), nm[3], cnx_name(nm, 5, out, "scaled"), NULL, 0);
+  node(b, "Add", nm[5], in, out, NULL, 0);
+}
+static void b_convnext(bctx *b) {
+  cnx_conv(b, "x0", "stem", 3, 16, 2, 0);
+  cnx_ln2d(b, "stem", "s0", 16);
+  cnx_block(b, "s0", "b1", 16);
+  cnx_block(b, "b1", "b2", 16);
+  cnx_ln2d(b, "b2", "d0", 16);
+  cnx_conv(b, "d0", "d1", 16, 32, 2, 0);
+  cnx_block(b, "d1", "y", 32);
+}
+
 static const fcase k_cases[] = {
     {"gelu_tanh_pow_matmul_bias", 0, 1, {3}, {{2, 5, 16}}, 0, b_gelu_pow},
     {"gelu_tanh_mul_gemm_reshape", 0, 1, {2}, {{10, 16}}, 0, b_gelu_mul_reshape},
@@ -499,6 +557,8 @@ static const fcase k_cases[] = {
     {"f16_attention_x2_shared_mask", F16, 2, {4, 4}, {{2, 4, 80, 64}, {2, 1, 1, 80}}, 0, b_attn_key_padding_x2},
     {"attention_mask_gathered", 0, 2, {4, 2}, {{2, 4, 80, 64}, {2, 80}}, 0, b_attn_key_padding_gathered},
     {"f16_attention_mask_gathered", F16, 2, {4, 2}, {{2, 4, 80, 64}, {2, 80}}, 0, b_attn_key_padding_gathered},
+    {"convnext_blocks_channels_last", 0, 1, {4}, {{2, 3, 24, 20}}, 0, b_convnext},
+    {"f16_convnext_blocks_channels_last", F16, 1, {4}, {{2, 3, 24, 20}}, 0, b_convnext},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {

@@ -1,5 +1,6 @@
 /* gb_conv: Conv, on whichever of four paths runs its shape best:
- *   depthwise 2D      gpu_conv_depthwise (one pass, epilogue fused)
+ *   depthwise 2D      gpu_conv_depthwise (one pass, epilogue fused; channels
+ *                     last gpu_conv_depthwise_nhwc)
  *   1x1, stride 1     a BLAS matmul per image + gpu_conv_epilogue
  *   few taps (stems)  gpu_conv_direct (c * kh * kw <= GPU_DIRECT_MAX_TAPS)
  *   everything else   the DNN library (backends/dnn): execution plans fused
@@ -103,8 +104,10 @@ static gpu_conv2d_shape conv2d_shape(const gb_conv_key *k) {
  * lifted to 2D by conv_key), at sizes gpu_conv_depthwise takes. */
 static int is_depthwise(const gb_conv_key *k) {
   gpu_conv2d_shape s = conv2d_shape(k);
-  return !k->channels_last && k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1] &&
-         gpu_conv_depthwise_fits(&s);
+  const char *env = getenv("HIPDNN_EP_DEPTHWISE_NHWC"); /* "library": channels last on the library (A/B runs) */
+  if (k->channels_last && env && !strcmp(env, "library")) return 0;
+  return k->nspatial == 2 && k->w[1] == 1 && k->w[0] == k->x[1] && k->y[1] == k->x[1] &&
+         (k->channels_last ? gpu_conv_depthwise_nhwc_fits(&s) : gpu_conv_depthwise_fits(&s));
 }
 
 /* A 1x1 kernel, stride 1, no pads, one group: per image, a matrix product
@@ -717,7 +720,7 @@ static int act_cheap(int kind) {
  * written once and read once. A residual stays with the matmul's epilogue. */
 static void conv_link(be_plan *bp, gb_step *s) {
   gb_conv_step *cs = s->priv;
-  if (cs->path != CONV_DEPTHWISE) return;
+  if (cs->path != CONV_DEPTHWISE || cs->key.channels_last) return;
   const ir_value *xv = &bp->bg->g->values[cs->vx];
   if (xv->nuses != 1 || xv->graph_output != IR_NONE) return;
   gb_step *ps = producer_step(bp, cs->vx);
@@ -792,8 +795,12 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
                              .alpha = cs->pre_act.alpha,
                              .beta = cs->pre_act.beta};
       int has_pre = pre.bias || pre.act != OP_ACT_NONE;
-      GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
-                                   k->act_beta, has_pre ? &pre : NULL, stream));
+      if (k->channels_last) /* conv_link gives channels-last readers no prologue */
+        GB_KERNEL(gpu_conv_depthwise_nhwc(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
+                                          k->act_beta, stream));
+      else
+        GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
+                                     k->act_beta, has_pre ? &pre : NULL, stream));
       return NULL;
     }
     case CONV_GENERIC:

@@ -4,7 +4,9 @@
  * gpu_gemm_epilogue;
  * otherwise, or when the BLAS has no algorithm, or the batch dims do not
  * collapse to one strided batch, on the portable gpu_gemm kernel. Either
- * way a node that supports_node accepts always runs. */
+ * way a node that supports_node accepts always runs. A residual R
+ * (op_gemm.has_residual) is the BLAS's C added before its bias (D = A B +
+ * R + bias), else one more epilogue pass. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,8 @@ typedef struct gb_gemm_step {
   gpu_gemm_desc d;
   int dtype;
   int vc;          /* C's value, or IR_NONE */
+  int vr;          /* the residual's value, or IR_NONE */
+  int fused_res;   /* the BLAS adds the residual (its C, accumulated) */
   void *mm;        /* the BLAS's matmul, or NULL: gpu_gemm */
   int fused_bias;  /* the BLAS adds C as bias[n] */
   int fused_relu;
@@ -26,7 +30,9 @@ static hd_status *gemm_support(be_context *c, const ir_graph *g, const ir_node *
   (void)c;
   if (n->nin < 2 || n->in[0] == IR_NONE || n->in[1] == IR_NONE)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s needs A and B", gb_backend_name, n->op_type);
-  HD_TRY(gb_check_float_io(g, n, OP_P(n)->gemm.has_c ? 3 : 2));
+  HD_TRY(gb_check_float_io(g, n, OP_P(n)->gemm.has_residual ? 4 : OP_P(n)->gemm.has_c ? 3 : 2));
+  if (OP_P(n)->gemm.has_residual && OP_P(n)->gemm.act.kind != OP_ACT_NONE)
+    return hd_error(HD_ERR_NOT_SUPPORTED, "%s: %s with a residual and an activation", gb_backend_name, n->op_type);
   for (int i = 0; i < 2; ++i) {
     int r = g->values[n->in[i]].rank;
     if (r >= 0 && (r < 1 || r > 2 + GPU_GEMM_MAX_BATCH_DIMS))
@@ -57,6 +63,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
   gpu_gemm_desc *d = &gs->d;
   gs->dtype = Y->dtype;
   gs->vc = p->has_c ? n->in[2] : IR_NONE;
+  gs->vr = p->has_residual ? n->in[3] : IR_NONE;
   int ra = A->rank, rb = B->rank;
   if (ra < 1 || rb < 1)
     return hd_error(HD_ERR_INTERNAL, "%s: matmul of ranks %d, %d", gb_backend_name, ra, rb);
@@ -169,6 +176,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
     md.bias = bias_ok;
     md.relu = p->act.kind == OP_ACT_RELU && (!p->has_c || bias_ok);
     md.gelu = p->act.kind == OP_ACT_GELU_TANH && (!p->has_c || bias_ok);
+    md.accumulate = p->has_residual && d->nbd == 0; /* R packed as Y: one matrix of batch * m rows */
     size_t need = 0;
     size_t limit = c->opts.workspace_limit ? c->opts.workspace_limit : (size_t)32 << 20;
     hd_status *st = gb_mm_get(c, &md, limit, &gs->mm, &need);
@@ -190,6 +198,7 @@ static hd_status *gemm_compile(be_plan *bp, gb_step *s, size_t *ws) {
       gs->fused_bias = md.bias;
       gs->fused_relu = md.relu;
       gs->fused_gelu = md.gelu;
+      gs->fused_res = md.accumulate;
       gs->need_epilogue = (p->has_c && !md.bias) || (p->act.kind != OP_ACT_NONE && !md.relu && !md.gelu);
     }
   }
@@ -203,21 +212,24 @@ static hd_status *gemm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const gb_gemm_step *gs = s->priv;
   const gpu_gemm_desc *d = &gs->d;
   const void *A = gb_addr(bp, s->n->in[0], b), *B = gb_addr(bp, s->n->in[1], b);
-  const void *C = gb_addr(bp, gs->vc, b);
+  const void *C = gb_addr(bp, gs->vc, b), *R = gb_addr(bp, gs->vr, b);
   void *Y = gb_addr(bp, s->n->out[0], b);
   if (d->batch * d->m * d->n == 0) return NULL;
   if (!gs->mm) {
     GB_KERNEL(gpu_gemm(A, B, C, Y, gs->dtype, d, stream));
-    return NULL;
+  } else {
+    HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, gs->fused_res ? R : NULL, Y, gs->fused_bias ? C : NULL,
+                             l->workspace, l->workspace_bytes, stream));
+    if (gs->need_epilogue) {
+      const void *cc = gs->fused_bias ? NULL : C;
+      int act = gs->fused_relu || gs->fused_gelu ? OP_ACT_NONE : d->act;
+      GB_KERNEL(gpu_gemm_epilogue(Y, cc, gs->dtype, d->batch * d->m, d->m, d->n, d->c_rs, d->c_cs,
+                                  d->beta, act, d->act_alpha, d->act_beta, stream));
+    }
   }
-  HD_TRY(c->m->blas.mm_run(c->blas, gs->mm, A, B, NULL, Y, gs->fused_bias ? C : NULL, l->workspace,
-                           l->workspace_bytes, stream));
-  if (gs->need_epilogue) {
-    const void *cc = gs->fused_bias ? NULL : C;
-    int act = gs->fused_relu || gs->fused_gelu ? OP_ACT_NONE : d->act;
-    GB_KERNEL(gpu_gemm_epilogue(Y, cc, gs->dtype, d->batch * d->m, d->m, d->n, d->c_rs, d->c_cs,
-                                d->beta, act, d->act_alpha, d->act_beta, stream));
-  }
+  if (R && !gs->fused_res) /* no activation with a residual (gemm_support): R added last */
+    GB_KERNEL(gpu_gemm_epilogue(Y, R, gs->dtype, d->batch * d->m, d->batch * d->m, d->n, d->n, 1, 1.f, OP_ACT_NONE,
+                                0.f, 0.f, stream));
   return NULL;
 }
 

@@ -1,5 +1,5 @@
 /* Reference Gemm and MatMul, accumulated in double:
- * Y[batch, m, n] = act(alpha * sum_k A[batch, m, k] B[batch, k, n] + beta * C),
+ * Y[batch, m, n] = act(alpha * sum_k A[batch, m, k] B[batch, k, n] + beta * C + R),
  * batch dims broadcast (MatMul), A/B transposed per trans_a/trans_b (Gemm),
  * 1-D operands as [1, K] / [K, 1], C broadcast to Y. */
 #include "backends/ref/ref.h"
@@ -21,6 +21,8 @@ static hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings
   const ir_tensor *ct = g->has_c ? &p->t[n->in[2]] : NULL;
   const void *A = ir_tensor_addr(p, n->in[0], b), *B = ir_tensor_addr(p, n->in[1], b);
   const void *C = ct ? ir_tensor_addr(p, n->in[2], b) : NULL;
+  const void *R = g->has_residual ? ir_tensor_addr(p, n->in[3], b) : NULL; /* Y's shape */
+  int rdt = g->has_residual ? p->t[n->in[3]].dtype : 0;
   void *Y = ir_tensor_addr(p, n->out[0], b);
   int a2 = at->rank >= 2, b2 = bt->rank >= 2;
   int64_t M, K, N;
@@ -72,6 +74,7 @@ static hd_status *ref_gemm(const ir_plan *p, const ir_step *s, const ir_bindings
                  (double)ref_load(bt->dtype, B, (size_t)(ob + k * bk + j * bn));
         acc *= g->alpha;
         if (ct) acc += (double)g->beta * ref_load(ct->dtype, C, (size_t)(oc + m * cm + j * cn));
+        if (R) acc += ref_load(rdt, R, yi);
         ref_store(yt->dtype, Y, yi, ref_apply_act(&g->act, (float)acc));
       }
     for (int d = nb - 1; d >= 0; d--) {
