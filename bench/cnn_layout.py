@@ -4,8 +4,12 @@
 For each torchvision model, precision and batch: two sessions of our EP on
 the same export, prefer_nhwc=0 and =1 (the default), each checked against the CPU EP's fp32
 output (rel L2), then timed in alternating rounds with inputs and outputs on
-the GPU (bench.py's DeviceIO). Prints a markdown table; --json writes the raw
-numbers. GPU machine only (torch, onnxruntime, our EP built).
+the GPU (bench.py's DeviceIO). --ab-env VAR=VALUE adds a third session,
+channels last with VAR=VALUE in the environment as its plans are built (an
+A/B of one of the EP's switches, e.g. HIPDNN_EP_LAYOUT_DEPTHWISE=0),
+checked and timed in the same rounds ("ab"). Prints a markdown table;
+--json writes the raw numbers. GPU machine only (torch, onnxruntime, our EP
+built).
 """
 import argparse
 import json
@@ -38,6 +42,7 @@ def main():
     ap.add_argument("--io", default="ortvalue-gpu-vendor", help="bench.py's device I/O way")
     ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-bench")
     ap.add_argument("--json", help="write the raw numbers here")
+    ap.add_argument("--ab-env", metavar="VAR=VALUE", help="a third session, channels last, built with VAR=VALUE set")
     a = ap.parse_args()
 
     import numpy as np
@@ -65,6 +70,9 @@ def main():
                     export_half(torch, hdep.build_torchvision(name, seed=0), model)
             sess = {"first": hdep.ep_session(ort, model, dev, dict(opts, prefer_nhwc="0")),
                     "last": hdep.ep_session(ort, model, dev, dict(opts, prefer_nhwc=last))}
+            if a.ab_env:
+                with hdep.env_set(a.ab_env):
+                    sess["ab"] = hdep.ep_session(ort, model, dev, dict(opts, prefer_nhwc=last))
             for b in a.batches:
                 x = np.random.default_rng(b).standard_normal((b, 3, 224, 224), dtype=np.float32)
                 ref = cpu.run(None, {inp: x})
@@ -73,7 +81,8 @@ def main():
                 ios = {}
                 for k, s in sess.items():
                     d = DeviceIO(a.io, ort, torch, np, s, x, [r.shape for r in ref])
-                    d.run()
+                    with hdep.env_set(a.ab_env if k == "ab" else None):  # plans are built at a shape's first run
+                        d.run()
                     sync()
                     c = hdep.compare(d.fetch()[0], ref[0])
                     row[f"check_{k}"] = c
@@ -91,19 +100,25 @@ def main():
                 log(f"[{name} {prec} b{b}] first {row.get('first_ms')} ms, last {row.get('last_ms')} ms")
                 del ios
             del sess
-    log("\n| model | precision | batch | rel L2 first | rel L2 last | channels first (ms) | channels last (ms) | last / first |")
-    log("|---|---|---|---|---|---|---|---|")
+    ab = f" | ab: last with {a.ab_env} (ms) | last / ab" if a.ab_env else ""
+    log(f"\n| model | precision | batch | rel L2 first | rel L2 last | channels first (ms) | channels last (ms) | last / first{ab} |")
+    log("|---|---|---|---|---|---|---|---|" + ("---|---|" if a.ab_env else ""))
     for r in rows:
         f, l_ = r.get("first_ms"), r.get("last_ms")
         cell = lambda c: f"{'PASS' if c.get('pass') else 'FAIL'} {c.get('rel_l2', float('nan')):.1e}"  # noqa: E731
+        extra = ""
+        if a.ab_env:
+            b_ = r.get("ab_ms")
+            extra = f" {b_:.3f} ({cell(r.get('check_ab', {}))}) | {l_ / b_:.2f} |" if b_ and l_ else " - | - |"
         log(f"| {r['model']} | {r['precision']} | {r['batch']} | {cell(r['check_first'])} | {cell(r['check_last'])} | "
-            f"{f:.3f} | {l_:.3f} | {l_ / f:.2f} |" if f and l_ else
+            f"{f:.3f} | {l_:.3f} | {l_ / f:.2f} |{extra}" if f and l_ else
             f"| {r['model']} | {r['precision']} | {r['batch']} | {cell(r['check_first'])} | {cell(r['check_last'])} | "
             f"{f} | {l_} | - |")
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"gpu": hdep.gpu_name(), "versions": hdep.versions(), "rows": rows}, fh, indent=2, default=str)
-    bad = [r for r in rows if not (r["check_first"].get("pass") and r["check_last"].get("pass"))]
+    bad = [r for r in rows if not (r["check_first"].get("pass") and r["check_last"].get("pass")
+                                   and r.get("check_ab", {"pass": True}).get("pass"))]
     return 1 if bad else 0
 
 

@@ -392,3 +392,24 @@ def gpu_name():
     except Exception:
         pass
     return "unknown GPU"
+
+
+class env_set:
+    """VAR=VALUE in the environment inside the block (the EP reads its
+    switches as it builds a plan: at session creation and at a new shape's
+    first run)."""
+
+    def __init__(self, pair):
+        self.var, _, self.value = (pair or "").partition("=")
+
+    def __enter__(self):
+        self.old = os.environ.get(self.var)
+        if self.var:
+            os.environ[self.var] = self.value
+
+    def __exit__(self, *exc):
+        if self.var:
+            if self.old is None:
+                os.environ.pop(self.var, None)
+            else:
+                os.environ[self.var] = self.old

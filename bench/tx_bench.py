@@ -20,7 +20,12 @@ precision=fp16 (device I/O; its rel L2 against the fp32 CPU EP beside it,
 same bar), torch fp32 CUDA graph (torch's default: matmuls without TF32),
 torch fp32 CUDA graph with TF32 allowed, torch fp16 CUDA graph. Ratios:
 ours (device I/O) to torch fp32, ours fp16 to torch fp16, same process.
---no-fp16 leaves our fp16 session out.
+--no-fp16 leaves our fp16 session out. --ab-env VAR=VALUE adds a second
+precision=fp16 session whose plans are built with VAR=VALUE in the
+environment (an A/B of one of the EP's switches, e.g.
+HIPDNN_EP_GEMM_DNN=0, in one process): the two are timed alternately,
+twice each (ours_fp16 and ours_fp16_ab, each the better of its two
+medians), and the second is checked against the CPU EP too.
 Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
 ./bench-out). Needs transformers for bert/distilbert/gpt2 (skipped
 otherwise, with a note).
@@ -218,13 +223,16 @@ def bench(name, a, ort, torch, np, dev, rows):
     sess_s = round(time.time() - t, 2)
     pl = hdep.placement(ep)
     log(f"[{name}] {hdep.placement_str(pl)}; partitions {pl.get('parts', '?')}; session {sess_s} s")
-    ep16, sess16_s, why16 = None, None, None
+    ep16, sess16_s, why16, ep16ab = None, None, None, None
     if not a.no_fp16:
         try:
             t = time.time()
             ep16 = hdep.ep_session(ort, path, dev, {"precision": "fp16"})
             sess16_s = round(time.time() - t, 2)
             log(f"[{name}] precision=fp16 session {sess16_s} s")
+            if a.ab_env:
+                with hdep.env_set(a.ab_env):
+                    ep16ab = hdep.ep_session(ort, path, dev, {"precision": "fp16"})
         except Exception as e:
             why16 = f"precision=fp16 session failed: {str(e)[:300]}"
             log(f"[{name}] {why16}")
@@ -262,8 +270,29 @@ def bench(name, a, ort, torch, np, dev, rows):
                     got16 = keep[len(feeds)].numpy()
                 row["check_fp16"] = c = hdep.compare(got16, ref[0])
                 log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
-                row["times"]["ours_fp16"] = median_ms(lambda: ep16.run_with_iobinding(io), a.iters, 3,
-                                                      torch.cuda.synchronize)
+                if ep16ab is None:
+                    row["times"]["ours_fp16"] = median_ms(lambda: ep16.run_with_iobinding(io), a.iters, 3,
+                                                          torch.cuda.synchronize)
+                else:
+                    io_b, keep_b = device_io(ort, np, ep16ab, feeds, [r.shape for r in ref])
+                    with hdep.env_set(a.ab_env):
+                        ep16ab.run_with_iobinding(io_b)
+                    torch.cuda.synchronize()
+                    try:
+                        got_b = io_b.copy_outputs_to_cpu()[0]
+                    except Exception:
+                        got_b = keep_b[len(feeds)].numpy()
+                    row["check_fp16_ab"] = c = hdep.compare(got_b, ref[0])
+                    log(f"[{name} b{b}] ours precision=fp16 with {a.ab_env} vs CPU EP (fp32): {hdep.compare_str(c)}")
+                    ts = {"ours_fp16": [], "ours_fp16_ab": []}
+                    for _ in range(2):
+                        for key, sess_, io_ in (("ours_fp16", ep16, io), ("ours_fp16_ab", ep16ab, io_b)):
+                            ts[key].append(median_ms(lambda: sess_.run_with_iobinding(io_), a.iters, 3,
+                                                     torch.cuda.synchronize))
+                    for key, v in ts.items():
+                        row["times"][key] = min(v)
+                    log(f"[{name} b{b}] A/B {a.ab_env}: ours_fp16 {ts['ours_fp16']}, with it {ts['ours_fp16_ab']}")
+                    del io_b, keep_b
                 del io, keep
             except Exception as e:
                 row["check_fp16"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
@@ -283,7 +312,7 @@ def bench(name, a, ort, torch, np, dev, rows):
         log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
         rows.append(row)
         torch.cuda.empty_cache()
-    del ep, ep16, cpu, fc
+    del ep, ep16, ep16ab, cpu, fc
     torch.cuda.empty_cache()
 
 
@@ -294,12 +323,15 @@ def check_cell(c):
 
 
 def markdown(rows, meta):
-    cols = ["ours_host", "ours_device", "ours_fp16", "torch_fp32", "torch_tf32", "torch_fp16"]
+    cols = ["ours_host", "ours_device", "ours_fp16"] + (["ours_fp16_ab"] if meta.get("ab_env") else []) + [
+        "torch_fp32", "torch_tf32", "torch_fp16"]
     out = [f"# Transformers: our EP vs torch ({meta['gpu']}, {meta['date']})", "",
            f"onnxruntime {meta['ort']}, torch {meta['torch']}; median ms of {meta['iters']} runs; ours at the EP's "
            "default precision (fp32, TF32 allowed), and ours_fp16 with provider option precision=fp16 (device "
            "I/O; check fp16 = its rel L2 against the CPU EP's fp32 output); ratio = ours device I/O / torch fp32 "
-           "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph.", "",
+           "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph."
+           + (f" ours_fp16_ab: the same with {meta['ab_env']} as its plans were built (check fp16 ab)."
+              if meta.get("ab_env") else ""), "",
            "| model | batch | nodes on EP | partitions | session s | check | check fp16 | " + " | ".join(cols)
            + " | ratio | ratio fp16 |",
            "|---|---|---|---|---|---|---|" + "---|" * (len(cols) + 2)]
@@ -314,7 +346,8 @@ def markdown(rows, meta):
         sess = f"{r['session_s']}" + (f" / {r['session_fp16_s']}" if r.get("session_fp16_s") is not None else "")
         chk = check_cell(r.get("check")) + (f" (padded {check_cell(r['check_padded'])})" if "check_padded" in r else "")
         chk16 = check_cell(r.get("check_fp16")) + (
-            f" (padded {check_cell(r['check_fp16_padded'])})" if "check_fp16_padded" in r else "")
+            f" (padded {check_cell(r['check_fp16_padded'])})" if "check_fp16_padded" in r else "") + (
+            f"; ab {check_cell(r['check_fp16_ab'])}" if "check_fp16_ab" in r else "")
         out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {sess} | "
                    f"{chk} | {chk16} | " + " | ".join(cells)
                    + f" | {ratio} | {r16} |")
@@ -331,6 +364,8 @@ def main():
     ap.add_argument("--reuse-exports", action="store_true",
                     help="take MODEL.onnx from --work where an earlier run exported it (the weights are seeded, so "
                          "they are the same): A/B runs of two EP libraries skip the export")
+    ap.add_argument("--ab-env", metavar="VAR=VALUE",
+                    help="a second precision=fp16 session built with VAR=VALUE set, timed alternately with the first")
     a = ap.parse_args()
     import numpy as np
     import onnxruntime as ort
@@ -341,7 +376,7 @@ def main():
     dev = hdep.gpu_device(ort)
     rows = []
     meta = {"gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters}
+            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters, "ab_env": a.ab_env}
     for name in a.models:
         if name not in ROWS:
             raise SystemExit(f"unknown model {name}; have {', '.join(ROWS)}")
@@ -351,7 +386,8 @@ def main():
         with open(os.path.join(a.out, "transformers.json"), "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
     print(markdown(rows, meta))
-    return 0 if all(r.get(k, {}).get("pass", True) for r in rows for k in ("check", "check_fp16")) else 1
+    return 0 if all(r.get(k, {}).get("pass", True) for r in rows
+                    for k in ("check", "check_fp16", "check_fp16_ab")) else 1
 
 
 if __name__ == "__main__":
