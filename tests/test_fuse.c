@@ -1550,13 +1550,15 @@ static int cnx_const(ir_graph *g, int rank, const int64_t *dims, float base) {
 static int cnx_transpose(ir_graph *g, int x, int to_rows) {
   static const attr rows[] = {{.name = "perm", .n = 4, .i = {0, 2, 3, 1}}};
   static const attr nchw[] = {{.name = "perm", .n = 4, .i = {0, 3, 1, 2}}};
-  const int64_t *d = g->values[x].dims;
+  int64_t d[4]; /* a copy: adding a value may move the array */
+  memcpy(d, g->values[x].dims, sizeof d);
   int y = to_rows ? cnx_value(g, 4, d[2], d[3], d[1]) : cnx_value(g, 4, d[3], d[1], d[2]);
   node(g, "Transpose", 13, &x, 1, y, to_rows ? rows : nchw, 1);
   return y;
 }
 static int cnx_like(ir_graph *g, int x) {
-  const int64_t *d = g->values[x].dims;
+  int64_t d[4];
+  memcpy(d, g->values[x].dims, sizeof d);
   return cnx_value(g, 4, d[1], d[2], d[3]);
 }
 static int cnx_norm(ir_graph *g, int x, int64_t c) {
@@ -1575,17 +1577,17 @@ static int cnx_conv(ir_graph *g, int x, int64_t cin, int64_t cout, int64_t k, in
   attr a[] = {{.name = "kernel_shape", .n = 2, .i = {k, k}}, {.name = "strides", .n = 2, .i = {stride, stride}},
               {.name = "pads", .n = 4, .i = {p, p, p, p}}, {.name = "group", .n = -1, .i = {depthwise ? cin : 1}}};
   int64_t wd[4] = {cout, depthwise ? 1 : cin, k, k};
-  const int64_t *xd = g->values[x].dims;
+  const int64_t xh = g->values[x].dims[2], xw = g->values[x].dims[3]; /* adding values moves them */
   int in[3] = {x, cnx_const(g, 4, wd, -0.2f), cnx_const(g, 1, &cout, -0.1f)};
-  int y = cnx_value(g, 4, cout, (xd[2] + 2 * p - k) / stride + 1, (xd[3] + 2 * p - k) / stride + 1);
+  int y = cnx_value(g, 4, cout, (xh + 2 * p - k) / stride + 1, (xw + 2 * p - k) / stride + 1);
   node(g, "Conv", 11, in, 3, y, a, 4);
   return y;
 }
 static int cnx_block(ir_graph *g, int x, int64_t c) {
   int64_t c4 = 4 * c, w1d[2] = {c, c4}, w2d[2] = {c4, c}, gd[3] = {c, 1, 1};
   int h = cnx_norm(g, cnx_transpose(g, cnx_conv(g, x, c, c, 7, 1, 1), 1), c);
-  const int64_t *hd = g->values[h].dims;
-  int mm1[2] = {h, cnx_const(g, 2, w1d, -0.15f)}, h1 = cnx_value(g, 4, hd[1], hd[2], c4);
+  const int64_t hh = g->values[h].dims[1], hw = g->values[h].dims[2]; /* adding values moves them */
+  int mm1[2] = {h, cnx_const(g, 2, w1d, -0.15f)}, h1 = cnx_value(g, 4, hh, hw, c4);
   node(g, "MatMul", 13, mm1, 2, h1, NULL, 0);
   int h2 = cnx_like(g, h1), b1 = cnx_binary(g, "Add", h1, cnx_const(g, 1, &c4, -0.1f), h1);
   node(g, "Gelu", 20, &b1, 1, h2, NULL, 0);
