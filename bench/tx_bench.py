@@ -23,7 +23,7 @@ ours (device I/O) to torch fp32, ours fp16 to torch fp16, same process.
 --no-fp16 leaves our fp16 session out. --ab-env VAR=VALUE adds a second
 precision=fp16 session whose plans are built with VAR=VALUE in the
 environment (an A/B of one of the EP's switches, e.g.
-HIPDNN_EP_GEMM_DNN=0, in one process): the two are timed alternately,
+HIPDNN_EP_LAYOUT_DEPTHWISE=0, in one process): the two are timed alternately,
 twice each (ours_fp16 and ours_fp16_ab, each the better of its two
 medians), and the second is checked against the CPU EP too.
 Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
@@ -176,6 +176,15 @@ def check_padded(row, key, sess, cpu, feeds):
         row[key] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
 
 
+def first_output(io, keep, nfeeds):
+    """Output 0 of a device_io binding, on the host: through the session's
+    data transfer (our EP's copy), else the bound OrtValue."""
+    try:
+        return io.copy_outputs_to_cpu()[0]
+    except Exception:
+        return keep[nfeeds].numpy()
+
+
 def device_io(ort, np, sess, feeds, out_shapes):
     io = sess.io_binding()
     keep = []
@@ -264,10 +273,7 @@ def bench(name, a, ort, torch, np, dev, rows):
                 io, keep = device_io(ort, np, ep16, feeds, [r.shape for r in ref])
                 ep16.run_with_iobinding(io)
                 torch.cuda.synchronize()
-                try:  # the session's data transfer (our EP's copy)
-                    got16 = io.copy_outputs_to_cpu()[0]
-                except Exception:
-                    got16 = keep[len(feeds)].numpy()
+                got16 = first_output(io, keep, len(feeds))
                 row["check_fp16"] = c = hdep.compare(got16, ref[0])
                 log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
                 if ep16ab is None:
@@ -278,11 +284,7 @@ def bench(name, a, ort, torch, np, dev, rows):
                     with hdep.env_set(a.ab_env):
                         ep16ab.run_with_iobinding(io_b)
                     torch.cuda.synchronize()
-                    try:
-                        got_b = io_b.copy_outputs_to_cpu()[0]
-                    except Exception:
-                        got_b = keep_b[len(feeds)].numpy()
-                    row["check_fp16_ab"] = c = hdep.compare(got_b, ref[0])
+                    row["check_fp16_ab"] = c = hdep.compare(first_output(io_b, keep_b, len(feeds)), ref[0])
                     log(f"[{name} b{b}] ours precision=fp16 with {a.ab_env} vs CPU EP (fp32): {hdep.compare_str(c)}")
                     ts = {"ours_fp16": [], "ours_fp16_ab": []}
                     for _ in range(2):

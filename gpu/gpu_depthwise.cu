@@ -405,7 +405,6 @@ constexpr int kNhwcThreads = 256;
 constexpr size_t kNhwcSmem = 48 * 1024;
 
 struct dwn_params {
-  int v;         // outputs a strip: kNhwcV or 1
   int cvb, spb;  // channel vectors and strips a block takes
   int nstrip;    // strips a row
   int total;     // n * oh * nstrip (32-bit)
@@ -625,11 +624,9 @@ inline bool band_split(const dw_params &p, int k, int64_t n, dwb_params &q, size
   if (p.c % 8) return false;
   q.nstrip = (p.ow + kBandV - 1) / kBandV;
   q.pitch = odd_units(q.nstrip * kBandV + 8);  // a strip reads 16 columns
-  auto bytes = [&](int cb, int band) {
-    int ps = (band + k - 1) * q.pitch;
-    if (ps % 8 != 4) ps += 4;  // an odd number of 16-byte units (pitch is a multiple of 4)
-    return (size_t)cb * ((size_t)ps + (size_t)k * k) * sizeof(float);
-  };
+  // a staged plane: an odd number of 16-byte units (pitch is a multiple of 4)
+  auto plane = [&](int band) { return (band + k - 1) * q.pitch | 4; };
+  auto bytes = [&](int cb, int band) { return (size_t)cb * ((size_t)plane(band) + (size_t)k * k) * sizeof(float); };
   auto blocks = [&](int cb, int band) { return n * ((p.c + cb - 1) / cb) * ((p.oh + band - 1) / band); };
   int cb = p.c % 32 == 0 ? 32 : p.c % 16 == 0 ? 16 : 8, band = p.oh;
   while (bytes(cb, band) > kBandSmem) {
@@ -648,8 +645,7 @@ inline bool band_split(const dw_params &p, int k, int64_t n, dwb_params &q, size
   q.band = band;
   q.nbands = (p.oh + band - 1) / band;
   q.nslices = (p.c + cb - 1) / cb;
-  q.ps = (band + k - 1) * q.pitch;
-  if (q.ps % 8 != 4) q.ps += 4;
+  q.ps = plane(band);
   smem = bytes(cb, band);
   return blocks(cb, band) < INT32_MAX;
 }
@@ -668,19 +664,19 @@ int launch_band(dw_params p, int64_t n, gpuStream_t stream) {
 }
 
 template <typename T, int E, int KW, int S>
-int launch_nhwc_shape(dw_params p, dwn_params q, dim3 grid, size_t smem, gpuStream_t stream) {
+int launch_nhwc_shape(dw_params p, dwn_params q, int v, dim3 grid, size_t smem, gpuStream_t stream) {
   const dim3 block((unsigned)(q.cvb * q.spb));
-  if (q.v == 1) return gpu::launch(dw_nhwc_kernel<T, E, KW, S, 1>, grid, block, smem, stream, p, q);
+  if (v == 1) return gpu::launch(dw_nhwc_kernel<T, E, KW, S, 1>, grid, block, smem, stream, p, q);
   return gpu::launch(dw_nhwc_kernel<T, E, KW, S, kNhwcV>, grid, block, smem, stream, p, q);
 }
 
 template <typename T, int E>
-int launch_nhwc_e(dw_params p, dwn_params q, dim3 grid, size_t smem, gpuStream_t stream) {
-  if (p.kw == 3 && p.sw == 1) return launch_nhwc_shape<T, E, 3, 1>(p, q, grid, smem, stream);
-  if (p.kw == 3 && p.sw == 2) return launch_nhwc_shape<T, E, 3, 2>(p, q, grid, smem, stream);
-  if (p.kw == 5 && p.sw == 1) return launch_nhwc_shape<T, E, 5, 1>(p, q, grid, smem, stream);
-  if (p.kw == 5 && p.sw == 2) return launch_nhwc_shape<T, E, 5, 2>(p, q, grid, smem, stream);
-  if (p.kw == 7 && p.sw == 1) return launch_nhwc_shape<T, E, 7, 1>(p, q, grid, smem, stream);
+int launch_nhwc_e(dw_params p, dwn_params q, int v, dim3 grid, size_t smem, gpuStream_t stream) {
+  if (p.kw == 3 && p.sw == 1) return launch_nhwc_shape<T, E, 3, 1>(p, q, v, grid, smem, stream);
+  if (p.kw == 3 && p.sw == 2) return launch_nhwc_shape<T, E, 3, 2>(p, q, v, grid, smem, stream);
+  if (p.kw == 5 && p.sw == 1) return launch_nhwc_shape<T, E, 5, 1>(p, q, v, grid, smem, stream);
+  if (p.kw == 5 && p.sw == 2) return launch_nhwc_shape<T, E, 5, 2>(p, q, v, grid, smem, stream);
+  if (p.kw == 7 && p.sw == 1) return launch_nhwc_shape<T, E, 7, 1>(p, q, v, grid, smem, stream);
   return -1;
 }
 
@@ -707,8 +703,8 @@ int launch_nhwc(dw_params p, int64_t n, gpuStream_t stream) {
   // Strips of one output where those of kNhwcV would make fewer threads
   // than two blocks of kNhwcThreads an SM; blocks of 64 threads at the
   // least where even those are few.
-  q.v = (int64_t)n * p.oh * ((p.ow + kNhwcV - 1) / kNhwcV) * ncv < gpu::kFillBlocks * kNhwcThreads ? 1 : kNhwcV;
-  q.nstrip = (p.ow + q.v - 1) / q.v;
+  const int v = (int64_t)n * p.oh * ((p.ow + kNhwcV - 1) / kNhwcV) * ncv < gpu::kFillBlocks * kNhwcThreads ? 1 : kNhwcV;
+  q.nstrip = (p.ow + v - 1) / v;
   const int64_t total = n * p.oh * q.nstrip;
   int threads = kNhwcThreads;
   while (threads > 64 && threads / 2 >= cvb && (total + threads / cvb - 1) / (threads / cvb) * nby < gpu::kFillBlocks)
@@ -721,8 +717,8 @@ int launch_nhwc(dw_params p, int64_t n, gpuStream_t stream) {
   q.by_oh = gpu::make_divider((unsigned)p.oh);
   const dim3 grid((unsigned)((total + q.spb - 1) / q.spb), (unsigned)nby);
   const size_t smem = (size_t)cvb * e * kk * sizeof(float);
-  if (e == 16 / (int)sizeof(T)) return launch_nhwc_e<T, 16 / sizeof(T)>(p, q, grid, smem, stream);
-  return launch_nhwc_e<T, 1>(p, q, grid, smem, stream);
+  if (e == 16 / (int)sizeof(T)) return launch_nhwc_e<T, 16 / sizeof(T)>(p, q, v, grid, smem, stream);
+  return launch_nhwc_e<T, 1>(p, q, v, grid, smem, stream);
 }
 
 }  // namespace

@@ -163,48 +163,46 @@ int pf_same_shape(const ir_value *a, const ir_value *b) {
   return 1;
 }
 
-/* The Add at ai as a residual: one side the sole output of a node that
- * `takes` accepts, the other (*other) a value of the sum's shape; the
- * node, or NULL. */
-static ir_node *residual_add(ir_graph *g, int ai, int (*takes)(const ir_node *), int *other) {
+/* The residual flag of a Conv or MatMul node (NULL for other kinds): set
+ * when input 3 is its residual. */
+static int *residual_flag(ir_node *n) {
+  if (n->kind == OP_CONV && OP_P(n)->conv.act.kind == OP_ACT_NONE) return &OP_P(n)->conv.has_residual;
+  if (n->kind == OP_MATMUL && OP_P(n)->gemm.act.kind == OP_ACT_NONE) return &OP_P(n)->gemm.has_residual;
+  return NULL;
+}
+
+/* The Add at ai after a node of kind `kind` (its sole reader) and a value
+ * of the sum's shape: that value becomes the node's residual input 3 and
+ * the Add folds into it (2 for Conv, 8 for MatMul). */
+static hd_status *fuse_residual_of(ir_graph *g, int ai, op_kind kind, int *changed) {
   ir_node *add = &g->nodes[ai];
   if (!pf_is_kind(add, OP_ADD) || add->nin != 2 || OP_P(add)->binary.act.kind != OP_ACT_NONE ||
       OP_P(add)->binary.in_act.kind != OP_ACT_NONE || OP_P(add)->binary.permuted)
     return NULL;
   for (int side = 0; side < 2; side++) {
     ir_node *p = pf_sole_producer(g, add->in[side]);
-    *other = add->in[1 - side];
-    if (!p || !takes(p) || *other == add->in[side]) continue;
-    if (pf_same_shape(&g->values[add->in[side]], &g->values[*other]) &&
-        pf_same_shape(&g->values[add->out[0]], &g->values[*other]))
-      return p;
+    int other = add->in[1 - side], *flag = p && p->kind == (int)kind ? residual_flag(p) : NULL;
+    if (!flag || *flag || other == add->in[side] ||
+        !pf_same_shape(&g->values[add->in[side]], &g->values[other]) ||
+        !pf_same_shape(&g->values[add->out[0]], &g->values[other]))
+      continue;
+    int *in = realloc(p->in, sizeof(int) * 4);
+    if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fusing a residual: out of host memory");
+    p->in = in;
+    if (p->nin < 3) p->in[2] = IR_NONE;
+    p->in[3] = other;
+    p->nin = 4;
+    *flag = 1;
+    fuse_into(p, add);
+    *changed = 1;
+    return NULL;
   }
   return NULL;
 }
 
-/* Node p takes other as its input 3 and the Add at ai folds into it. */
-static hd_status *fold_residual(ir_graph *g, ir_node *p, int other, int ai) {
-  int *in = realloc(p->in, sizeof(int) * 4);
-  if (!in) return hd_error(HD_ERR_OUT_OF_MEMORY, "fusing a residual: out of host memory");
-  p->in = in;
-  if (p->nin < 3) p->in[2] = IR_NONE;
-  p->in[3] = other;
-  p->nin = 4;
-  fuse_into(p, &g->nodes[ai]);
-  return NULL;
-}
-
 /* 2. Conv -> Add(other): other becomes Conv's residual input. */
-static int conv_takes_residual(const ir_node *n) {
-  return n->kind == OP_CONV && OP_P(n)->conv.act.kind == OP_ACT_NONE && !OP_P(n)->conv.has_residual;
-}
 static hd_status *fuse_residual(ir_graph *g, int ai, int *changed) {
-  int other;
-  ir_node *conv = residual_add(g, ai, conv_takes_residual, &other);
-  if (!conv) return NULL;
-  OP_P(conv)->conv.has_residual = 1;
-  *changed = 1;
-  return fold_residual(g, conv, other, ai);
+  return fuse_residual_of(g, ai, OP_CONV, changed);
 }
 
 static int in_family(const ir_node *n, const char *family);
@@ -1068,16 +1066,8 @@ static hd_status *drop_unread(ir_graph *g) {
  *    layout: before it, ConvNeXt's residual meets its block's MatMul
  *    through a Transpose. fuse_add_norm ran first, so an Add a norm took as
  *    its skip stays with the norm. */
-static int matmul_takes_residual(const ir_node *n) {
-  return n->kind == OP_MATMUL && OP_P(n)->gemm.act.kind == OP_ACT_NONE && !OP_P(n)->gemm.has_residual;
-}
 static hd_status *fuse_matmul_residual(ir_graph *g, int ai, int *changed) {
-  int other;
-  ir_node *mm = residual_add(g, ai, matmul_takes_residual, &other);
-  if (!mm) return NULL;
-  OP_P(mm)->gemm.has_residual = 1;
-  *changed = 1;
-  return fold_residual(g, mm, other, ai);
+  return fuse_residual_of(g, ai, OP_MATMUL, changed);
 }
 
 static hd_status *run_passes(ir_graph *g, const fuse_pass *passes, size_t npasses, int *nfused) {
