@@ -444,6 +444,10 @@ static void ORT_API_CALL k_release_state(OrtNodeComputeInfo *p, void *state) {
 /* Constants up to this size keep their host copy: the planner may fold the
  * small computations on them. */
 #define EP_KEEP_CONST_BYTES ((size_t)64 << 10)
+/* Larger ones up to this size keep it where a node whose outputs are known
+ * at plan time reads them (a Gather of position embeddings by positions
+ * made from the input's shape: folded there, it never runs on the device). */
+#define EP_KEEP_FOLDED_INPUT_BYTES ((size_t)16 << 20)
 
 static hd_status *find_folds(ep_kernel *k) {
   ir_graph *g = k->g;
@@ -458,12 +462,23 @@ static hd_status *find_folds(ep_kernel *k) {
   }
   op_fold_closure(g, NULL, k->must_fold);
   uint8_t *keep = calloc((size_t)g->nvalues + 1, 1);
-  if (!keep) return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  uint8_t *runs = malloc((size_t)g->nnodes + 1);
+  if (!keep || !runs) {
+    free(keep);
+    free(runs);
+    return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
+  }
+  memset(runs, 1, (size_t)g->nnodes + 1);
+  op_mark_host_known(g, runs);
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
-    for (int j = 0; j < n->nin && !n->dead; j++)
+    const int known = !n->dead && runs[i] && op_node_host_known(g, n);
+    for (int j = 0; j < n->nin && !n->dead; j++) {
       if (op_input_on_host(n, j, k->must_fold[i])) keep[n->in[j]] = 1;
+      if (known && n->in[j] != IR_NONE && g->values[n->in[j]].nbytes <= EP_KEEP_FOLDED_INPUT_BYTES) keep[n->in[j]] = 1;
+    }
   }
+  free(runs);
   for (int v = 0; v < g->nvalues; v++)
     if (g->values[v].is_const && !keep[v] && g->values[v].nbytes > EP_KEEP_CONST_BYTES) ir_value_drop_data(g, v);
   free(keep);

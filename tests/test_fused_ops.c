@@ -481,6 +481,24 @@ static void cnx_block(bctx *b, const char *in, const char *out, int64_t c) {
   node(b, "Mul", w(b, cnx_name(nm, 4, out, "gamma"), 3, gd, 0.3, 0.5), nm[3], cnx_name(nm, 5, out, "scaled"), NULL, 0);
   node(b, "Add", nm[5], in, out, NULL, 0);
 }
+/* BERT's and GPT-2's embeddings: x plus the rows of a position table (a
+ * weight over 64 KiB, whose host copy a device backend keeps only because
+ * this is foldable) gathered by positions sliced from an arange up to x's
+ * length (known when a plan is built), then the norm. */
+static void b_position_embeddings(bctx *b) {
+  enum { P = 1024, D = 64 };
+  int64_t pos[P];
+  for (int i = 0; i < P; i++) pos[i] = i;
+  const int64_t wd[2] = {P, D}, one = 1, zero = 0;
+  node(b, "Shape", "x0", NULL, "shape", NULL, 0);
+  node(b, "Gather", "shape", ints(b, "axis1", 1, &one), "len", NULL, 0);
+  const char *sl[3] = {ints(b, "positions", P, pos), ints(b, "start0", 1, &zero), "len"}, *so[1] = {"pids"};
+  if (!b->rc) b->rc = hh_model_node(b->m, "Slice", NULL, "pids", sl, 3, so, 1, NULL, 0);
+  node(b, "Gather", w(b, "wpe", 2, wd, 1.0, 0.0), "pids", "pe", NULL, 0);
+  node(b, "Add", "x0", "pe", "sum", NULL, 0);
+  layernorm(b, "sum", "y", D);
+}
+
 static void b_convnext(bctx *b) {
   cnx_conv(b, "x0", "stem", 3, 16, 2, 0);
   cnx_ln2d(b, "stem", "s0", 16);
@@ -559,6 +577,8 @@ static const fcase k_cases[] = {
     {"f16_attention_mask_gathered", F16, 2, {4, 2}, {{2, 4, 80, 64}, {2, 80}}, 0, b_attn_key_padding_gathered},
     {"convnext_blocks_channels_last", 0, 1, {4}, {{2, 3, 24, 20}}, 0, b_convnext},
     {"f16_convnext_blocks_channels_last", F16, 1, {4}, {{2, 3, 24, 20}}, 0, b_convnext},
+    {"position_embeddings_folded", 0, 1, {3}, {{2, 40, 64}}, 0, b_position_embeddings},
+    {"f16_position_embeddings_folded", F16, 1, {3}, {{2, 40, 64}}, 0, b_position_embeddings},
 };
 
 static int build(hh_ort *h, const fcase *c, int dt, uint64_t seed, hh_model **out) {
