@@ -23,9 +23,12 @@ ours (device I/O) to torch fp32, ours fp16 to torch fp16, same process.
 --no-fp16 leaves our fp16 session out. --ab-env VAR=VALUE adds a second
 precision=fp16 session whose plans are built with VAR=VALUE in the
 environment (an A/B of one of the EP's switches, e.g.
-HIPDNN_EP_LAYOUT_DEPTHWISE=0, in one process): the two are timed alternately,
-twice each (ours_fp16 and ours_fp16_ab, each the better of its two
-medians), and the second is checked against the CPU EP too.
+HIPDNN_EP_LAYOUT_DEPTHWISE=0, in one process), checked against the CPU EP
+too. The fp16 columns (ours_fp16, ours_fp16_ab, torch_fp16) are timed
+taking turns, --rounds times (default 3), each the least of its round
+medians: the GPU's clocks drift over a run (the same row measured 0.69 and
+0.76 ms in two processes on one machine), and a drift then lands on every
+side of the ratio alike.
 Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
 ./bench-out). Needs transformers for bert/distilbert/gpt2 (skipped
 otherwise, with a note).
@@ -128,8 +131,9 @@ def inputs_for(example, b, np):
     return out
 
 
-def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
-    """Median ms of a CUDA graph replay of f on feeds (float inputs cast to dtype)."""
+def torch_graph(torch, f, feeds, dtype=None, tf32=False):
+    """(graph, output tensor) of f on feeds (float inputs cast to dtype) captured
+    in a CUDA graph, TF32 allowed in its matmuls and convolutions or not."""
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     g = f if dtype is None else f.to(dtype)
@@ -140,11 +144,33 @@ def torch_graph_ms(torch, f, feeds, iters, dtype=None, tf32=False):
             t = t.to(dtype)
         xs.append(t)
     graph, y = hdep.torch_capture(torch, g, *xs)
-    ms = median_ms(graph.replay, iters, 5, torch.cuda.synchronize)
-    out = y.float().cpu().numpy()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = True
-    return ms, out
+    graph.inputs = xs  # the graph reads them at every replay
+    return graph, y
+
+
+def alternate_ms(timers, iters, rounds):
+    """{key: the least of its round medians}, {key: [round medians]}: the
+    timers (key -> (fn, sync)) take turns, rounds times, so a drift of the
+    GPU's clocks over the run lands on every side alike."""
+    ts = {k: [] for k in timers}
+    for _ in range(rounds):
+        for k, (fn, sync) in timers.items():
+            ts[k].append(median_ms(fn, iters, 3, sync))
+    return {k: min(v) for k, v in ts.items()}, ts
+
+
+def time_turns(row, timers, a):
+    """row's times of the timers, taking turns (alternate_ms); empties timers."""
+    if not timers:
+        return
+    best, ts = alternate_ms(timers, a.iters, a.rounds)
+    row["times"].update(best)
+    row["rounds"] = ts
+    log(f"[{row['model']} b{row['batch']}] taking turns, {a.rounds} rounds: " +
+        ", ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in ts.items()))
+    timers.clear()
 
 
 def padded(feeds):
@@ -268,6 +294,8 @@ def bench(name, a, ort, torch, np, dev, rows):
         except Exception as e:
             row["check"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
             log(f"[{name} b{b}] ours failed: {e}")
+        timers = {}  # the fp16 rows: taking turns with torch's fp16 graph
+        io_b = keep_b = None
         if ep16 is not None:
             try:
                 io, keep = device_io(ort, np, ep16, feeds, [r.shape for r in ref])
@@ -276,39 +304,37 @@ def bench(name, a, ort, torch, np, dev, rows):
                 got16 = first_output(io, keep, len(feeds))
                 row["check_fp16"] = c = hdep.compare(got16, ref[0])
                 log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
-                if ep16ab is None:
-                    row["times"]["ours_fp16"] = median_ms(lambda: ep16.run_with_iobinding(io), a.iters, 3,
-                                                          torch.cuda.synchronize)
-                else:
+                timers["ours_fp16"] = (lambda: ep16.run_with_iobinding(io), torch.cuda.synchronize)
+                if ep16ab is not None:
                     io_b, keep_b = device_io(ort, np, ep16ab, feeds, [r.shape for r in ref])
-                    with hdep.env_set(a.ab_env):
+                    with hdep.env_set(a.ab_env):  # twice: the second run captures the GPU graph
+                        ep16ab.run_with_iobinding(io_b)
                         ep16ab.run_with_iobinding(io_b)
                     torch.cuda.synchronize()
                     row["check_fp16_ab"] = c = hdep.compare(first_output(io_b, keep_b, len(feeds)), ref[0])
                     log(f"[{name} b{b}] ours precision=fp16 with {a.ab_env} vs CPU EP (fp32): {hdep.compare_str(c)}")
-                    ts = {"ours_fp16": [], "ours_fp16_ab": []}
-                    for _ in range(2):
-                        for key, sess_, io_ in (("ours_fp16", ep16, io), ("ours_fp16_ab", ep16ab, io_b)):
-                            ts[key].append(median_ms(lambda: sess_.run_with_iobinding(io_), a.iters, 3,
-                                                     torch.cuda.synchronize))
-                    for key, v in ts.items():
-                        row["times"][key] = min(v)
-                    log(f"[{name} b{b}] A/B {a.ab_env}: ours_fp16 {ts['ours_fp16']}, with it {ts['ours_fp16_ab']}")
-                    del io_b, keep_b
-                del io, keep
+                    timers["ours_fp16_ab"] = (lambda: ep16ab.run_with_iobinding(io_b), torch.cuda.synchronize)
             except Exception as e:
                 row["check_fp16"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
                 log(f"[{name} b{b}] ours precision=fp16 failed: {e}")
         for key, dtype, tf32 in (("torch_fp32", None, False), ("torch_tf32", None, True),
                                  ("torch_fp16", torch.float16, False)):
             try:
-                ms, out = torch_graph_ms(torch, fc, feeds, a.iters, dtype, tf32)
-                row["times"][key] = ms
+                graph, y = torch_graph(torch, fc, feeds, dtype, tf32)
+                if key == "torch_fp16":  # taking turns with ours_fp16, while its half weights exist
+                    timers[key] = (graph.replay, torch.cuda.synchronize)
+                else:
+                    row["times"][key] = median_ms(graph.replay, a.iters, 5, torch.cuda.synchronize)
                 if key == "torch_fp32":
-                    row["torch_check"] = hdep.compare(out, ref[0])
+                    row["torch_check"] = hdep.compare(y.float().cpu().numpy(), ref[0])
             except Exception as e:
                 row["notes"].append(f"{key}: {type(e).__name__}: {str(e)[:200]}")
+            if key == "torch_fp16":
+                time_turns(row, timers, a)
+            graph = y = None
             fc = f.cuda().float()
+        time_turns(row, timers, a)  # ours alone where torch's fp16 graph failed
+        io = keep = io_b = keep_b = None
         check_padded(row, "check_padded", ep, cpu, feeds)
         check_padded(row, "check_fp16_padded", ep16, cpu, feeds)
         log(f"[{name} b{b}] " + ", ".join(f"{k} {v:.3f} ms" for k, v in row["times"].items()))
@@ -331,7 +357,8 @@ def markdown(rows, meta):
            f"onnxruntime {meta['ort']}, torch {meta['torch']}; median ms of {meta['iters']} runs; ours at the EP's "
            "default precision (fp32, TF32 allowed), and ours_fp16 with provider option precision=fp16 (device "
            "I/O; check fp16 = its rel L2 against the CPU EP's fp32 output); ratio = ours device I/O / torch fp32 "
-           "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph."
+           "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph. The fp16 columns are timed taking turns, "
+           f"{meta.get('rounds', 1)} rounds, each the least of its round medians."
            + (f" ours_fp16_ab: the same with {meta['ab_env']} as its plans were built (check fp16 ab)."
               if meta.get("ab_env") else ""), "",
            "| model | batch | nodes on EP | partitions | session s | check | check fp16 | " + " | ".join(cols)
@@ -361,6 +388,9 @@ def main():
     ap.add_argument("models", nargs="*", default=list(ROWS))
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--no-fp16", action="store_true", help="no session of ours with precision=fp16")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds in which ours_fp16 (and ours_fp16_ab) and torch_fp16 take turns (each the least "
+                         "of its round medians)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--work", default=os.environ.get("TMPDIR", "/tmp") + "/hipdnn-tx")
     ap.add_argument("--reuse-exports", action="store_true",
@@ -378,7 +408,7 @@ def main():
     dev = hdep.gpu_device(ort)
     rows = []
     meta = {"gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters, "ab_env": a.ab_env}
+            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters, "rounds": a.rounds, "ab_env": a.ab_env}
     for name in a.models:
         if name not in ROWS:
             raise SystemExit(f"unknown model {name}; have {', '.join(ROWS)}")
