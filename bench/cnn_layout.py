@@ -89,10 +89,7 @@ def main():
                     log(f"[{name} {prec} b{b}] channels {k} vs CPU EP: {hdep.compare_str(c)}")
                     if c["pass"]:
                         ios[k] = d
-                times = {k: [] for k in ios}
-                for r in range(a.rounds):
-                    for k, d in ios.items():
-                        times[k].append(hdep.time_fn(d.run, a.iters, 3, sync)["median_ms"])
+                times = hdep.take_turns({k: d.run for k, d in ios.items()}, a.iters, a.rounds, sync)
                 for k, ts in times.items():
                     row[f"{k}_ms"] = hdep.median(ts)
                     row[f"{k}_rounds_ms"] = [round(t, 4) for t in ts]

@@ -234,6 +234,17 @@ def time_fn(fn, iters, warmup, sync):
     return {"median_ms": median(ts), "min_ms": min(ts), "iters": iters, "warmup": warmup}
 
 
+def take_turns(fns, iters, rounds, sync, warmup=3):
+    """{key: [median ms of each round]}: the functions (key -> fn) timed in
+    turn, rounds times, so what drifts over a run (the GPU's state) lands
+    on each of them alike."""
+    ts = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            ts[k].append(time_fn(fn, iters, warmup, sync)["median_ms"])
+    return ts
+
+
 # ---- comparison ---------------------------------------------------------------
 
 REL_L2_TOL = 1e-2  # fp32 with TF32 convolutions

@@ -26,9 +26,9 @@ environment (an A/B of one of the EP's switches, e.g.
 HIPDNN_EP_LAYOUT_DEPTHWISE=0, in one process), checked against the CPU EP
 too. The fp16 columns (ours_fp16, ours_fp16_ab, torch_fp16) are timed
 taking turns, --rounds times (default 3), each the least of its round
-medians: the GPU's clocks drift over a run (the same row measured 0.69 and
-0.76 ms in two processes on one machine), and a drift then lands on every
-side of the ratio alike.
+medians, so what drifts over a run lands on both sides of the ratio alike
+(a row can read 5-10% slower late in a process than first: benchmarks.md,
+2026-11-28 17:36).
 Writes OUT/transformers.md and OUT/transformers.json (OUT: $OUT or
 ./bench-out). Needs transformers for bert/distilbert/gpt2 (skipped
 otherwise, with a note).
@@ -150,23 +150,13 @@ def torch_graph(torch, f, feeds, dtype=None, tf32=False):
     return graph, y
 
 
-def alternate_ms(timers, iters, rounds):
-    """{key: the least of its round medians}, {key: [round medians]}: the
-    timers (key -> (fn, sync)) take turns, rounds times, so a drift of the
-    GPU's clocks over the run lands on every side alike."""
-    ts = {k: [] for k in timers}
-    for _ in range(rounds):
-        for k, (fn, sync) in timers.items():
-            ts[k].append(median_ms(fn, iters, 3, sync))
-    return {k: min(v) for k, v in ts.items()}, ts
-
-
-def time_turns(row, timers, a):
-    """row's times of the timers, taking turns (alternate_ms); empties timers."""
+def time_turns(row, timers, a, sync):
+    """row's times of the timers (key -> fn), taking turns (hdep.take_turns),
+    each the least of its round medians; empties timers."""
     if not timers:
         return
-    best, ts = alternate_ms(timers, a.iters, a.rounds)
-    row["times"].update(best)
+    ts = hdep.take_turns(timers, a.iters, a.rounds, sync)
+    row["times"].update({k: min(v) for k, v in ts.items()})
     row["rounds"] = ts
     log(f"[{row['model']} b{row['batch']}] taking turns, {a.rounds} rounds: " +
         ", ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in ts.items()))
@@ -304,7 +294,7 @@ def bench(name, a, ort, torch, np, dev, rows):
                 got16 = first_output(io, keep, len(feeds))
                 row["check_fp16"] = c = hdep.compare(got16, ref[0])
                 log(f"[{name} b{b}] ours precision=fp16 vs CPU EP (fp32): {hdep.compare_str(c)}")
-                timers["ours_fp16"] = (lambda: ep16.run_with_iobinding(io), torch.cuda.synchronize)
+                timers["ours_fp16"] = lambda: ep16.run_with_iobinding(io)
                 if ep16ab is not None:
                     io_b, keep_b = device_io(ort, np, ep16ab, feeds, [r.shape for r in ref])
                     with hdep.env_set(a.ab_env):  # twice: the second run captures the GPU graph
@@ -313,7 +303,7 @@ def bench(name, a, ort, torch, np, dev, rows):
                     torch.cuda.synchronize()
                     row["check_fp16_ab"] = c = hdep.compare(first_output(io_b, keep_b, len(feeds)), ref[0])
                     log(f"[{name} b{b}] ours precision=fp16 with {a.ab_env} vs CPU EP (fp32): {hdep.compare_str(c)}")
-                    timers["ours_fp16_ab"] = (lambda: ep16ab.run_with_iobinding(io_b), torch.cuda.synchronize)
+                    timers["ours_fp16_ab"] = lambda: ep16ab.run_with_iobinding(io_b)
             except Exception as e:
                 row["check_fp16"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
                 log(f"[{name} b{b}] ours precision=fp16 failed: {e}")
@@ -322,7 +312,7 @@ def bench(name, a, ort, torch, np, dev, rows):
             try:
                 graph, y = torch_graph(torch, fc, feeds, dtype, tf32)
                 if key == "torch_fp16":  # taking turns with ours_fp16, while its half weights exist
-                    timers[key] = (graph.replay, torch.cuda.synchronize)
+                    timers[key] = graph.replay
                 else:
                     row["times"][key] = median_ms(graph.replay, a.iters, 5, torch.cuda.synchronize)
                 if key == "torch_fp32":
@@ -330,10 +320,10 @@ def bench(name, a, ort, torch, np, dev, rows):
             except Exception as e:
                 row["notes"].append(f"{key}: {type(e).__name__}: {str(e)[:200]}")
             if key == "torch_fp16":
-                time_turns(row, timers, a)
+                time_turns(row, timers, a, torch.cuda.synchronize)
             graph = y = None
             fc = f.cuda().float()
-        time_turns(row, timers, a)  # ours alone where torch's fp16 graph failed
+        time_turns(row, timers, a, torch.cuda.synchronize)  # ours alone where torch's fp16 graph failed
         io = keep = io_b = keep_b = None
         check_padded(row, "check_padded", ep, cpu, feeds)
         check_padded(row, "check_fp16_padded", ep16, cpu, feeds)

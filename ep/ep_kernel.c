@@ -469,7 +469,7 @@ static hd_status *find_folds(ep_kernel *k) {
     return hd_error(HD_ERR_OUT_OF_MEMORY, "out of host memory");
   }
   memset(runs, 1, (size_t)g->nnodes + 1);
-  op_mark_host_known(g, runs);
+  op_mark_host_known(g, runs); /* as the plan will see them: compiling rewrote the graph since GetCapability */
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     const int known = !n->dead && runs[i] && op_node_host_known(g, n);

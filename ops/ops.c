@@ -22,6 +22,10 @@ const char *op_family_name(op_kind kind) {
   return kind > OP_UNKNOWN && kind < OP_COUNT ? family_names[kind] : "none";
 }
 
+int op_node_in_family(const ir_node *n, const char *family) {
+  return n->kind != OP_UNKNOWN && strcmp(op_family_name((op_kind)n->kind), family) == 0;
+}
+
 static const char *norm_domain(const char *d) {
   return !d || !d[0] || strcmp(d, "ai.onnx") == 0 ? "" : d;
 }

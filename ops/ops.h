@@ -102,6 +102,8 @@ const op_def *op_get(op_kind kind);
 const char *op_name(op_kind kind);
 /* The family an op kind belongs to ("conv", "unary", ...). */
 const char *op_family_name(op_kind kind);
+/* Whether node n's op is of that family (an unknown op is of none). */
+int op_node_in_family(const ir_node *n, const char *family);
 
 /* At GetCapability: when every input of n has a static shape, infers n's
  * outputs as a plan will. A node that fails at those shapes, or whose

@@ -460,7 +460,7 @@ static hd_status *fuse_matmul_colscale(ir_graph *g, int si, int *changed) {
 
 /* 4. producer -> activation: the producer's act. */
 static int in_family(const ir_node *n, const char *family) {
-  return !n->dead && n->kind != OP_UNKNOWN && strcmp(op_family_name((op_kind)n->kind), family) == 0;
+  return !n->dead && op_node_in_family(n, family);
 }
 
 static op_act *act_slot(ir_node *p) {

@@ -38,7 +38,7 @@ static int strip_act(ir_graph *g, int *v, op_act *act, se_match *m) {
   memset(act, 0, sizeof *act);
   ir_node *u = producer_read(g, *v, 1);
   if (!u) return 1;
-  if (u->kind != OP_UNKNOWN && strcmp(op_family_name((op_kind)u->kind), "unary") == 0 && !OP_P(u)->unary.has_bias &&
+  if (op_node_in_family(u, "unary") && !OP_P(u)->unary.has_bias &&
       u->nout == 1 &&
       OP_P(u)->unary.act.kind != OP_ACT_NONE && g->values[u->in[0]].dtype == g->values[*v].dtype) {
     *act = OP_P(u)->unary.act; /* Clip's bounds are in it: its other inputs are constants */

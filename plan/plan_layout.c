@@ -64,11 +64,9 @@ typedef struct lay {
   plan_layout_report *rep;
 } lay;
 
-static int is_family(const ir_node *n, const char *f) { return !strcmp(op_family_name((op_kind)n->kind), f); }
-
 static int is_elementwise(const ir_node *n) {
-  if (is_family(n, "unary")) return !OP_P(n)->unary.has_bias;
-  return is_family(n, "binary") || n->kind == OP_CAST; /* a binary's permuted inputs: binary_rows_input */
+  if (op_node_in_family(n, "unary")) return !OP_P(n)->unary.has_bias;
+  return op_node_in_family(n, "binary") || n->kind == OP_CAST; /* a binary's permuted inputs: binary_rows_input */
 }
 
 /* Input k of binary node n reads rows [N, H, W, C] as NCHW through a fused
@@ -114,13 +112,13 @@ static lay_form form_of(const lay *L, const ir_node *n) {
   lay_form f = {0, 1};
   if (n->kind == OP_CONV) {
     f.in = 1u | 2u | (OP_P(n)->conv.has_residual ? 8u : 0u);
-  } else if (n->kind == OP_BATCHNORM || is_family(n, "pool")) {
+  } else if (n->kind == OP_BATCHNORM || op_node_in_family(n, "pool")) {
     f.in = 1u;
-  } else if (is_family(n, "norm")) {
+  } else if (op_node_in_family(n, "norm")) {
     f.in = OP_P(n)->norm.in_chan == 1 ? 1u : 0u;
     f.out = OP_P(n)->norm.out_chan == 1;
   } else if (!is_to_first(g, n)) {
-    int binary = is_family(n, "binary");
+    int binary = op_node_in_family(n, "binary");
     for (int k = 0; k < n->nin && k < 32; k++) {
       int v = n->in[k];
       if (v == IR_NONE || (binary && binary_rows_input(L, n, k))) continue;
@@ -130,15 +128,20 @@ static lay_form form_of(const lay *L, const ir_node *n) {
   return f;
 }
 
+/* v's dims (and symbols) at rank 4: a lower rank padded with leading ones. */
+static void dims4(const ir_value *v, int64_t *d, uint32_t *s) {
+  int pad = v->rank < 4 ? 4 - v->rank : 0;
+  for (int i = 0; i < 4; i++) {
+    d[i] = i < pad ? 1 : v->dims[i - pad];
+    if (s) s[i] = i < pad ? 0 : v->sym[i - pad];
+  }
+}
+
 /* v's dims permuted by perm (rank 4; a lower rank padded with leading ones). */
 static void permute_dims(ir_value *v, const int8_t *perm) {
   int64_t pd[4], d[4];
   uint32_t ps[4], s[4];
-  int pad = v->rank < 4 ? 4 - v->rank : 0;
-  for (int i = 0; i < 4; i++) {
-    pd[i] = i < pad ? 1 : v->dims[i - pad];
-    ps[i] = i < pad ? 0 : v->sym[i - pad];
-  }
+  dims4(v, pd, ps);
   for (int i = 0; i < 4; i++) d[i] = pd[perm[i]], s[i] = ps[perm[i]];
   v->rank = 4;
   memcpy(v->dims, d, sizeof d);
@@ -156,12 +159,12 @@ static void set_channels_last(const lay *L, ir_node *n) {
     OP_P(n)->batchnorm.channels_last = 1;
   } else if (n->kind == OP_CONCAT) { /* NCHW axis a is at to_first[a] */
     OP_P(n)->concat.axis = to_first[(OP_P(n)->concat.axis + 4) % 4];
-  } else if (is_family(n, "pool")) {
+  } else if (op_node_in_family(n, "pool")) {
     OP_P(n)->pool.channels_last = 1;
-  } else if (is_family(n, "norm")) { /* the channels its fused Transposes moved are last already */
+  } else if (op_node_in_family(n, "norm")) { /* the channels its fused Transposes moved are last already */
     if (OP_P(n)->norm.in_chan == 1) OP_P(n)->norm.in_chan = -1;
     if (OP_P(n)->norm.out_chan == 1) OP_P(n)->norm.out_chan = -1;
-  } else if (is_family(n, "binary")) {
+  } else if (op_node_in_family(n, "binary")) {
     unsigned rows = 0;
     for (int k = 0; k < 2; k++) rows |= (unsigned)binary_rows_input(L, n, k) << k;
     OP_P(n)->binary.permuted &= ~(int)rows;
@@ -192,12 +195,7 @@ static hd_status *probe(lay *L, int i, const plan_support *sup) {
   }
   hd_status *st = op_get((op_kind)n->kind)->check(g, n);
   if (!st && sup && sup->supports) st = sup->supports(sup->ctx, g, i);
-  for (int a = 0; a < nvals; a++) {
-    ir_value *v = &g->values[vals[a]];
-    v->rank = kept[a].rank;
-    memcpy(v->dims, kept[a].dims, sizeof v->dims);
-    memcpy(v->sym, kept[a].sym, sizeof v->sym);
-  }
+  for (int a = 0; a < nvals; a++) g->values[vals[a]] = kept[a];
   *OP_P(n) = saved;
   return st;
 }
@@ -216,16 +214,17 @@ static int candidate(lay *L, int i) {
     if (c->nspatial != 2 || c->transpose) return 0;
     return c->group == 1 || (!L->dense_only && is_depthwise(g, n));
   }
-  int norm = is_family(n, "norm");
+  int norm = op_node_in_family(n, "norm");
   if (norm) {
     const op_norm *p = &OP_P(n)->norm;
     if (L->dense_only || p->permuted || p->out_permuted || (p->in_chan != 1 && p->out_chan != 1)) return 0;
     if (p->in_chan == 1 && g->values[n->in[0]].rank != 4) return 0;
     if (p->in_chan != 1) return 1; /* rows in, channel-major out: rows out instead */
   }
-  int follows = norm || n->kind == OP_BATCHNORM || n->kind == OP_CONCAT || is_elementwise(n) || is_family(n, "pool");
+  int follows = norm || n->kind == OP_BATCHNORM || n->kind == OP_CONCAT || is_elementwise(n) ||
+                op_node_in_family(n, "pool");
   if (!follows) return 0;
-  int binary = is_family(n, "binary"), any = 0;
+  int binary = op_node_in_family(n, "binary"), any = 0;
   for (int k = 0; binary && k < 2 && k < n->nin; k++) /* inputs read permuted: rows alone, as they are */
     if ((OP_P(n)->binary.permuted >> k & 1) && (L->dense_only || !binary_rows_input(L, n, k))) return 0;
   if (n->kind == OP_CONCAT && (OP_P(n)->concat.axis < -4 || OP_P(n)->concat.axis > 3)) return 0;
@@ -292,7 +291,7 @@ static hd_status *input_twin(lay *L, int v, int *out) {
   if (c->is_const && c->data) {
     size_t es = hd_dtype_size(c->dtype);
     int64_t d[4];
-    for (int i = 0, pad = 4 - c->rank; i < 4; i++) d[i] = i < pad ? 1 : c->dims[i - pad];
+    dims4(c, d, NULL);
     int64_t d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3];
     if ((size_t)(d0 * d1 * d2 * d3) * es != c->nbytes)
       return hd_error(HD_ERR_INTERNAL, "layout: constant '%s' of %zu bytes", c->name, c->nbytes);
@@ -401,8 +400,18 @@ static int count_transposes(const lay *L) {
  * of rows, a norm or binary op reading or writing through one. */
 static int moves_channels(const lay *L, const ir_node *n) {
   if (is_to_first(L->g, n)) return 1;
-  if (is_family(n, "norm")) return OP_P(n)->norm.in_chan == 1 || OP_P(n)->norm.out_chan == 1;
-  return is_family(n, "binary") && (binary_rows_input(L, n, 0) || binary_rows_input(L, n, 1));
+  if (op_node_in_family(n, "norm")) return OP_P(n)->norm.in_chan == 1 || OP_P(n)->norm.out_chan == 1;
+  return op_node_in_family(n, "binary") && (binary_rows_input(L, n, 0) || binary_rows_input(L, n, 1));
+}
+
+/* Whether some node could take a channel move away (read before any
+ * is chosen: choosing others only narrows binary_rows_input). Without one
+ * the choice below finds no move, so it starts as PLAN_LAYOUT_DENSE
+ * rather than probing the depthwise convolutions twice. */
+static int any_channel_moves(const lay *L) {
+  for (int i = 0; i < L->n0; i++)
+    if (!L->g->nodes[i].dead && moves_channels(L, &L->g->nodes[i])) return 1;
+  return 0;
 }
 
 /* The nodes that can compute channels last, in L->last and L->made; the
@@ -438,6 +447,7 @@ static int select_nodes(lay *L, const plan_support *sup, int *moves) {
  * PLAN_LAYOUT_DENSE. */
 static hd_status *run(lay *L, const plan_support *sup) {
   ir_graph *g = L->g;
+  if (!L->dense_only && !any_channel_moves(L)) L->dense_only = 1;
   int moves = 0, convs = select_nodes(L, sup, &moves);
   if (!moves && !L->dense_only) {
     L->dense_only = 1;

@@ -790,17 +790,18 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   const int act = (int)((op_act_kind)k->act_kind);
   switch (cs->path) {
     case CONV_DEPTHWISE: {
+      if (k->channels_last) { /* conv_link gives channels-last readers no prologue */
+        GB_KERNEL(gpu_conv_depthwise_nhwc(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
+                                          k->act_beta, stream));
+        return NULL;
+      }
       gpu_dw_prologue pre = {.bias = gb_addr(bp, cs->pre_vb, b),
                              .act = (int)(cs->pre_act.kind),
                              .alpha = cs->pre_act.alpha,
                              .beta = cs->pre_act.beta};
       int has_pre = pre.bias || pre.act != OP_ACT_NONE;
-      if (k->channels_last) /* conv_link gives channels-last readers no prologue */
-        GB_KERNEL(gpu_conv_depthwise_nhwc(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
-                                          k->act_beta, stream));
-      else
-        GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
-                                     k->act_beta, has_pre ? &pre : NULL, stream));
+      GB_KERNEL(gpu_conv_depthwise(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha, k->act_beta,
+                                   has_pre ? &pre : NULL, stream));
       return NULL;
     }
     case CONV_GENERIC:
