@@ -93,8 +93,8 @@ int main() {
         work<<<n / 256, 256, 0, s>>>(a, n, 200);
       }
       CK(cudaStreamEndCapture(s, &g));
-      int rewritten = 0;
-      if (mode == MEMSET_REWRITTEN) CK((cudaError_t)gpu_graph_memsets_to_kernels(g, &rewritten));
+      int rewritten = 0, dropped = 0;
+      if (mode == MEMSET_REWRITTEN) CK((cudaError_t)gpu_graph_memsets_to_kernels(g, NULL, 0, &rewritten, &dropped));
       cudaGraphExec_t ge;
       CK(cudaGraphInstantiate(&ge, g, 0));
       if (replay_us(ge, s, &us[mode])) return 2;

@@ -324,6 +324,13 @@ def bench(name, a, ort, torch, np, dev, rows):
             graph = y = None
             fc = f.cuda().float()
         time_turns(row, timers, a, torch.cuda.synchronize)  # ours alone where torch's fp16 graph failed
+        # what the last timed replay of each captured graph left in its outputs
+        for k, (i_o, k_o) in (("check_fp16_replay", (io, keep) if "ours_fp16" in row["times"] else (None, None)),
+                              ("check_fp16_ab_replay", (io_b, keep_b))):
+            if i_o is not None:
+                torch.cuda.synchronize()
+                row[k] = c = hdep.compare(first_output(i_o, k_o, len(feeds)), ref[0])
+                log(f"[{name} b{b}] {k[6:]} vs CPU EP (fp32): {hdep.compare_str(c)}")
         io = keep = io_b = keep_b = None
         check_padded(row, "check_padded", ep, cpu, feeds)
         check_padded(row, "check_fp16_padded", ep16, cpu, feeds)
@@ -348,7 +355,8 @@ def markdown(rows, meta):
            "default precision (fp32, TF32 allowed), and ours_fp16 with provider option precision=fp16 (device "
            "I/O; check fp16 = its rel L2 against the CPU EP's fp32 output); ratio = ours device I/O / torch fp32 "
            "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph. The fp16 columns are timed taking turns, "
-           f"{meta.get('rounds', 1)} rounds, each the least of its round medians."
+           f"{meta.get('rounds', 1)} rounds, each the least of its round medians; check fp16 'replayed': the "
+           "output the last timed run (a captured graph's replay) left, against the same CPU EP output."
            + (f" ours_fp16_ab: the same with {meta['ab_env']} as its plans were built (check fp16 ab)."
               if meta.get("ab_env") else ""), "",
            "| model | batch | nodes on EP | partitions | session s | check | check fp16 | " + " | ".join(cols)
@@ -366,7 +374,9 @@ def markdown(rows, meta):
         chk = check_cell(r.get("check")) + (f" (padded {check_cell(r['check_padded'])})" if "check_padded" in r else "")
         chk16 = check_cell(r.get("check_fp16")) + (
             f" (padded {check_cell(r['check_fp16_padded'])})" if "check_fp16_padded" in r else "") + (
-            f"; ab {check_cell(r['check_fp16_ab'])}" if "check_fp16_ab" in r else "")
+            f"; ab {check_cell(r['check_fp16_ab'])}" if "check_fp16_ab" in r else "") + (
+            f"; replayed {check_cell(r['check_fp16_replay'])}" if "check_fp16_replay" in r else "") + (
+            f", ab replayed {check_cell(r['check_fp16_ab_replay'])}" if "check_fp16_ab_replay" in r else "")
         out.append(f"| {r['model']} | {r['batch']} | {r['placement']} | {r['parts']} | {sess} | "
                    f"{chk} | {chk16} | " + " | ".join(cells)
                    + f" | {ratio} | {r16} |")
@@ -409,7 +419,8 @@ def main():
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
     print(markdown(rows, meta))
     return 0 if all(r.get(k, {}).get("pass", True) for r in rows
-                    for k in ("check", "check_fp16", "check_fp16_ab")) else 1
+                    for k in ("check", "check_fp16", "check_fp16_ab", "check_fp16_replay",
+                              "check_fp16_ab_replay")) else 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@
 // execute) costs several microseconds of idle GPU around it, where a kernel
 // node after a kernel costs a fraction of one: a memset leaves the chain of
 // kernel launches the GPU's front end runs back to back.
+// A memset of zeros inside memory the graph clears as a whole before
+// anything else (the run's zeroed memory, where a small SDPA workspace
+// lives) is dropped instead, its edges joined: no other memset may touch
+// its bytes, so the only writes it could undo are the clear's own zeros.
 #include <cstdlib>
 #include <cstring>
 
@@ -153,6 +157,43 @@ gpuError_t replace(gpuGraph_t g, gpuGraphNode_t node, int *done) {
   return err;
 }
 
+// The bytes memset params m write: [*lo, *hi).
+void span_of(const gpuMemsetParams &m, uintptr_t *lo, uintptr_t *hi) {
+  const size_t row_bytes = m.width * m.elementSize, rows = m.height ? m.height : 1;
+  *lo = (uintptr_t)m.dst;
+  *hi = *lo + (rows - 1) * m.pitch + row_bytes;
+}
+
+bool has_node(const edges &e, gpuGraphNode_t n) {
+  for (size_t i = 0; i < e.n; ++i)
+    if (e.nodes[i] == n) return true;
+  return false;
+}
+
+// A memset node taken out, each node before it joined to each one after
+// it; *done 0 where it stays (an edge of another kind).
+gpuError_t drop(gpuGraph_t g, gpuGraphNode_t node, int *done) {
+  *done = 0;
+  edges in, out;
+  gpuError_t err = node_edges(node, 1, &in);
+  gpuError_t err2 = node_edges(node, 0, &out);
+  if (err == gpuSuccess) err = err2;
+  if (err == gpuSuccess && in.plain && out.plain) {
+    for (size_t i = 0; err == gpuSuccess && i < in.n; ++i) {
+      edges after;
+      err = node_edges(in.nodes[i], 0, &after);
+      for (size_t j = 0; err == gpuSuccess && j < out.n; ++j)
+        if (!has_node(after, out.nodes[j])) err = graph_add_edge(g, &in.nodes[i], &out.nodes[j]);
+      free(after.nodes);
+    }
+    if (err == gpuSuccess) err = gpuGraphDestroyNode(node);
+    *done = err == gpuSuccess;
+  }
+  free(in.nodes);
+  free(out.nodes);
+  return err;
+}
+
 bool wanted() {
   // HIPDNN_EP_GRAPH_MEMSETS=keep leaves memset nodes as captured (A/B runs).
   const char *v = getenv("HIPDNN_EP_GRAPH_MEMSETS");
@@ -161,24 +202,50 @@ bool wanted() {
 
 }  // namespace
 
-extern "C" int gpu_graph_memsets_to_kernels(void *graph, int *rewritten) {
+extern "C" int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, size_t cleared_bytes, int *rewritten,
+                                            int *dropped) {
   gpuGraph_t g = (gpuGraph_t)graph;
-  *rewritten = 0;
+  *rewritten = *dropped = 0;
   if (!wanted()) return 0;
   size_t n = 0;
   gpuError_t err = gpuGraphGetNodes(g, NULL, &n);
   if (err != gpuSuccess || n == 0) return (int)err;
   gpuGraphNode_t *nodes = (gpuGraphNode_t *)malloc(n * sizeof *nodes);
-  if (!nodes) return (int)gpuErrorMemoryAllocation;
+  uintptr_t *lo = (uintptr_t *)malloc(n * sizeof *lo), *hi = (uintptr_t *)malloc(n * sizeof *hi);
+  unsigned char *kind = (unsigned char *)calloc(n, 1);  // 0: no memset, 1: a memset, 2: one to drop
+  if (!nodes || !lo || !hi || !kind) {
+    free(nodes), free(lo), free(hi), free(kind);
+    return (int)gpuErrorMemoryAllocation;
+  }
   err = gpuGraphGetNodes(g, nodes, &n);
+  const uintptr_t c0 = (uintptr_t)cleared, c1 = c0 + (cleared ? cleared_bytes : 0);
   for (size_t i = 0; err == gpuSuccess && i < n; ++i) {
     gpuGraphNodeType t;
     err = gpuGraphNodeGetType(nodes[i], &t);
     if (err != gpuSuccess || t != gpuGraphNodeTypeMemset) continue;
+    gpuMemsetParams m;
+    err = gpuGraphMemsetNodeGetParams(nodes[i], &m);
+    if (err != gpuSuccess) break;
+    span_of(m, &lo[i], &hi[i]);
+    const unsigned bits = m.elementSize >= 4 ? 0xffffffffu : (1u << (8 * m.elementSize)) - 1;
+    const bool whole = lo[i] == c0 && hi[i] == c1;
+    kind[i] = (m.value & bits) == 0 && !whole && lo[i] >= c0 && hi[i] <= c1 && lo[i] < hi[i] ? 2 : 1;
+  }
+  // one that shares a byte with another memset (but the whole clear) stays
+  for (size_t i = 0; err == gpuSuccess && i < n; ++i)
+    for (size_t j = 0; kind[i] == 2 && j < n; ++j)
+      if (j != i && kind[j] && !(lo[j] == c0 && hi[j] == c1) && lo[j] < hi[i] && lo[i] < hi[j]) kind[i] = 1;
+  for (size_t i = 0; err == gpuSuccess && i < n; ++i) {
+    if (!kind[i]) continue;
     int done = 0;
+    if (kind[i] == 2) {
+      err = drop(g, nodes[i], &done);
+      *dropped += done;
+      if (done || err != gpuSuccess) continue;
+    }
     err = replace(g, nodes[i], &done);
     *rewritten += done;
   }
-  free(nodes);
+  free(nodes), free(lo), free(hi), free(kind);
   return (int)err;
 }

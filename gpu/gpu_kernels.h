@@ -32,9 +32,13 @@ enum {
 
 /* gpu_graph.cu: replaces each memset node of a captured graph (a
  * gpuGraph_t, not instantiated) with a kernel node writing the same bytes,
- * with the same edges; *rewritten counts them. HIPDNN_EP_GRAPH_MEMSETS=keep
- * leaves them. */
-int gpu_graph_memsets_to_kernels(void *graph, int *rewritten);
+ * with the same edges; *rewritten counts them. cleared (NULL: none) is
+ * memory the graph's first node sets to zeros, cleared_bytes long: a
+ * memset of zeros inside it that no other memset overlaps is dropped
+ * instead (*dropped), its edges joined. HIPDNN_EP_GRAPH_MEMSETS=keep leaves
+ * every memset. */
+int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, size_t cleared_bytes, int *rewritten,
+                                 int *dropped);
 
 /* gpu_epilogue.cu: in place on y (dtype, n elements, NC[spatial] layout with
  * `inner` elements per channel plane and `channels` channels):

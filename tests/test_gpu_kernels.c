@@ -4,7 +4,8 @@
  * gpu_conv_transpose (ConvTranspose without a data-gradient engine), over
  * groups, strides, dilations, pads, bias, residual and an activation; and
  * gpu_graph_memsets_to_kernels, a captured graph's memsets rewritten as
- * kernels, against the bytes the memsets themselves write.
+ * kernels (or dropped inside memory the graph clears first), against the
+ * bytes the memsets themselves write.
  * Without a GPU it prints "SKIP: <reason>" and exits 77. */
 #include <math.h>
 #include <stdio.h>
@@ -115,28 +116,43 @@ static int run(const conv_case *cc) {
 /* A graph of overlapping memsets (so their order matters) of every store
  * width the rewrite picks, 2D included: rewritten, its nodes are kernels
  * and its bytes what the memsets wrote, in order; with
- * HIPDNN_EP_GRAPH_MEMSETS=keep the memsets stay. */
+ * HIPDNN_EP_GRAPH_MEMSETS=keep the memsets stay. A second graph clears its
+ * first `cleared` bytes first: the memsets of zeros inside them that no
+ * other memset overlaps are dropped, and the bytes stay the same. */
 typedef struct memset_op {
   size_t at, bytes, rows, pitch;
   int value;
+  int dropped; /* the rewrite drops it (second graph) */
 } memset_op;
 
 static const memset_op memset_ops[] = {
-    {0, 4096, 1, 0, 0x00},    /* 16-byte stores */
-    {3, 1001, 1, 0, 0x5a},    /* bytes */
-    {64, 40, 7, 96, 0x11},    /* rows: 8-byte stores */
-    {518, 10, 1, 0, 0x7f},    /* 2-byte stores */
-    {1024, 12, 3, 20, 0xc3},  /* rows of 4-byte stores */
+    {0, 4096, 1, 0, 0x00, 0},    /* 16-byte stores */
+    {3, 1001, 1, 0, 0x5a, 0},    /* bytes */
+    {64, 40, 7, 96, 0x11, 0},    /* rows: 8-byte stores */
+    {518, 10, 1, 0, 0x7f, 0},    /* 2-byte stores */
+    {1024, 12, 3, 20, 0xc3, 0},  /* rows of 4-byte stores */
 };
 
-static int graph_memsets(int keep) {
+enum { CLEARED = 3072 };
+static const memset_op cleared_ops[] = {
+    {0, CLEARED, 1, 0, 0x00, 0},  /* the clear itself */
+    {256, 512, 1, 0, 0x00, 1},    /* zeros inside: dropped */
+    {1024, 64, 1, 0, 0x5a, 0},    /* not zeros */
+    {2048, 32, 4, 128, 0x00, 1},  /* rows of zeros inside: dropped */
+    {2900, 100, 1, 0, 0x00, 0},   /* zeros overlapping the next one */
+    {2950, 200, 1, 0, 0x00, 0},   /* ... and the previous one, past the cleared bytes */
+    {3500, 16, 1, 0, 0x00, 0},    /* zeros outside */
+};
+
+static int graph_memsets(const char *what, const memset_op *ops, size_t nops, int keep, size_t cleared) {
   enum { BYTES = 4096 };
-  const size_t nops = sizeof memset_ops / sizeof memset_ops[0];
   unsigned char *want = malloc(BYTES), *got = malloc(BYTES), *d = NULL;
   memset(want, 0xee, BYTES);
+  size_t want_dropped = 0;
   for (size_t i = 0; i < nops; i++) {
-    const memset_op *o = &memset_ops[i];
+    const memset_op *o = &ops[i];
     for (size_t r = 0; r < o->rows; r++) memset(want + o->at + r * o->pitch, o->value, o->bytes);
+    want_dropped += !keep && o->dropped;
   }
   gpuStream_t st = NULL;
   gpuGraph_t g = NULL;
@@ -144,14 +160,14 @@ static int graph_memsets(int keep) {
   int ok = gpuMalloc((void **)&d, BYTES) == gpuSuccess && gpuStreamCreateWithFlags(&st, gpuStreamNonBlocking) == gpuSuccess;
   ok = ok && gpuStreamBeginCapture(st, gpuStreamCaptureModeThreadLocal) == gpuSuccess;
   for (size_t i = 0; ok && i < nops; i++) {
-    const memset_op *o = &memset_ops[i];
+    const memset_op *o = &ops[i];
     ok = (o->rows > 1 ? gpuMemset2DAsync(d + o->at, o->pitch, o->value, o->bytes, o->rows, st)
                       : gpuMemsetAsync(d + o->at, o->value, o->bytes, st)) == gpuSuccess;
   }
   ok = gpuStreamEndCapture(st, &g) == gpuSuccess && ok;
-  int rewritten = -1;
+  int rewritten = -1, dropped = -1;
   if (keep) setenv("HIPDNN_EP_GRAPH_MEMSETS", "keep", 1);
-  ok = ok && gpu_graph_memsets_to_kernels(g, &rewritten) == 0;
+  ok = ok && gpu_graph_memsets_to_kernels(g, cleared ? d : NULL, cleared, &rewritten, &dropped) == 0;
   unsetenv("HIPDNN_EP_GRAPH_MEMSETS");
   size_t n = 0, memsets = 0;
   gpuGraphNode_t nodes[16];
@@ -169,21 +185,22 @@ static int graph_memsets(int keep) {
     size_t bad = 0;
     for (size_t i = 0; ok && i < BYTES; i++) bad += got[i] != want[i];
     if (bad) {
-      printf("FAIL graph memsets (%s): %zu of %d bytes differ\n", keep ? "kept" : "rewritten", bad, BYTES);
+      printf("FAIL graph memsets (%s): %zu of %d bytes differ\n", what, bad, BYTES);
       ok = 0;
     }
   }
-  /* each memset node of a width the rewrite takes became a kernel node */
-  size_t want_memsets = keep ? nops : 0;
-  if (ok && (memsets != want_memsets || n != nops || rewritten != (keep ? 0 : (int)nops))) {
-    printf("FAIL graph memsets (%s): %zu nodes, %zu memsets, %d rewritten\n", keep ? "kept" : "rewritten", n,
-           memsets, rewritten);
+  /* each memset node of a width the rewrite takes became a kernel node, or went */
+  const size_t want_n = nops - want_dropped, want_memsets = keep ? nops : 0;
+  if (ok && (memsets != want_memsets || n != want_n || dropped != (int)want_dropped ||
+             rewritten != (keep ? 0 : (int)want_n))) {
+    printf("FAIL graph memsets (%s): %zu nodes, %zu memsets, %d rewritten, %d dropped\n", what, n, memsets,
+           rewritten, dropped);
     ok = 0;
   } else if (ok) {
-    printf("ok   graph memsets (%s): %zu nodes, %zu memsets, bytes as the memsets write them\n",
-           keep ? "kept" : "rewritten", n, memsets);
+    printf("ok   graph memsets (%s): %zu nodes, %zu memsets, %d dropped, bytes as the memsets write them\n", what,
+           n, memsets, dropped);
   } else {
-    printf("FAIL graph memsets (%s): %s\n", keep ? "kept" : "rewritten", gpuGetErrorString(gpuGetLastError()));
+    printf("FAIL graph memsets (%s): %s\n", what, gpuGetErrorString(gpuGetLastError()));
   }
   if (x) gpuGraphExecDestroy(x);
   if (g) gpuGraphDestroy(g);
@@ -201,7 +218,10 @@ int main(void) {
   }
   int fails = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fails += !run(&cases[i]);
-  fails += !graph_memsets(0) + !graph_memsets(1);
-  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 2);
+  const size_t nm = sizeof memset_ops / sizeof memset_ops[0], nc = sizeof cleared_ops / sizeof cleared_ops[0];
+  fails += !graph_memsets("rewritten", memset_ops, nm, 0, 0) + !graph_memsets("kept", memset_ops, nm, 1, 0);
+  fails += !graph_memsets("cleared first", cleared_ops, nc, 0, CLEARED) +
+           !graph_memsets("cleared first, kept", cleared_ops, nc, 1, CLEARED);
+  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 4);
   return fails ? 1 : 0;
 }

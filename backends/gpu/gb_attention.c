@@ -50,7 +50,17 @@ typedef struct gb_attn_step {
    * before its SDPA; -1 without one */
   int key_bias_step;
   int key_mask, key_bias_dtype; /* the mask's value and the bias's dtype */
+  /* library form: the plan's workspace in this step's zeroed memory, from
+   * byte ws_at on (a small one: every run clears it before its first
+   * launch, so a captured graph drops the library's own clear of it,
+   * gpu_graph.cu), or -1: in the run's shared workspace */
+  int64_t ws_at;
 } gb_attn_step;
+
+/* A library SDPA workspace up to this size lives in its step's zeroed
+ * memory (cuDNN clears part of its workspace on every execute: a node of
+ * ~1 us between two kernels of a captured graph, one a layer). */
+#define GB_SDPA_ZEROED_MAX ((int64_t)256 << 10)
 
 /* Whether every operand's batch steps by heads x its head stride. */
 static int batch_folds(const op_attn_layout *l, int with_qkv, int with_o) {
@@ -200,7 +210,13 @@ static hd_status *library_form(be_plan *bp, gb_step *s, gb_attn_step *as, size_t
   }
   as->library = 1;
   if (key_bias) key_bias_owner(bp, s, as, dt);
-  *ws = (size_t)as->plan.workspace;
+  const char *wenv = getenv("HIPDNN_EP_SDPA_WORKSPACE"); /* "shared": in the run's workspace (A/B runs) */
+  if (as->plan.workspace > 0 && as->plan.workspace <= GB_SDPA_ZEROED_MAX && !(wenv && !strcmp(wenv, "shared"))) {
+    as->ws_at = (int64_t)((s->zeroed_bytes + 255) / 256 * 256);
+    s->zeroed_bytes = (size_t)as->ws_at + (size_t)as->plan.workspace;
+  } else {
+    *ws = (size_t)as->plan.workspace;
+  }
   HD_LOG(HD_LOG_VERBOSE, "%s: attention on the library's SDPA: engine %lld, workspace %lld", gb_backend_name,
          (long long)as->plan.engine, (long long)as->plan.workspace);
   return NULL;
@@ -293,6 +309,7 @@ static hd_status *attention_compile(be_plan *bp, gb_step *s, size_t *ws) {
   if (!as) return GB_OOM();
   s->priv = as;
   as->key_bias_step = -1;
+  as->ws_at = -1;
   HD_TRY(op_attention_layout(s->n, &s->p.attention, bp->p.t, &as->l));
   if (as->l.head_dim > GPU_ATTN_MAX_DIM || as->l.v_dim > GPU_ATTN_MAX_DIM)
     return hd_error(HD_ERR_NOT_SUPPORTED, "%s: attention head size %lld/%lld over %d", gb_backend_name,
@@ -338,7 +355,8 @@ static hd_status *attention_run(be_plan *bp, gb_step *s, const gb_launch *lc) {
     for (int i = 0; i < as->plan.nuids; i++) aligned &= i == 4 || (uintptr_t)ptrs[i] % 16 == 0;
     if (aligned) {
       be_context *c = bp->bg->c;
-      HD_TRY(dnn_plan_execute(&as->plan, c->handle, ptrs, lc->workspace, gb_exec_varpack(lc, bp, s)));
+      void *ws = as->ws_at >= 0 ? (char *)lc->zeroed + s->zeroed_at + as->ws_at : lc->workspace;
+      HD_TRY(dnn_plan_execute(&as->plan, c->handle, ptrs, ws, gb_exec_varpack(lc, bp, s)));
       return NULL;
     }
   }

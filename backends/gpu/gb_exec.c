@@ -413,15 +413,17 @@ static hd_status *capture(be_plan *bp, gb_exec *x, void *const *inputs, void *co
   }
   /* memset nodes (the DNN library's workspace clears) as kernel nodes: a
    * replayed memset idles the GPU for microseconds around it */
-  int memsets = 0;
-  e = (gpuError_t)gpu_graph_memsets_to_kernels(graph, &memsets);
+  int memsets = 0, dropped = 0;
+  e = (gpuError_t)gpu_graph_memsets_to_kernels(graph, bp->zeroed_bytes ? x->zeroed : NULL, bp->zeroed_bytes,
+                                               &memsets, &dropped);
   if (e != gpuSuccess) {
     (void)gpuGraphDestroy(graph);
     (void)gpuGetLastError();
     return gb_status(e, "rewriting the captured graph's memset nodes", __FILE__, __LINE__);
   }
-  if (!sl->graph && memsets)
-    HD_LOG(HD_LOG_VERBOSE, "%s: captured graph: %d memset nodes as kernel nodes", gb_backend_name, memsets);
+  if (!sl->graph && (memsets || dropped))
+    HD_LOG(HD_LOG_VERBOSE, "%s: captured graph: %d memset nodes as kernel nodes, %d dropped (the run's clear)",
+           gb_backend_name, memsets, dropped);
   if (sl->graph) {
     if (gpuGraphExecUpdate((gpuGraphExec_t)sl->graph, graph) == gpuSuccess) {
       (void)gpuGraphDestroy(graph);
