@@ -1,0 +1,276 @@
+// bench_session_repro: the process-history slowdown (benchmarks.md,
+// 2026-11-28) without ONNX Runtime and without our EP. A "model" graph is
+// captured on one stream (12 layers of cuBLASLt fp16 matmuls at ViT-B/16
+// batch 1 shapes, a small kernel after each) and its replay timed; then,
+// four times, a "session" like a small one of our EP does its first runs
+// (a new stream, its own buffers, its own cuBLASLt handle and matmul
+// descriptors, two eager runs of matmul + kernel + matmul, then the same
+// captured and launched) and is kept; the model's replay is timed after
+// each. Our EP's ViT session steps from 0.47 to 0.51 ms at the third such
+// session of the EP (tiny ones too); this says whether CUDA and cuBLASLt
+// alone do the same.
+//
+//   build/bin/bench_session_repro [--no-capture] [--no-blas] [--same-stream] [--shared-handle]
+//                                 [--alloc-only | --small-allocs-only | --workspace-only | --heuristic-only |
+//                                  --memsets-only] [--sessions N]
+//
+// --no-capture: the sessions run eagerly only; --no-blas: their matmuls
+// are a plain kernel (no cuBLASLt); --same-stream: every session uses one
+// side stream made up front; --shared-handle: the model's cuBLASLt handle;
+// --alloc-only: a session is only its nine device buffers (a 32 MiB
+// workspace and eight of 128 KiB), --small-allocs-only nine of 4 KiB,
+// --workspace-only the workspace alone; --heuristic-only: two matmuls'
+// descriptors and cuBLASLt heuristic queries, nothing else; --memsets-only:
+// their buffers allocated and cleared with cudaMemset, nothing else.
+// cuBLASLt is loaded at run time (libcublasLt.so.13, as the EP does).
+// Prints microseconds a replay: the median of 5 batches of 200.
+// Exit status 0 when it ran, 2 when it could not.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                \
+  do {                                                                       \
+    cudaError_t e_ = (x);                                                    \
+    if (e_ != cudaSuccess) {                                                 \
+      printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
+      exit(2);                                                               \
+    }                                                                        \
+  } while (0)
+#define LK(x)                                                                \
+  do {                                                                       \
+    cublasStatus_t s_ = (x);                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                       \
+      printf("%s:%d: cuBLASLt status %d\n", __FILE__, __LINE__, (int)s_);    \
+      exit(2);                                                               \
+    }                                                                        \
+  } while (0)
+
+static struct {
+  __typeof__(&cublasLtCreate) create;
+  __typeof__(&cublasLtMatmulDescCreate) desc_create;
+  __typeof__(&cublasLtMatmulDescSetAttribute) desc_set;
+  __typeof__(&cublasLtMatrixLayoutCreate) layout_create;
+  __typeof__(&cublasLtMatmulPreferenceCreate) pref_create;
+  __typeof__(&cublasLtMatmulPreferenceSetAttribute) pref_set;
+  __typeof__(&cublasLtMatmulAlgoGetHeuristic) heuristic;
+  __typeof__(&cublasLtMatmul) matmul;
+} lt;
+
+static void load_lt() {
+  void *h = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    printf("cannot load libcublasLt.so.13: %s\n", dlerror());
+    exit(2);
+  }
+  *(void **)&lt.create = dlsym(h, "cublasLtCreate");
+  *(void **)&lt.desc_create = dlsym(h, "cublasLtMatmulDescCreate");
+  *(void **)&lt.desc_set = dlsym(h, "cublasLtMatmulDescSetAttribute");
+  *(void **)&lt.layout_create = dlsym(h, "cublasLtMatrixLayoutCreate");
+  *(void **)&lt.pref_create = dlsym(h, "cublasLtMatmulPreferenceCreate");
+  *(void **)&lt.pref_set = dlsym(h, "cublasLtMatmulPreferenceSetAttribute");
+  *(void **)&lt.heuristic = dlsym(h, "cublasLtMatmulAlgoGetHeuristic");
+  *(void **)&lt.matmul = dlsym(h, "cublasLtMatmul");
+  if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.layout_create || !lt.pref_create || !lt.pref_set ||
+      !lt.heuristic || !lt.matmul) {
+    printf("libcublasLt.so.13 lacks an entry point\n");
+    exit(2);
+  }
+}
+
+// Row-major Y[m, n] = X[m, k] W[k, n] + bias[n], fp16, fp32 accumulation:
+// column-major Y^T = W^T X^T, the library's A our W.
+struct matmul {
+  int64_t m, n, k;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, ld;
+  cublasLtMatmulAlgo_t algo;
+  size_t ws;
+  __half *x, *w, *bias, *y;
+};
+
+static void matmul_make(cublasLtHandle_t h, int64_t m, int64_t n, int64_t k, size_t ws_limit, matmul *mm,
+                        bool buffers = true) {
+  mm->m = m, mm->n = n, mm->k = k;
+  LK(lt.desc_create(&mm->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_BIAS;
+  cudaDataType bt = CUDA_R_16F;
+  LK(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+  LK(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+  LK(lt.layout_create(&mm->la, CUDA_R_16F, n, k, n));
+  LK(lt.layout_create(&mm->lb, CUDA_R_16F, k, m, k));
+  LK(lt.layout_create(&mm->ld, CUDA_R_16F, n, m, n));
+  cublasLtMatmulPreference_t pref;
+  LK(lt.pref_create(&pref));
+  LK(lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_limit, sizeof ws_limit));
+  cublasLtMatmulHeuristicResult_t r;
+  int got = 0;
+  LK(lt.heuristic(h, mm->op, mm->la, mm->lb, mm->ld, mm->ld, pref, 1, &r, &got));
+  if (!got) {
+    printf("no cuBLASLt algorithm for %lld x %lld x %lld\n", (long long)m, (long long)n, (long long)k);
+    exit(2);
+  }
+  mm->algo = r.algo;
+  mm->ws = r.workspaceSize;
+  if (!buffers) return;
+  CK(cudaMalloc(&mm->x, (size_t)(m * k) * 2));
+  CK(cudaMalloc(&mm->w, (size_t)(k * n) * 2));
+  CK(cudaMalloc(&mm->bias, (size_t)n * 2));
+  CK(cudaMalloc(&mm->y, (size_t)(m * n) * 2));
+  CK(cudaMemset(mm->x, 0, (size_t)(m * k) * 2));
+  CK(cudaMemset(mm->w, 0, (size_t)(k * n) * 2));
+  CK(cudaMemset(mm->bias, 0, (size_t)n * 2));
+}
+
+static void matmul_run(cublasLtHandle_t h, matmul *mm, void *ws, size_t ws_bytes, cudaStream_t s) {
+  const float one = 1.f, zero = 0.f;
+  LK(lt.desc_set(mm->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &mm->bias, sizeof mm->bias));
+  LK(lt.matmul(h, mm->op, &one, mm->w, mm->la, mm->x, mm->lb, &zero, mm->y, mm->ld, mm->y, mm->ld, &mm->algo,
+               mm->ws ? ws : NULL, std::min(mm->ws, ws_bytes), s));
+}
+
+__global__ void scale_kernel(__half *y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = __float2half(__half2float(y[i]) * 0.5f + 0.25f);
+}
+
+// The matmul as a plain kernel (--no-blas): one thread an output.
+__global__ void plain_matmul(const __half *x, const __half *w, __half *y, int64_t m, int64_t n, int64_t k) {
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= m * n) return;
+  float acc = 0.f;
+  for (int64_t kk = 0; kk < k; ++kk) acc += __half2float(x[i / n * k + kk]) * __half2float(w[kk * n + i % n]);
+  y[i] = __float2half(acc);
+}
+
+static float replay_us(cudaGraphExec_t ge, cudaStream_t s) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<float> t;
+  for (int i = 0; i < 20; ++i) CK(cudaGraphLaunch(ge, s));
+  for (int rep = 0; rep < 5; ++rep) {
+    CK(cudaEventRecord(a, s));
+    for (int i = 0; i < 200; ++i) CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.f / 200);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  bool capture = true, blas = true, same_stream = false, shared_handle = false;
+  int alloc_only = 0;  // 1: only the session's buffers (9 allocations); 2: 9 small ones; 3: the workspace alone
+  int sessions = 4;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--no-capture")) capture = false;
+    else if (!strcmp(argv[i], "--no-blas")) blas = false;
+    else if (!strcmp(argv[i], "--same-stream")) same_stream = true;
+    else if (!strcmp(argv[i], "--shared-handle")) shared_handle = true;
+    else if (!strcmp(argv[i], "--alloc-only")) alloc_only = 1;
+    else if (!strcmp(argv[i], "--small-allocs-only")) alloc_only = 2;
+    else if (!strcmp(argv[i], "--workspace-only")) alloc_only = 3;
+    else if (!strcmp(argv[i], "--heuristic-only")) alloc_only = 4;
+    else if (!strcmp(argv[i], "--memsets-only")) alloc_only = 5;
+    else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) sessions = atoi(argv[++i]);
+    else {
+      printf("usage: %s [--no-capture] [--no-blas] [--same-stream] [--shared-handle] [--alloc-only | "
+             "--small-allocs-only | --workspace-only | --heuristic-only | --memsets-only] [--sessions N]\n", argv[0]);
+      return 2;
+    }
+  }
+  load_lt();
+  cudaStream_t s1, side;
+  CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cublasLtHandle_t h1;
+  LK(lt.create(&h1));
+  const size_t ws_bytes = (size_t)32 << 20;
+  void *ws1;
+  CK(cudaMalloc(&ws1, ws_bytes));
+  // ViT-B/16 batch 1 per layer: QKV, out-projection, fc1, fc2
+  static const int64_t shapes[4][3] = {{197, 2304, 768}, {197, 768, 768}, {197, 3072, 768}, {197, 768, 3072}};
+  matmul model[4];
+  for (int i = 0; i < 4; ++i) matmul_make(h1, shapes[i][0], shapes[i][1], shapes[i][2], ws_bytes, &model[i]);
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal));
+  for (int layer = 0; layer < 12; ++layer)
+    for (int i = 0; i < 4; ++i) {
+      matmul_run(h1, &model[i], ws1, ws_bytes, s1);
+      scale_kernel<<<64, 256, 0, s1>>>(model[i].y, model[i].m * model[i].n);
+    }
+  CK(cudaStreamEndCapture(s1, &g));
+  cudaGraphExec_t ge;
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  printf("bench_session_repro: capture %d, cuBLASLt %d, same stream %d, shared handle %d\n", capture, blas,
+         same_stream, shared_handle);
+  printf("model replay, fresh: %.2f us\n", replay_us(ge, s1));
+  printf("model replay, again: %.2f us\n", replay_us(ge, s1));
+  for (int k = 1; k <= sessions; ++k) {  // each session kept to the end
+    if (alloc_only == 4) {  // two matmuls' descriptors and heuristic queries, nothing on the GPU
+      matmul a, b;
+      matmul_make(h1, 4, 256, 256, ws_bytes, &a, false);
+      matmul_make(h1, 4, 256, 256, ws_bytes, &b, false);
+      printf("model replay after %d heuristic round(s): %.2f us\n", k, replay_us(ge, s1));
+      continue;
+    }
+    if (alloc_only == 5) {  // the buffers two matmuls take, cleared (cudaMemset), no descriptors
+      void *p;
+      for (int i = 0; i < 8; ++i) {
+        const size_t bytes = i % 4 == 1 ? 256 * 256 * 2 : i % 4 == 2 ? 512 : 4 * 256 * 2;
+        CK(cudaMalloc(&p, bytes));
+        if (i % 4 != 3) CK(cudaMemset(p, 0, bytes));
+      }
+      printf("model replay after %d memset round(s): %.2f us\n", k, replay_us(ge, s1));
+      continue;
+    }
+    if (alloc_only) {
+      void *p;
+      for (int i = 0; i < (alloc_only == 3 ? 1 : 9); ++i)
+        CK(cudaMalloc(&p, alloc_only == 2 ? (size_t)4096 : i == 0 ? ws_bytes : (size_t)(256 * 256 * 2)));
+      printf("model replay after %d allocation round(s): %.2f us\n", k, replay_us(ge, s1));
+      continue;
+    }
+    cudaStream_t s = side;
+    if (!same_stream) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cublasLtHandle_t h = h1;
+    if (!shared_handle) LK(lt.create(&h));
+    void *ws;
+    CK(cudaMalloc(&ws, ws_bytes));
+    matmul a, b;
+    matmul_make(h, 4, 256, 256, ws_bytes, &a);
+    matmul_make(h, 4, 256, 256, ws_bytes, &b);
+    for (int run = 0; run < 2 + capture; ++run) {
+      cudaGraph_t sg = NULL;
+      if (run == 2) CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      if (blas) matmul_run(h, &a, ws, ws_bytes, s);
+      else plain_matmul<<<4, 256, 0, s>>>(a.x, a.w, a.y, 4, 256, 256);
+      scale_kernel<<<4, 256, 0, s>>>(a.y, 4 * 256);
+      if (blas) matmul_run(h, &b, ws, ws_bytes, s);
+      else plain_matmul<<<4, 256, 0, s>>>(b.x, b.w, b.y, 4, 256, 256);
+      if (run == 2) {
+        CK(cudaStreamEndCapture(s, &sg));
+        cudaGraphExec_t sge;
+        CK(cudaGraphInstantiate(&sge, sg, 0));
+        CK(cudaGraphLaunch(sge, s));
+      }
+      CK(cudaStreamSynchronize(s));
+    }
+    printf("model replay after %d session(s): %.2f us\n", k, replay_us(ge, s1));
+  }
+  return 0;
+}
