@@ -8,7 +8,12 @@
 // A memset of zeros inside memory the graph clears as a whole before
 // anything else (the run's zeroed memory, where a small SDPA workspace
 // lives) is dropped instead, its edges joined: no other memset may touch
-// its bytes, so the only writes it could undo are the clear's own zeros.
+// its bytes, so the only writes it could undo are the clear's own zeros
+// and those of kernels before it in the graph. The caller vouches for the
+// kernels: nothing writes those bytes before the memset (cuDNN's SDPA
+// clears its workspace before its kernels, and only that step has the
+// slice). The drop needs the clear to be the graph's one root and its one
+// memset of the whole memory; else every memset stays.
 #include <cstdlib>
 #include <cstring>
 
@@ -231,6 +236,22 @@ extern "C" int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, si
     const bool whole = lo[i] == c0 && hi[i] == c1;
     kind[i] = (m.value & bits) == 0 && !whole && lo[i] >= c0 && hi[i] <= c1 && lo[i] < hi[i] ? 2 : 1;
   }
+  // the whole clear: one memset of zeros, the graph's only root (so before every node)
+  size_t clears = 0, roots = 0;
+  for (size_t i = 0; err == gpuSuccess && i < n; ++i)
+    if (kind[i] && lo[i] == c0 && hi[i] == c1 && c0 < c1) {
+      gpuMemsetParams m;
+      err = gpuGraphMemsetNodeGetParams(nodes[i], &m);
+      const unsigned bits = m.elementSize >= 4 ? 0xffffffffu : (1u << (8 * m.elementSize)) - 1;
+      edges in = {NULL, 0, 1};
+      if (err == gpuSuccess) err = node_edges(nodes[i], 1, &in);
+      if (err == gpuSuccess && (m.value & bits) == 0 && in.n == 0) clears++;
+      else clears += 2;  // a clear of another value, or after another node: no drops
+      free(in.nodes);
+    }
+  if (err == gpuSuccess) err = gpuGraphGetRootNodes(g, NULL, &roots);
+  if (clears != 1 || roots != 1)
+    for (size_t i = 0; i < n; ++i) kind[i] = kind[i] ? 1 : 0;
   // one that shares a byte with another memset (but the whole clear) stays
   for (size_t i = 0; err == gpuSuccess && i < n; ++i)
     for (size_t j = 0; kind[i] == 2 && j < n; ++j)

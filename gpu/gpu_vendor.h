@@ -104,6 +104,7 @@ typedef hipMemsetParams gpuMemsetParams;
 typedef hipKernelNodeParams gpuKernelNodeParams;
 #define gpuGraphNodeTypeMemset hipGraphNodeTypeMemset
 #define gpuGraphGetNodes hipGraphGetNodes
+#define gpuGraphGetRootNodes hipGraphGetRootNodes
 #define gpuGraphNodeGetType hipGraphNodeGetType
 #define gpuGraphMemsetNodeGetParams hipGraphMemsetNodeGetParams
 #define gpuGraphAddKernelNode hipGraphAddKernelNode
@@ -205,6 +206,7 @@ typedef struct cudaMemsetParams gpuMemsetParams;
 typedef struct cudaKernelNodeParams gpuKernelNodeParams;
 #define gpuGraphNodeTypeMemset cudaGraphNodeTypeMemset
 #define gpuGraphGetNodes cudaGraphGetNodes
+#define gpuGraphGetRootNodes cudaGraphGetRootNodes
 #define gpuGraphNodeGetType cudaGraphNodeGetType
 #define gpuGraphMemsetNodeGetParams cudaGraphMemsetNodeGetParams
 #define gpuGraphAddKernelNode cudaGraphAddKernelNode

@@ -118,7 +118,8 @@ static int run(const conv_case *cc) {
  * and its bytes what the memsets wrote, in order; with
  * HIPDNN_EP_GRAPH_MEMSETS=keep the memsets stay. A second graph clears its
  * first `cleared` bytes first: the memsets of zeros inside them that no
- * other memset overlaps are dropped, and the bytes stay the same. */
+ * other memset overlaps are dropped, and the bytes stay the same; a third
+ * has no such clear, and keeps every memset. Each stays one chain. */
 typedef struct memset_op {
   size_t at, bytes, rows, pitch;
   int value;
@@ -142,6 +143,14 @@ static const memset_op cleared_ops[] = {
     {2900, 100, 1, 0, 0x00, 0},   /* zeros overlapping the next one */
     {2950, 200, 1, 0, 0x00, 0},   /* ... and the previous one, past the cleared bytes */
     {3500, 16, 1, 0, 0x00, 0},    /* zeros outside */
+};
+
+/* The same memsets with no clear first: none is dropped. */
+static const memset_op uncleared_ops[] = {
+    {256, 512, 1, 0, 0x00, 0},
+    {1024, 64, 1, 0, 0x5a, 0},
+    {2048, 32, 4, 128, 0x00, 0},
+    {3500, 16, 1, 0, 0x00, 0},
 };
 
 static int graph_memsets(const char *what, const memset_op *ops, size_t nops, int keep, size_t cleared) {
@@ -169,9 +178,11 @@ static int graph_memsets(const char *what, const memset_op *ops, size_t nops, in
   if (keep) setenv("HIPDNN_EP_GRAPH_MEMSETS", "keep", 1);
   ok = ok && gpu_graph_memsets_to_kernels(g, cleared ? d : NULL, cleared, &rewritten, &dropped) == 0;
   unsetenv("HIPDNN_EP_GRAPH_MEMSETS");
-  size_t n = 0, memsets = 0;
+  size_t n = 0, memsets = 0, roots = 0;
   gpuGraphNode_t nodes[16];
   ok = ok && gpuGraphGetNodes(g, NULL, &n) == gpuSuccess && n <= 16 && gpuGraphGetNodes(g, nodes, &n) == gpuSuccess;
+  /* the captured chain stays one chain: a dropped node's successor still waits for its predecessor */
+  ok = ok && gpuGraphGetRootNodes(g, NULL, &roots) == gpuSuccess;
   for (size_t i = 0; ok && i < n; i++) {
     gpuGraphNodeType t;
     ok = gpuGraphNodeGetType(nodes[i], &t) == gpuSuccess;
@@ -191,10 +202,10 @@ static int graph_memsets(const char *what, const memset_op *ops, size_t nops, in
   }
   /* each memset node of a width the rewrite takes became a kernel node, or went */
   const size_t want_n = nops - want_dropped, want_memsets = keep ? nops : 0;
-  if (ok && (memsets != want_memsets || n != want_n || dropped != (int)want_dropped ||
+  if (ok && (memsets != want_memsets || n != want_n || dropped != (int)want_dropped || roots != 1 ||
              rewritten != (keep ? 0 : (int)want_n))) {
-    printf("FAIL graph memsets (%s): %zu nodes, %zu memsets, %d rewritten, %d dropped\n", what, n, memsets,
-           rewritten, dropped);
+    printf("FAIL graph memsets (%s): %zu nodes, %zu memsets, %d rewritten, %d dropped, %zu roots\n", what, n,
+           memsets, rewritten, dropped, roots);
     ok = 0;
   } else if (ok) {
     printf("ok   graph memsets (%s): %zu nodes, %zu memsets, %d dropped, bytes as the memsets write them\n", what,
@@ -222,6 +233,7 @@ int main(void) {
   fails += !graph_memsets("rewritten", memset_ops, nm, 0, 0) + !graph_memsets("kept", memset_ops, nm, 1, 0);
   fails += !graph_memsets("cleared first", cleared_ops, nc, 0, CLEARED) +
            !graph_memsets("cleared first, kept", cleared_ops, nc, 1, CLEARED);
-  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 4);
+  fails += !graph_memsets("no clear", uncleared_ops, sizeof uncleared_ops / sizeof uncleared_ops[0], 0, CLEARED);
+  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 5);
   return fails ? 1 : 0;
 }
