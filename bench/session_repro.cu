@@ -12,7 +12,8 @@
 //
 //   build/bin/bench_session_repro [--no-capture] [--no-blas] [--same-stream] [--shared-handle]
 //                                 [--alloc-only | --small-allocs-only | --workspace-only | --heuristic-only |
-//                                  --memsets-only] [--sessions N]
+//                                  --memsets-only | --kernels-only | --new-kernel-only | --kernels-new-buffer]
+//                                 [--sessions N]
 //
 // --no-capture: the sessions run eagerly only; --no-blas: their matmuls
 // are a plain kernel (no cuBLASLt); --same-stream: every session uses one
@@ -21,7 +22,11 @@
 // workspace and eight of 128 KiB), --small-allocs-only nine of 4 KiB,
 // --workspace-only the workspace alone; --heuristic-only: two matmuls'
 // descriptors and cuBLASLt heuristic queries, nothing else; --memsets-only:
-// their buffers allocated and cleared with cudaMemset, nothing else.
+// their buffers allocated and cleared with cudaMemset, nothing else;
+// --kernels-only: a small kernel the model has loaded, twice on the side
+// stream over one of the model's buffers; --new-kernel-only: a kernel the
+// model never ran (loaded by the first session) over the model's buffers;
+// --kernels-new-buffer: the loaded kernel over a buffer allocated for it.
 // cuBLASLt is loaded at run time (libcublasLt.so.13, as the EP does).
 // Prints microseconds a replay: the median of 5 batches of 200.
 // Exit status 0 when it ran, 2 when it could not.
@@ -186,10 +191,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--workspace-only")) alloc_only = 3;
     else if (!strcmp(argv[i], "--heuristic-only")) alloc_only = 4;
     else if (!strcmp(argv[i], "--memsets-only")) alloc_only = 5;
+    else if (!strcmp(argv[i], "--kernels-only")) alloc_only = 6;
+    else if (!strcmp(argv[i], "--new-kernel-only")) alloc_only = 7;
+    else if (!strcmp(argv[i], "--kernels-new-buffer")) alloc_only = 8;
     else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) sessions = atoi(argv[++i]);
     else {
       printf("usage: %s [--no-capture] [--no-blas] [--same-stream] [--shared-handle] [--alloc-only | "
-             "--small-allocs-only | --workspace-only | --heuristic-only | --memsets-only] [--sessions N]\n", argv[0]);
+             "--small-allocs-only | --workspace-only | --heuristic-only | --memsets-only | --kernels-only | "
+             "--new-kernel-only | --kernels-new-buffer] [--sessions N]\n", argv[0]);
       return 2;
     }
   }
@@ -236,6 +245,17 @@ int main(int argc, char **argv) {
         if (i % 4 != 3) CK(cudaMemset(p, 0, bytes));
       }
       printf("model replay after %d memset round(s): %.2f us\n", k, replay_us(ge, s1));
+      continue;
+    }
+    if (alloc_only >= 6) {  // kernels on the side stream only: over the model's buffers, or a new one
+      __half *y = model[0].y;
+      if (alloc_only == 8) CK(cudaMalloc(&y, (size_t)(4 * 256) * 2));
+      for (int run = 0; run < 2; ++run) {
+        if (alloc_only == 7) plain_matmul<<<4, 256, 0, side>>>(model[1].x, model[1].w, y, 4, 256, 256);
+        else scale_kernel<<<4, 256, 0, side>>>(y, 4 * 256);
+      }
+      CK(cudaStreamSynchronize(side));
+      printf("model replay after %d kernel round(s): %.2f us\n", k, replay_us(ge, s1));
       continue;
     }
     if (alloc_only) {
