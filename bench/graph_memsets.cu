@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "graph_replay.cuh"
 #include "gpu/gpu_kernels.h"
 #include "gpu/gpu_vendor.h"
 
@@ -40,28 +41,6 @@ __global__ void clear(unsigned *p, size_t n) {
 enum { KERNELS_ONLY, MEMSET_NODE, CLEAR_KERNEL, MEMSET_REWRITTEN, MODES };
 static const char *mode_names[MODES] = {"kernels only", "memset node", "clear kernel captured",
                                         "memset node rewritten"};
-
-static int replay_us(cudaGraphExec_t ge, cudaStream_t s, float *us) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int i = 0; i < 20; ++i) CK(cudaGraphLaunch(ge, s));
-  for (int rep = 0; rep < 5; ++rep) {
-    CK(cudaEventRecord(a, s));
-    for (int i = 0; i < 300; ++i) CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f / 300);
-  }
-  std::sort(t.begin(), t.end());
-  *us = t[t.size() / 2];
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return 0;
-}
 
 int main() {
   int ndev = 0;
@@ -97,7 +76,7 @@ int main() {
       if (mode == MEMSET_REWRITTEN) CK((cudaError_t)gpu_graph_memsets_to_kernels(g, NULL, 0, &rewritten, &dropped));
       cudaGraphExec_t ge;
       CK(cudaGraphInstantiate(&ge, g, 0));
-      if (replay_us(ge, s, &us[mode])) return 2;
+      CK(graph_replay_us(ge, s, 300, &us[mode]));
       if (mode == MEMSET_REWRITTEN) { /* it still clears: poisoned, replayed once, read back */
         std::vector<unsigned> h(bytes / 4);
         CK(cudaMemsetAsync(ws, 0xab, bytes, s));

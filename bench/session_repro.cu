@@ -36,11 +36,12 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
-#include <vector>
 
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "graph_replay.cuh"
 
 #define CK(x)                                                                \
   do {                                                                       \
@@ -156,44 +157,31 @@ __global__ void plain_matmul(const __half *x, const __half *w, __half *y, int64_
   y[i] = __float2half(acc);
 }
 
+// Microseconds a replay of ge (graph_replay.cuh: batches of 200).
 static float replay_us(cudaGraphExec_t ge, cudaStream_t s) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int i = 0; i < 20; ++i) CK(cudaGraphLaunch(ge, s));
-  for (int rep = 0; rep < 5; ++rep) {
-    CK(cudaEventRecord(a, s));
-    for (int i = 0; i < 200; ++i) CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f / 200);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  float us = 0.f;
+  CK(graph_replay_us(ge, s, 200, &us));
+  return us;
 }
 
 int main(int argc, char **argv) {
   bool capture = true, blas = true, same_stream = false, shared_handle = false;
-  int alloc_only = 0;  // 1: only the session's buffers (9 allocations); 2: 9 small ones; 3: the workspace alone
+  // what of a session runs: all of it, or one part (the flags below)
+  enum { WHOLE, ALLOCS, SMALL_ALLOCS, WORKSPACE, HEURISTICS, MEMSETS, KERNELS, NEW_KERNEL, KERNELS_NEW_BUFFER } part = WHOLE;
   int sessions = 4;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--no-capture")) capture = false;
     else if (!strcmp(argv[i], "--no-blas")) blas = false;
     else if (!strcmp(argv[i], "--same-stream")) same_stream = true;
     else if (!strcmp(argv[i], "--shared-handle")) shared_handle = true;
-    else if (!strcmp(argv[i], "--alloc-only")) alloc_only = 1;
-    else if (!strcmp(argv[i], "--small-allocs-only")) alloc_only = 2;
-    else if (!strcmp(argv[i], "--workspace-only")) alloc_only = 3;
-    else if (!strcmp(argv[i], "--heuristic-only")) alloc_only = 4;
-    else if (!strcmp(argv[i], "--memsets-only")) alloc_only = 5;
-    else if (!strcmp(argv[i], "--kernels-only")) alloc_only = 6;
-    else if (!strcmp(argv[i], "--new-kernel-only")) alloc_only = 7;
-    else if (!strcmp(argv[i], "--kernels-new-buffer")) alloc_only = 8;
+    else if (!strcmp(argv[i], "--alloc-only")) part = ALLOCS;
+    else if (!strcmp(argv[i], "--small-allocs-only")) part = SMALL_ALLOCS;
+    else if (!strcmp(argv[i], "--workspace-only")) part = WORKSPACE;
+    else if (!strcmp(argv[i], "--heuristic-only")) part = HEURISTICS;
+    else if (!strcmp(argv[i], "--memsets-only")) part = MEMSETS;
+    else if (!strcmp(argv[i], "--kernels-only")) part = KERNELS;
+    else if (!strcmp(argv[i], "--new-kernel-only")) part = NEW_KERNEL;
+    else if (!strcmp(argv[i], "--kernels-new-buffer")) part = KERNELS_NEW_BUFFER;
     else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) sessions = atoi(argv[++i]);
     else {
       printf("usage: %s [--no-capture] [--no-blas] [--same-stream] [--shared-handle] [--alloc-only | "
@@ -230,14 +218,14 @@ int main(int argc, char **argv) {
   printf("model replay, fresh: %.2f us\n", replay_us(ge, s1));
   printf("model replay, again: %.2f us\n", replay_us(ge, s1));
   for (int k = 1; k <= sessions; ++k) {  // each session kept to the end
-    if (alloc_only == 4) {  // two matmuls' descriptors and heuristic queries, nothing on the GPU
+    if (part == HEURISTICS) {  // two matmuls' descriptors and heuristic queries, nothing on the GPU
       matmul a, b;
       matmul_make(h1, 4, 256, 256, ws_bytes, &a, false);
       matmul_make(h1, 4, 256, 256, ws_bytes, &b, false);
       printf("model replay after %d heuristic round(s): %.2f us\n", k, replay_us(ge, s1));
       continue;
     }
-    if (alloc_only == 5) {  // the buffers two matmuls take, cleared (cudaMemset), no descriptors
+    if (part == MEMSETS) {  // the buffers two matmuls take, cleared (cudaMemset), no descriptors
       void *p;
       for (int i = 0; i < 8; ++i) {
         const size_t bytes = i % 4 == 1 ? 256 * 256 * 2 : i % 4 == 2 ? 512 : 4 * 256 * 2;
@@ -247,21 +235,21 @@ int main(int argc, char **argv) {
       printf("model replay after %d memset round(s): %.2f us\n", k, replay_us(ge, s1));
       continue;
     }
-    if (alloc_only >= 6) {  // kernels on the side stream only: over the model's buffers, or a new one
+    if (part == KERNELS || part == NEW_KERNEL || part == KERNELS_NEW_BUFFER) {  // kernels on the side stream only: over the model's buffers, or a new one
       __half *y = model[0].y;
-      if (alloc_only == 8) CK(cudaMalloc(&y, (size_t)(4 * 256) * 2));
+      if (part == KERNELS_NEW_BUFFER) CK(cudaMalloc(&y, (size_t)(4 * 256) * 2));
       for (int run = 0; run < 2; ++run) {
-        if (alloc_only == 7) plain_matmul<<<4, 256, 0, side>>>(model[1].x, model[1].w, y, 4, 256, 256);
+        if (part == NEW_KERNEL) plain_matmul<<<4, 256, 0, side>>>(model[1].x, model[1].w, y, 4, 256, 256);
         else scale_kernel<<<4, 256, 0, side>>>(y, 4 * 256);
       }
       CK(cudaStreamSynchronize(side));
       printf("model replay after %d kernel round(s): %.2f us\n", k, replay_us(ge, s1));
       continue;
     }
-    if (alloc_only) {
+    if (part != WHOLE) {  // ALLOCS, SMALL_ALLOCS, WORKSPACE
       void *p;
-      for (int i = 0; i < (alloc_only == 3 ? 1 : 9); ++i)
-        CK(cudaMalloc(&p, alloc_only == 2 ? (size_t)4096 : i == 0 ? ws_bytes : (size_t)(256 * 256 * 2)));
+      for (int i = 0; i < (part == WORKSPACE ? 1 : 9); ++i)
+        CK(cudaMalloc(&p, part == SMALL_ALLOCS ? (size_t)4096 : i == 0 ? ws_bytes : (size_t)(256 * 256 * 2)));
       printf("model replay after %d allocation round(s): %.2f us\n", k, replay_us(ge, s1));
       continue;
     }

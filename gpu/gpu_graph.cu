@@ -215,15 +215,18 @@ extern "C" int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, si
   size_t n = 0;
   gpuError_t err = gpuGraphGetNodes(g, NULL, &n);
   if (err != gpuSuccess || n == 0) return (int)err;
+  enum : unsigned char { NOT_MEMSET, KEPT, DROPPABLE, CLEAR };  // a node's part (CLEAR: of all `cleared`)
   gpuGraphNode_t *nodes = (gpuGraphNode_t *)malloc(n * sizeof *nodes);
   uintptr_t *lo = (uintptr_t *)malloc(n * sizeof *lo), *hi = (uintptr_t *)malloc(n * sizeof *hi);
-  unsigned char *kind = (unsigned char *)calloc(n, 1);  // 0: no memset, 1: a memset, 2: one to drop
+  unsigned char *kind = (unsigned char *)calloc(n, 1);
   if (!nodes || !lo || !hi || !kind) {
     free(nodes), free(lo), free(hi), free(kind);
     return (int)gpuErrorMemoryAllocation;
   }
   err = gpuGraphGetNodes(g, nodes, &n);
   const uintptr_t c0 = (uintptr_t)cleared, c1 = c0 + (cleared ? cleared_bytes : 0);
+  // the clear must be one memset of zeros, the graph's only root (so before every node)
+  size_t clears = 0, roots = 0;
   for (size_t i = 0; err == gpuSuccess && i < n; ++i) {
     gpuGraphNodeType t;
     err = gpuGraphNodeGetType(nodes[i], &t);
@@ -233,33 +236,28 @@ extern "C" int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, si
     if (err != gpuSuccess) break;
     span_of(m, &lo[i], &hi[i]);
     const unsigned bits = m.elementSize >= 4 ? 0xffffffffu : (1u << (8 * m.elementSize)) - 1;
-    const bool whole = lo[i] == c0 && hi[i] == c1;
-    kind[i] = (m.value & bits) == 0 && !whole && lo[i] >= c0 && hi[i] <= c1 && lo[i] < hi[i] ? 2 : 1;
-  }
-  // the whole clear: one memset of zeros, the graph's only root (so before every node)
-  size_t clears = 0, roots = 0;
-  for (size_t i = 0; err == gpuSuccess && i < n; ++i)
-    if (kind[i] && lo[i] == c0 && hi[i] == c1 && c0 < c1) {
-      gpuMemsetParams m;
-      err = gpuGraphMemsetNodeGetParams(nodes[i], &m);
-      const unsigned bits = m.elementSize >= 4 ? 0xffffffffu : (1u << (8 * m.elementSize)) - 1;
+    const bool zero = (m.value & bits) == 0;
+    if (c0 < c1 && lo[i] == c0 && hi[i] == c1) {
+      kind[i] = CLEAR;
       edges in = {NULL, 0, 1};
-      if (err == gpuSuccess) err = node_edges(nodes[i], 1, &in);
-      if (err == gpuSuccess && (m.value & bits) == 0 && in.n == 0) clears++;
-      else clears += 2;  // a clear of another value, or after another node: no drops
+      err = node_edges(nodes[i], 1, &in);
+      clears += zero && in.n == 0 ? 1 : 2;  // a clear of another value, or after another node: no drops
       free(in.nodes);
+    } else {
+      kind[i] = zero && lo[i] >= c0 && hi[i] <= c1 && lo[i] < hi[i] ? DROPPABLE : KEPT;
     }
+  }
   if (err == gpuSuccess) err = gpuGraphGetRootNodes(g, NULL, &roots);
-  if (clears != 1 || roots != 1)
-    for (size_t i = 0; i < n; ++i) kind[i] = kind[i] ? 1 : 0;
-  // one that shares a byte with another memset (but the whole clear) stays
+  // none goes without the clear; nor one that shares a byte with another memset
   for (size_t i = 0; err == gpuSuccess && i < n; ++i)
-    for (size_t j = 0; kind[i] == 2 && j < n; ++j)
-      if (j != i && kind[j] && !(lo[j] == c0 && hi[j] == c1) && lo[j] < hi[i] && lo[i] < hi[j]) kind[i] = 1;
+    for (size_t j = 0; kind[i] == DROPPABLE && j < n; ++j)
+      if (clears != 1 || roots != 1 ||
+          (j != i && kind[j] != NOT_MEMSET && kind[j] != CLEAR && lo[j] < hi[i] && lo[i] < hi[j]))
+        kind[i] = KEPT;
   for (size_t i = 0; err == gpuSuccess && i < n; ++i) {
-    if (!kind[i]) continue;
+    if (kind[i] == NOT_MEMSET) continue;
     int done = 0;
-    if (kind[i] == 2) {
+    if (kind[i] == DROPPABLE) {
       err = drop(g, nodes[i], &done);
       *dropped += done;
       if (done || err != gpuSuccess) continue;
