@@ -24,7 +24,8 @@ ours (device I/O) to torch fp32, ours fp16 to torch fp16, same process.
 precision=fp16 session whose plans are built with VAR=VALUE in the
 environment (an A/B of one of the EP's switches, e.g.
 HIPDNN_EP_LAYOUT_DEPTHWISE=0, in one process), checked against the CPU EP
-too. The fp16 columns (ours_fp16, ours_fp16_ab, torch_fp16) are timed
+too; --ab-option KEY=VALUE (repeatable) gives that session a provider
+option instead or as well (e.g. half_gelu=exact). The fp16 columns (ours_fp16, ours_fp16_ab, torch_fp16) are timed
 taking turns, --rounds times (default 3), each the least of its round
 medians, so what drifts over a run lands on both sides of the ratio alike
 (a row can read 5-10% slower late in a process than first: benchmarks.md,
@@ -255,9 +256,9 @@ def bench(name, a, ort, torch, np, dev, rows):
             ep16 = hdep.ep_session(ort, path, dev, {"precision": "fp16"})
             sess16_s = round(time.time() - t, 2)
             log(f"[{name}] precision=fp16 session {sess16_s} s")
-            if a.ab_env:
+            if a.ab_env or a.ab_option:
                 with hdep.env_set(a.ab_env):
-                    ep16ab = hdep.ep_session(ort, path, dev, {"precision": "fp16"})
+                    ep16ab = hdep.ep_session(ort, path, dev, dict({"precision": "fp16"}, **ab_options(a)))
         except Exception as e:
             why16 = f"precision=fp16 session failed: {str(e)[:300]}"
             log(f"[{name}] {why16}")
@@ -302,7 +303,7 @@ def bench(name, a, ort, torch, np, dev, rows):
                         ep16ab.run_with_iobinding(io_b)
                     torch.cuda.synchronize()
                     row["check_fp16_ab"] = c = hdep.compare(first_output(io_b, keep_b, len(feeds)), ref[0])
-                    log(f"[{name} b{b}] ours precision=fp16 with {a.ab_env} vs CPU EP (fp32): {hdep.compare_str(c)}")
+                    log(f"[{name} b{b}] ours precision=fp16 with {ab_label(a)} vs CPU EP (fp32): {hdep.compare_str(c)}")
                     timers["ours_fp16_ab"] = lambda: ep16ab.run_with_iobinding(io_b)
             except Exception as e:
                 row["check_fp16"] = {"pass": False, "why": f"run failed: {str(e)[:300]}"}
@@ -348,7 +349,7 @@ def check_cell(c):
 
 
 def markdown(rows, meta):
-    cols = ["ours_host", "ours_device", "ours_fp16"] + (["ours_fp16_ab"] if meta.get("ab_env") else []) + [
+    cols = ["ours_host", "ours_device", "ours_fp16"] + (["ours_fp16_ab"] if meta.get("ab") else []) + [
         "torch_fp32", "torch_tf32", "torch_fp16"]
     out = [f"# Transformers: our EP vs torch ({meta['gpu']}, {meta['date']})", "",
            f"onnxruntime {meta['ort']}, torch {meta['torch']}; median ms of {meta['iters']} runs; ours at the EP's "
@@ -357,8 +358,7 @@ def markdown(rows, meta):
            "CUDA graph; ratio fp16 = ours_fp16 / torch fp16 CUDA graph. The fp16 columns are timed taking turns, "
            f"{meta.get('rounds', 1)} rounds, each the least of its round medians; check fp16 'replayed': the "
            "output the last timed run (a captured graph's replay) left, against the same CPU EP output."
-           + (f" ours_fp16_ab: the same with {meta['ab_env']} as its plans were built (check fp16 ab)."
-              if meta.get("ab_env") else ""), "",
+           + (f" ours_fp16_ab: the same with {meta['ab']} (check fp16 ab)." if meta.get("ab") else ""), "",
            "| model | batch | nodes on EP | partitions | session s | check | check fp16 | " + " | ".join(cols)
            + " | ratio | ratio fp16 |",
            "|---|---|---|---|---|---|---|" + "---|" * (len(cols) + 2)]
@@ -383,6 +383,18 @@ def markdown(rows, meta):
     return "\n".join(out) + "\n"
 
 
+def ab_options(a):
+    """The second fp16 session's extra provider options, from --ab-option."""
+    return dict(kv.split("=", 1) for kv in a.ab_option)
+
+
+def ab_label(a):
+    """What the second fp16 session changes, for logs and the table; "" if none."""
+    parts = ([f"{a.ab_env} as its plans were built"] if a.ab_env else []) + \
+        [f"provider option {kv}" for kv in a.ab_option]
+    return ", ".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", default=list(ROWS))
@@ -398,6 +410,8 @@ def main():
                          "they are the same): A/B runs of two EP libraries skip the export")
     ap.add_argument("--ab-env", metavar="VAR=VALUE",
                     help="a second precision=fp16 session built with VAR=VALUE set, timed alternately with the first")
+    ap.add_argument("--ab-option", metavar="KEY=VALUE", action="append", default=[],
+                    help="a provider option of that second session (repeatable; with or without --ab-env)")
     a = ap.parse_args()
     import numpy as np
     import onnxruntime as ort
@@ -408,7 +422,7 @@ def main():
     dev = hdep.gpu_device(ort)
     rows = []
     meta = {"gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters, "rounds": a.rounds, "ab_env": a.ab_env}
+            "ort": ort.__version__, "torch": torch.__version__, "iters": a.iters, "rounds": a.rounds, "ab": ab_label(a)}
     for name in a.models:
         if name not in ROWS:
             raise SystemExit(f"unknown model {name}; have {', '.join(ROWS)}")

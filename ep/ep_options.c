@@ -80,6 +80,10 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     else if (strcmp(value, "fp16") == 0) o->precision = HD_DT_F16;
     else if (strcmp(value, "bf16") == 0) o->precision = HD_DT_BF16;
     else return bad(key, value, "fp32, fp16 or bf16");
+  } else if (strcmp(key, "half_gelu") == 0) {
+    if (strcmp(value, "tanh") == 0) o->half_gelu_exact = 0;
+    else if (strcmp(value, "exact") == 0) o->half_gelu_exact = 1;
+    else return bad(key, value, "tanh or exact");
   } else if (strcmp(key, "profile_file") == 0) {
     if (strlen(value) >= sizeof o->profile_file) return bad(key, value, "a path shorter than 4096 bytes");
     strcpy(o->profile_file, value);
@@ -97,7 +101,7 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     return hd_error(HD_ERR_INVALID_ARG,
                     "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
                     "prefer_nhwc, cudnn_conv_algo_search, engine_cache_file, enable_cuda_graph, precision, "
-                    "profile_file; accepted and ignored: model_arch, profile)",
+                    "half_gelu, profile_file; accepted and ignored: model_arch, profile)",
                     key);
   }
   return NULL;

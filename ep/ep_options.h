@@ -14,6 +14,7 @@ typedef struct ep_options {
   size_t gpu_mem_limit;   /* bytes; 0: no limit */
   int enable_cuda_graph;
   int precision;          /* hd_dtype an fp32 partition computes in: F32 (default), F16, BF16 */
+  int half_gelu_exact;    /* half_gelu=exact: under precision fp16/bf16 a matmul's GELU keeps erf */
   int layout;             /* plan_layout_mode (prefer_nhwc): ALWAYS (default) or NEVER */
   char profile_file[4096]; /* "": none; else the Chrome-trace file of every run's steps */
   be_options be;          /* what the backend sees */

@@ -49,6 +49,7 @@ typedef struct plan_precision_report {
   int f32_nodes;   /* nodes on fp32 data that stay fp32 (the log says why) */
   int casts;       /* Cast nodes added */
   int consts;      /* fp32 constants converted */
+  int gelu_tanh;   /* matmuls whose GELU now runs in the tanh form */
 } plan_precision_report;
 
 /* Rewrites a partition of fp32 data to compute in `half` (HD_DT_F16 or
@@ -56,8 +57,12 @@ typedef struct plan_precision_report {
  * constants, Cast nodes where a value crosses precisions, one per value
  * and direction; graph inputs and outputs stay fp32. Node by node: the
  * rule in plan_precision.c, each half-precision node checked by its op and
- * by sup (may be NULL: ops only). Run after plan_fuse. rep may be NULL. */
-hd_status *plan_precision(ir_graph *g, int half, const plan_support *sup, plan_precision_report *rep);
+ * by sup (may be NULL: ops only). gelu_tanh: a half-precision MatMul/Gemm
+ * carrying the exact (erf) GELU gets its tanh form instead (the
+ * `half_gelu` option; plan_precision.c says why and how close). Run after
+ * plan_fuse. rep may be NULL. */
+hd_status *plan_precision(ir_graph *g, int half, int gelu_tanh, const plan_support *sup,
+                          plan_precision_report *rep);
 
 /* ---- layout (plan_layout.c) ---- */
 

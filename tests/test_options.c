@@ -21,6 +21,7 @@ typedef struct opt_case {
 /* What a refusal of a bad value must also say: the values allowed. */
 static const char *const k_allowed[][2] = {
     {"precision", "fp32, fp16 or bf16"},
+    {"half_gelu", "tanh or exact"},
     {"backend", "auto, ref, cuda or hip"},
     {"cudnn_conv_algo_search", "EXHAUSTIVE, HEURISTIC or DEFAULT"},
 };
@@ -46,6 +47,7 @@ static const opt_case k_cases[] = {
     {"precision", "fp64", 0},
     {"precision", "FP16", 0},
     {"precision", "", 0},
+    {"half_gelu", "erf", 0},
     /* Accepted values (the target's own backend option is added first). */
     {"use_tf32", "0", 1},
     {"use_tf32", "1", 1},
@@ -62,6 +64,8 @@ static const opt_case k_cases[] = {
     {"precision", "fp32", 1},
     {"precision", "fp16", 1},
     {"precision", "bf16", 1},
+    {"half_gelu", "tanh", 1},
+    {"half_gelu", "exact", 1},
     /* What onnxruntime-genai and the umbrella EP's callers always send. */
     {"model_arch", "llama", 1},
     {"profile", "hip", 1},

@@ -269,15 +269,20 @@ static hd_status *ref_supports(void *ctx, const ir_graph *g, int node) {
   return be_supports_node(ref_module, ref_ctx, g, node);
 }
 
-/* g fused, then rewritten for `half`; *rep says what the pass did. */
-static ir_graph *rewrite(ir_graph *(*build)(void), int half, plan_precision_report *rep) {
+/* g fused, then rewritten for `half` (a matmul's GELU in the tanh form
+ * when gelu_tanh, the option's default); *rep says what the pass did. */
+static ir_graph *rewrite_gelu(ir_graph *(*build)(void), int half, int gelu_tanh, plan_precision_report *rep) {
   ir_graph *g = build();
   UT_OK(ir_graph_finalize(g));
   int nfused = 0;
   UT_OK(plan_fuse(g, &nfused));
   plan_support sup = {NULL, ref_supports};
-  UT_OK(plan_precision(g, half, &sup, rep));
+  UT_OK(plan_precision(g, half, gelu_tanh, &sup, rep));
   return g;
+}
+
+static ir_graph *rewrite(ir_graph *(*build)(void), int half, plan_precision_report *rep) {
+  return rewrite_gelu(build, half, 1, rep);
 }
 
 /* rel L2 of output k of `half`'s rewrite of build against its fp32 graph,
@@ -423,6 +428,59 @@ static void test_block(int half) {
   compare_numbers("block", build_block, half, &in, 0);
 }
 
+/* Matmuls of g carrying activation kind `act`. */
+static int matmuls_with(const ir_graph *g, int act) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *nd = &g->nodes[i];
+    n += !nd->dead && (nd->kind == OP_MATMUL || nd->kind == OP_GEMM) && (int)OP_P(nd)->gemm.act.kind == act;
+  }
+  return n;
+}
+
+/* half_gelu: the block's W1 matmul carries the fused exact GELU; in half
+ * precision it becomes the tanh form (the default), or keeps erf
+ * (half_gelu=exact); fp32 keeps erf either way. The two half forms agree
+ * within twice the type's unit roundoff (1e-3 fp16, 8e-3 bf16): the forms
+ * differ by at most 4.7e-4 a GELU value, but each rounds its value to the
+ * half type, and one on each side of a rounding step differ by a spacing. */
+static void test_gelu_form(int half) {
+  const char *hn = half == HD_DT_F16 ? "fp16" : "bf16";
+  plan_precision_report rt, re, rf;
+  ir_graph *gt = rewrite_gelu(build_block, half, 1, &rt), *ge = rewrite_gelu(build_block, half, 0, &re);
+  ir_graph *gf = rewrite_gelu(build_block, HD_DT_F32, 1, &rf);
+  UT_CHECKF(matmuls_with(gf, OP_ACT_GELU) == 1 && matmuls_with(gf, OP_ACT_GELU_TANH) == 0,
+            "gelu %s: the fused fp32 block should carry one exact GELU on a matmul", hn);
+  UT_CHECKF(matmuls_with(gt, OP_ACT_GELU_TANH) == 1 && matmuls_with(gt, OP_ACT_GELU) == 0 && rt.gelu_tanh == 1,
+            "gelu %s: tanh form: %d tanh, %d exact, reported %d", hn, matmuls_with(gt, OP_ACT_GELU_TANH),
+            matmuls_with(gt, OP_ACT_GELU), rt.gelu_tanh);
+  UT_CHECKF(matmuls_with(ge, OP_ACT_GELU) == 1 && matmuls_with(ge, OP_ACT_GELU_TANH) == 0 && re.gelu_tanh == 0,
+            "gelu %s: exact kept: %d exact, %d tanh", hn, matmuls_with(ge, OP_ACT_GELU),
+            matmuls_with(ge, OP_ACT_GELU_TANH));
+  ir_shape in = {3, {2, 5, 8}};
+  size_t n = (size_t)ir_numel(in.rank, in.dims), nt = 0, ne = 0;
+  float *x = malloc(sizeof(float) * n);
+  for (size_t i = 0; i < n; i++) x[i] = sinf((float)i * 0.37f + 0.2f) * 1.5f;
+  float *yt = run_ref(gt, &in, x, 0, &nt), *ye = run_ref(ge, &in, x, 0, &ne);
+  double d2 = 0, r2 = 0;
+  int ok = yt && ye && nt == ne && nt > 0;
+  for (size_t i = 0; ok && i < nt; i++) {
+    d2 += ((double)yt[i] - ye[i]) * ((double)yt[i] - ye[i]);
+    r2 += (double)ye[i] * ye[i];
+  }
+  double rel = r2 > 0 ? sqrt(d2 / r2) : INFINITY;
+  double limit = half == HD_DT_F16 ? 1e-3 : 8e-3;
+  UT_CHECKF(ok && rel <= limit, "gelu %s: tanh against exact form rel L2 %.3g (limit %g)", hn, rel, limit);
+  UT_CHECKF(ok && r2 > 1e-6 * nt, "gelu %s: the block's output carries no signal", hn);
+  printf("gelu form     %s: tanh against exact rel L2 %.2e (limit %g)\n", hn, rel, limit);
+  free(x);
+  free(yt);
+  free(ye);
+  ir_graph_free(gt);
+  ir_graph_free(ge);
+  ir_graph_free(gf);
+}
+
 static void test_kept(int half) {
   plan_precision_report rep;
   ir_graph *g = rewrite(build_kept, half, &rep);
@@ -554,9 +612,9 @@ static void test_noop(void) {
   UT_OK(ir_graph_finalize(g));
   int before = g->nnodes, nv = g->nvalues;
   plan_precision_report rep;
-  UT_OK(plan_precision(g, HD_DT_F32, NULL, &rep));
+  UT_OK(plan_precision(g, HD_DT_F32, 1, NULL, &rep));
   UT_CHECK(g->nnodes == before && g->nvalues == nv && rep.half_nodes == 0 && rep.casts == 0);
-  UT_ERR(plan_precision(g, HD_DT_F64, NULL, &rep), HD_ERR_INVALID_ARG);
+  UT_ERR(plan_precision(g, HD_DT_F64, 1, NULL, &rep), HD_ERR_INVALID_ARG);
   ir_graph_free(g);
 }
 
@@ -570,6 +628,7 @@ int main(void) {
   for (int h = 0; h < 2; h++) {
     test_cnn(halves[h]);
     test_block(halves[h]);
+    test_gelu_form(halves[h]);
     test_kept(halves[h]);
     test_mask(halves[h]);
     test_reused_output(halves[h]);
