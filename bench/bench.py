@@ -11,7 +11,8 @@ each batch size, in one process:
   torch graph       the same model captured in one torch.cuda.CUDAGraph
 and, unless --no-fp16, in half precision:
   ours fp16         ORT + our EP with provider option precision=fp16, device
-                    I/O (host I/O when no device I/O way works)
+                    I/O (host I/O when no device I/O way works); --fp16-option
+                    KEY=VALUE gives that session another option
   torch graph fp16  the model in fp16 (.half()) captured in one CUDA graph
 Medians of wall time with the GPU synchronised, over --iters runs after
 --warmup runs. Our outputs are checked against the CPU EP (rel L2 < 1e-2;
@@ -228,7 +229,8 @@ def bench_model(name, a, ctx, emit):
     if ctx["dev"] is not None and not a.no_fp16:
         try:
             t = time.time()
-            ep16 = hdep.ep_session(ort, path, ctx["dev"], {"precision": "fp16"})
+            ep16 = hdep.ep_session(ort, path, ctx["dev"],
+                                   dict({"precision": "fp16"}, **dict(kv.split("=", 1) for kv in a.fp16_option)))
             info["ep_fp16_session_s"] = round(time.time() - t, 2)
         except Exception as e:
             info["ep_fp16_error"] = str(e)
@@ -426,6 +428,9 @@ def markdown(meta, rows):
              f"torchvision {v.get('torchvision')}, onnxruntime {v.get('onnxruntime')}, onnx {v.get('onnx')}, "
              f"numpy {v.get('numpy')}, Python {v.get('python')}")
     L.append(f"- our EP: {meta.get('ep_device', 'not available')}; device I/O: {meta.get('io') or 'not available'}")
+    if meta.get("fp16_options") or meta.get("calibrate_bn"):
+        L.append(f"- batch norms calibrated: {bool(meta.get('calibrate_bn'))}; ours fp16's other provider options: "
+                 f"{', '.join(meta.get('fp16_options') or []) or 'none'}")
     L.append(f"- medians of wall time (GPU synchronised) over {meta['iters']} runs after {meta['warmup']} "
              f"warm-up runs; fp32 (TF32 convolutions in ours and in torch); ORT graph optimisation level: all")
     L.append("")
@@ -536,6 +541,8 @@ def main():
     ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)
     ap.add_argument("--no-memory", action="store_true", help="skip our device memory (a hipdnn-ep-run per row)")
     ap.add_argument("--no-fp16", action="store_true", help="skip ours with precision=fp16 and torch's fp16 graph")
+    ap.add_argument("--fp16-option", metavar="KEY=VALUE", action="append", default=[],
+                    help="another provider option of ours with precision=fp16 (repeatable; e.g. fp32_first_layers=6)")
     a = ap.parse_args()
     if a.probe:
         return run_probe(a.probe)
@@ -547,7 +554,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
     meta = {"date": now.strftime("%Y-%m-%d %H:%M UTC"), "gpu": hdep.gpu_name(), "versions": hdep.versions(),
-            "iters": a.iters, "warmup": a.warmup, "models": a.models, "batches": a.batches, "notes": []}
+            "iters": a.iters, "warmup": a.warmup, "models": a.models, "batches": a.batches, "notes": [],
+            "fp16_options": a.fp16_option, "calibrate_bn": a.calibrate_bn}
     if not torch.cuda.is_available():
         log("FAIL: torch sees no CUDA device")
         return 2

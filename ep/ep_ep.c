@@ -196,13 +196,14 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
   if (!st && ep->opts.precision != HD_DT_F32) {
     plan_support sup = {ep, precision_supports};
     plan_precision_report rep;
-    st = plan_precision(eg.g, ep->opts.precision, !ep->opts.half_gelu_exact, &sup, &rep);
+    plan_precision_opts po = {ep->opts.precision, !ep->opts.half_gelu_exact, ep->opts.fp32_first_layers};
+    st = plan_precision(eg.g, &po, &sup, &rep);
     if (!st)
       HD_LOG(HD_LOG_VERBOSE,
              "'%s': %d node(s) in %s, %d kept in fp32, %d cast(s) added, %d constant(s) converted, "
-             "%d matmul GELU(s) in the tanh form",
+             "%d matmul GELU(s) in the tanh form, %d first tensor-core op(s) kept fp32",
              name, rep.half_nodes, hd_dtype_name(ep->opts.precision), rep.f32_nodes, rep.casts, rep.consts,
-             rep.gelu_tanh);
+             rep.gelu_tanh, rep.fp32_first);
   }
   if (!st && ep->opts.layout != PLAN_LAYOUT_NEVER) {
     plan_support sup = {ep, precision_supports};

@@ -61,6 +61,7 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     if (!parse_u64(value, &u)) return bad(key, value, "a size in bytes");
     o->gpu_mem_limit = (size_t)u;
   } else if (strcmp(key, "use_tf32") == 0) {
+    o->use_tf32_explicit = 1;
     return parse_bool(key, value, &o->be.use_tf32);
   } else if (strcmp(key, "prefer_nhwc") == 0) {
     int on = 0;
@@ -84,6 +85,9 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     if (strcmp(value, "tanh") == 0) o->half_gelu_exact = 0;
     else if (strcmp(value, "exact") == 0) o->half_gelu_exact = 1;
     else return bad(key, value, "tanh or exact");
+  } else if (strcmp(key, "fp32_first_layers") == 0) {
+    if (!parse_u64(value, &u) || u > 1000000) return bad(key, value, "a count from 0 to 1000000");
+    o->fp32_first_layers = (int)u;
   } else if (strcmp(key, "profile_file") == 0) {
     if (strlen(value) >= sizeof o->profile_file) return bad(key, value, "a path shorter than 4096 bytes");
     strcpy(o->profile_file, value);
@@ -101,7 +105,7 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
     return hd_error(HD_ERR_INVALID_ARG,
                     "unknown provider option '%s' (known: backend, device_id, gpu_mem_limit, use_tf32, "
                     "prefer_nhwc, cudnn_conv_algo_search, engine_cache_file, enable_cuda_graph, precision, "
-                    "half_gelu, profile_file; accepted and ignored: model_arch, profile)",
+                    "half_gelu, fp32_first_layers, profile_file; accepted and ignored: model_arch, profile)",
                     key);
   }
   return NULL;
@@ -132,5 +136,12 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_
       if (strncmp(keys[i], prefixes[p], plen) == 0) st = ep_options_set(out, keys[i] + plen, values[i]);
   }
   ep_api->ReleaseKeyValuePairs(kv);
+  ep_options_settle(out);
   return st;
+}
+
+void ep_options_settle(ep_options *o) {
+  /* The first ops are kept fp32 for accuracy; TF32 would round their
+   * inputs and weights to fp16's 10 mantissa bits again. */
+  if (o->precision != HD_DT_F32 && o->fp32_first_layers > 0 && !o->use_tf32_explicit) o->be.use_tf32 = 0;
 }

@@ -15,6 +15,8 @@ typedef struct ep_options {
   int enable_cuda_graph;
   int precision;          /* hd_dtype an fp32 partition computes in: F32 (default), F16, BF16 */
   int half_gelu_exact;    /* half_gelu=exact: under precision fp16/bf16 a matmul's GELU keeps erf */
+  int fp32_first_layers;  /* under precision fp16/bf16: the first N tensor-core ops stay fp32 */
+  int use_tf32_explicit;  /* use_tf32 was given */
   int layout;             /* plan_layout_mode (prefer_nhwc): ALWAYS (default) or NEVER */
   char profile_file[4096]; /* "": none; else the Chrome-trace file of every run's steps */
   be_options be;          /* what the backend sees */
@@ -28,5 +30,9 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_
 /* Parses one key/value pair into out (exposed for unit tests). */
 hd_status *ep_options_set(ep_options *out, const char *key, const char *value);
 void ep_options_default(ep_options *out);
+/* Defaults that depend on other options, after every key is set: under
+ * precision fp16/bf16 with fp32_first_layers > 0, use_tf32 defaults to 0
+ * (an explicit use_tf32 wins). ep_options_parse calls it. */
+void ep_options_settle(ep_options *o);
 
 #endif

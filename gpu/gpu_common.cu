@@ -7,6 +7,16 @@
 
 namespace gpu {
 
+bool env_switch_on(const char *name, std::atomic<int> &cache) {
+  int w = cache.load(std::memory_order_relaxed);
+  if (w < 0) {
+    const char *v = getenv(name);
+    w = !(v && strcmp(v, "0") == 0);
+    cache.store(w, std::memory_order_relaxed);
+  }
+  return w != 0;
+}
+
 bool early_launch_on() {
 #if defined(GPU_VENDOR_HIP)
   return false;
@@ -14,13 +24,7 @@ bool early_launch_on() {
   // HIPDNN_EP_EARLY_LAUNCH=0 turns it off (a switch for A/B runs and for
   // ruling it out); read once a process.
   static std::atomic<int> wanted{-1};
-  int w = wanted.load(std::memory_order_relaxed);
-  if (w < 0) {
-    const char *v = getenv("HIPDNN_EP_EARLY_LAUNCH");
-    w = !(v && strcmp(v, "0") == 0);
-    wanted.store(w, std::memory_order_relaxed);
-  }
-  if (!w) return false;
+  if (!env_switch_on("HIPDNN_EP_EARLY_LAUNCH", wanted)) return false;
   // Per device, its compute capability (sm_90 brought the launch attribute):
   // 0 not asked yet, 1 yes, 2 no.
   static std::atomic<int> per_device[kCachedDevices];

@@ -244,6 +244,10 @@ __device__ __forceinline__ void start_next() {
 // Whether launches on the current device may overlap (gpu_common.cu).
 bool early_launch_on();
 
+// An A/B switch of the environment: false when `name` is "0", else true;
+// read once into `cache` (-1 until then).
+bool env_switch_on(const char *name, std::atomic<int> &cache);
+
 // Was kernel's code for the current device built from PTX of `arch` (80:
 // sm_80) or later, i.e. are its `__CUDA_ARCH__ >= arch` branches the ones
 // that run? cached: the caller's answers for that kernel, kCachedDevices of

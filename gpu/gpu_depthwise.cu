@@ -369,10 +369,25 @@ int launch_fixed(dw_params p, int64_t n, gpuStream_t stream) {
   return launch_images<T, dw_fixed_kernel<T, KH, KW, S, 4, PRE>>(p, n, stream);
 }
 
+// Stride-1 3 x 3 filters with at least kPlaneMinOutputs outputs run on
+// dw_plane_kernel too (else dw_fixed_kernel); HIPDNN_EP_DEPTHWISE_PLANE=0
+// keeps them off it (A/B runs). Measured on an H200 (hipdnn-ep-run, device
+// I/O, ms, fixed / plane for every stride-1 3 x 3 and 5 x 5): MobileNetV2
+// batch 32 fp16 1.38 / 1.23, fp32 1.61 / 1.42, batch 1 the same; but
+// EfficientNet-B0 batch 1 fp16 0.387 / 0.448 (small planes make small
+// blocks) and batch 32 1.86 / 1.89; hence the size floor and 5 x 5 stays.
+constexpr int64_t kPlaneMinOutputs = 4 << 20;
+std::atomic<int> plane_wanted{-1};
+inline bool plane_kernels() { return gpu::env_switch_on("HIPDNN_EP_DEPTHWISE_PLANE", plane_wanted); }
+
 template <typename T, bool PRE>
 int launch_pre(dw_params p, int64_t n, gpuStream_t stream) {
   const bool unit = p.dh == 1 && p.dw == 1 && p.sh == p.sw;
-  if (unit && p.kh == 3 && p.kw == 3 && p.sh == 1) return launch_fixed<T, 3, 3, 1, PRE>(p, n, stream);
+  if (unit && p.kh == 3 && p.kw == 3 && p.sh == 1) {
+    if (n * p.c * p.oh * p.ow >= kPlaneMinOutputs && plane_kernels() && launch_plane<T, 3, PRE>(p, n, stream) == 0)
+      return 0;
+    return launch_fixed<T, 3, 3, 1, PRE>(p, n, stream);
+  }
   if (unit && p.kh == 3 && p.kw == 3 && p.sh == 2) return launch_fixed<T, 3, 3, 2, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 1) return launch_fixed<T, 5, 5, 1, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 2) return launch_fixed<T, 5, 5, 2, PRE>(p, n, stream);

@@ -50,18 +50,23 @@ typedef struct plan_precision_report {
   int casts;       /* Cast nodes added */
   int consts;      /* fp32 constants converted */
   int gelu_tanh;   /* matmuls whose GELU now runs in the tanh form */
+  int fp32_first;  /* tensor-core ops kept fp32 by fp32_first */
 } plan_precision_report;
 
-/* Rewrites a partition of fp32 data to compute in `half` (HD_DT_F16 or
- * HD_DT_BF16; HD_DT_F32 changes nothing): value dtypes, converted
- * constants, Cast nodes where a value crosses precisions, one per value
- * and direction; graph inputs and outputs stay fp32. Node by node: the
- * rule in plan_precision.c, each half-precision node checked by its op and
- * by sup (may be NULL: ops only). gelu_tanh: a half-precision MatMul/Gemm
- * carrying the exact (erf) GELU gets its tanh form instead (the
- * `half_gelu` option; plan_precision.c says why and how close). Run after
- * plan_fuse. rep may be NULL. */
-hd_status *plan_precision(ir_graph *g, int half, int gelu_tanh, const plan_support *sup,
+/* What the `precision` option and its companions ask of the pass. */
+typedef struct plan_precision_opts {
+  int half;       /* HD_DT_F16 or HD_DT_BF16; HD_DT_F32 changes nothing */
+  int gelu_tanh;  /* half_gelu=tanh: a half MatMul/Gemm's exact GELU computes the tanh form */
+  int fp32_first; /* fp32_first_layers: the first N tensor-core ops (in graph order) stay fp32 */
+} plan_precision_opts;
+
+/* Rewrites a partition of fp32 data to compute in o->half: value dtypes,
+ * converted constants, Cast nodes where a value crosses precisions, one
+ * per value and direction; graph inputs and outputs stay fp32. Node by
+ * node: the rule in plan_precision.c, each half-precision node checked by
+ * its op and by sup (may be NULL: ops only). Run after plan_fuse. rep may
+ * be NULL. */
+hd_status *plan_precision(ir_graph *g, const plan_precision_opts *o, const plan_support *sup,
                           plan_precision_report *rep);
 
 /* ---- layout (plan_layout.c) ---- */

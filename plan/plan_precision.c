@@ -40,7 +40,16 @@
  * over the activations less a layer. The two differ by at most 4.7e-4
  * (at |x| = 2.7, where GELU is 2.69 and fp16's spacing 2e-3, bf16's
  * 1.6e-2): under the rounding of the half type the output is stored in.
- * A GELU elsewhere (its own node, a conv's) keeps erf: nothing to gain. */
+ * A GELU elsewhere (its own node, a conv's) keeps erf: nothing to gain.
+ *
+ * The first tensor-core ops (fp32_first, the `fp32_first_layers` option,
+ * default 0): the first N of them in graph order stay fp32, and what
+ * follows their data with them. Rounding that enters early is amplified by
+ * every layer after it: in CNNs whose every layer carries signal
+ * (bench/half_sensitivity.py, H200, 2026-11-28), fp16 rounding in
+ * MobileNetV2's first 10% of convolutions alone gives a third of its
+ * 1.6e-2, and in its last 50% almost none; keeping the first 10% fp32
+ * brings it to 9.3e-3. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +102,8 @@ typedef struct prec {
   prec_cast *casts;
   int ncasts, cap_casts;
   int gelu_tanh;     /* a half matmul's exact GELU becomes the tanh form */
+  int fp32_first;    /* tensor-core ops to keep fp32, from the first */
+  int products;      /* tensor-core ops seen so far */
   plan_precision_report *rep;
 } prec;
 
@@ -267,6 +278,11 @@ static hd_status *decide(prec *P, int i, const plan_support *sup) {
   if (!touches) return NULL;
   const char *why = NULL;
   prec_class cls = class_of(n->kind, P->half, &why);
+  if (cls == PC_HALF && P->products++ < P->fp32_first) {
+    cls = PC_FP32;
+    why = "one of the partition's first tensor-core ops (fp32_first_layers)";
+    P->rep->fp32_first++;
+  }
   int want = cls == PC_HALF || (cls == PC_FOLLOW && (dynamic == 0 || from_f32_ops < dynamic));
   if (want) {
     hd_status *st = try_half(P, i, 0, sup);
@@ -338,8 +354,9 @@ static hd_status *finish(prec *P) {
   return NULL;
 }
 
-hd_status *plan_precision(ir_graph *g, int half, int gelu_tanh, const plan_support *sup,
+hd_status *plan_precision(ir_graph *g, const plan_precision_opts *o, const plan_support *sup,
                           plan_precision_report *rep) {
+  const int half = o->half;
   plan_precision_report scratch;
   if (!rep) rep = &scratch;
   memset(rep, 0, sizeof *rep);
@@ -354,7 +371,8 @@ hd_status *plan_precision(ir_graph *g, int half, int gelu_tanh, const plan_suppo
   op_mark_host_known(g, runs);
   free(runs);
 
-  prec P = {.g = g, .half = half, .nv0 = g->nvalues, .gelu_tanh = gelu_tanh, .rep = rep};
+  prec P = {.g = g, .half = half, .nv0 = g->nvalues, .gelu_tanh = o->gelu_tanh,
+            .fp32_first = o->fp32_first, .rep = rep};
   size_t nv = (size_t)g->nvalues + 1;
   P.was_f32 = calloc(nv, 1);
   P.made_half = calloc(nv, 1);

@@ -48,6 +48,8 @@ static const opt_case k_cases[] = {
     {"precision", "FP16", 0},
     {"precision", "", 0},
     {"half_gelu", "erf", 0},
+    {"fp32_first_layers", "-1", 0},
+    {"fp32_first_layers", "two", 0},
     /* Accepted values (the target's own backend option is added first). */
     {"use_tf32", "0", 1},
     {"use_tf32", "1", 1},
@@ -66,6 +68,8 @@ static const opt_case k_cases[] = {
     {"precision", "bf16", 1},
     {"half_gelu", "tanh", 1},
     {"half_gelu", "exact", 1},
+    {"fp32_first_layers", "0", 1},
+    {"fp32_first_layers", "8", 1},
     /* What onnxruntime-genai and the umbrella EP's callers always send. */
     {"model_arch", "llama", 1},
     {"profile", "hip", 1},
@@ -95,10 +99,9 @@ static int matmul_model(hh_ort *h, int64_t m, int64_t k, int64_t n, hh_model **o
 
 /* Relative L2 error of the EP's Y against the CPU EP's, with these options;
  * -1 when the run fails (message in h). */
-static double matmul_error(hh_ort *h, const hh_target *t, hh_model *m, const hh_tensor *x, const char *key,
-                           const char *val) {
-  const char *keys[1] = {key}, *vals[1] = {val};
-  hh_session_cfg ep = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = 1, .disable_cpu_fallback = 1};
+static double matmul_error_n(hh_ort *h, const hh_target *t, hh_model *m, const hh_tensor *x, const char **keys,
+                             const char **vals, size_t n) {
+  hh_session_cfg ep = {.dev = t->dev, .keys = keys, .vals = vals, .n_opts = n, .disable_cpu_fallback = 1};
   hh_session_cfg cpu = {0};
   OrtSession *se = NULL, *sc = NULL;
   hh_tensor ye, yc;
@@ -122,13 +125,34 @@ static double matmul_error(hh_ort *h, const hh_target *t, hh_model *m, const hh_
   return err;
 }
 
-/* The effects of gpu_mem_limit and use_tf32, on a GPU. */
+static double matmul_error(hh_ort *h, const hh_target *t, hh_model *m, const hh_tensor *x, const char *key,
+                           const char *val) {
+  const char *keys[1] = {key}, *vals[1] = {val};
+  return matmul_error_n(h, t, m, x, keys, vals, 1);
+}
+
+/* fp32_first_layers under precision=fp16: the model's one MatMul, its
+ * first tensor-core op, stays fp32 (the CPU EP's answer, not fp16's); on a
+ * GPU TF32 is then off unless use_tf32 says otherwise. */
+static void first_layers(hh_ort *h, const hh_target *t, hh_model *m, const hh_tensor *x) {
+  const char *k1[1] = {"precision"}, *v1[1] = {"fp16"};
+  const char *k2[2] = {"precision", "fp32_first_layers"}, *v2[2] = {"fp16", "1"};
+  const char *k3[3] = {"precision", "fp32_first_layers", "use_tf32"}, *v3[3] = {"fp16", "1", "1"};
+  double half = matmul_error_n(h, t, m, x, k1, v1, 1), kept = matmul_error_n(h, t, m, x, k2, v2, 2);
+  HT_CHECK(half > 1e-5 && half < 1e-2, "precision=fp16: rel L2 %.3g against the CPU EP (half expected)", half);
+  HT_CHECK(kept >= 0 && kept < 1e-5, "precision=fp16 fp32_first_layers=1: rel L2 %.3g (fp32 expected)", kept);
+  printf("%s fp32_first_layers=1 keeps the first MatMul fp32: rel L2 vs the CPU EP %.2g, %.2g without it\n",
+         half > 1e-5 && kept >= 0 && kept < 1e-5 ? "ok  " : "FAIL", kept, half);
+  if (!t->is_gpu) return;
+  double tf32 = matmul_error_n(h, t, m, x, k3, v3, 3);
+  HT_CHECK(tf32 > 10 * kept && tf32 < 1e-2, "... with use_tf32=1: rel L2 %.3g (TF32 expected)", tf32);
+  printf("%s ... with use_tf32=1 given: rel L2 %.2g (TF32)\n", tf32 > 10 * kept && tf32 < 1e-2 ? "ok  " : "FAIL",
+         tf32);
+}
+
+/* The effects of fp32_first_layers, and of gpu_mem_limit and use_tf32 on a
+ * GPU. */
 static void effects(hh_ort *h, const hh_target *t) {
-  if (!t->is_gpu) {
-    printf("note gpu_mem_limit and use_tf32 do nothing on the reference backend (host memory, fp32 math): "
-           "their effects are checked on a GPU\n");
-    return;
-  }
   hh_model *m = NULL;
   hh_tensor x;
   int64_t xd[2] = {256, 2048};
@@ -138,6 +162,14 @@ static void effects(hh_ort *h, const hh_target *t) {
     return;
   }
   hh_tensor_fill_random(&x, 6);
+  first_layers(h, t, m, &x);
+  if (!t->is_gpu) {
+    printf("note gpu_mem_limit and use_tf32 do nothing on the reference backend (host memory, fp32 math): "
+           "their effects are checked on a GPU\n");
+    hh_tensor_free(&x);
+    hh_model_free(m);
+    return;
+  }
   double strict = matmul_error(h, t, m, &x, "use_tf32", "0");
   double tf32 = matmul_error(h, t, m, &x, "use_tf32", "1");
   HT_CHECK(strict >= 0 && strict < 1e-5, "use_tf32=0: rel L2 %.3g against the CPU EP (fp32 expected)", strict);

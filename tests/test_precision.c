@@ -269,20 +269,27 @@ static hd_status *ref_supports(void *ctx, const ir_graph *g, int node) {
   return be_supports_node(ref_module, ref_ctx, g, node);
 }
 
-/* g fused, then rewritten for `half` (a matmul's GELU in the tanh form
- * when gelu_tanh, the option's default); *rep says what the pass did. */
-static ir_graph *rewrite_gelu(ir_graph *(*build)(void), int half, int gelu_tanh, plan_precision_report *rep) {
+/* g fused, then rewritten as o asks; *rep says what the pass did. */
+static ir_graph *rewrite_opts(ir_graph *(*build)(void), const plan_precision_opts *o, plan_precision_report *rep) {
   ir_graph *g = build();
   UT_OK(ir_graph_finalize(g));
   int nfused = 0;
   UT_OK(plan_fuse(g, &nfused));
   plan_support sup = {NULL, ref_supports};
-  UT_OK(plan_precision(g, half, gelu_tanh, &sup, rep));
+  UT_OK(plan_precision(g, o, &sup, rep));
   return g;
 }
 
+/* ... with the options' defaults: a matmul's GELU in the tanh form, no
+ * first ops kept fp32. */
 static ir_graph *rewrite(ir_graph *(*build)(void), int half, plan_precision_report *rep) {
-  return rewrite_gelu(build, half, 1, rep);
+  plan_precision_opts o = {half, 1, 0};
+  return rewrite_opts(build, &o, rep);
+}
+
+static ir_graph *rewrite_gelu(ir_graph *(*build)(void), int half, int gelu_tanh, plan_precision_report *rep) {
+  plan_precision_opts o = {half, gelu_tanh, 0};
+  return rewrite_opts(build, &o, rep);
 }
 
 /* rel L2 of output k of `half`'s rewrite of build against its fp32 graph,
@@ -428,6 +435,27 @@ static void test_block(int half) {
   compare_numbers("block", build_block, half, &in, 0);
 }
 
+/* rel L2 of output 0 of graph a against graph b on the deterministic
+ * input of shape in (INFINITY if either run fails); *r2 the mean square of
+ * b's output (its signal). */
+static double rel_l2_between(const ir_graph *a, const ir_graph *b, const ir_shape *in, double *r2) {
+  size_t n = (size_t)ir_numel(in->rank, in->dims), na = 0, nb = 0;
+  float *x = malloc(sizeof(float) * n);
+  for (size_t i = 0; i < n; i++) x[i] = sinf((float)i * 0.37f + 0.2f) * 1.5f;
+  float *ya = run_ref(a, in, x, 0, &na), *yb = run_ref(b, in, x, 0, &nb);
+  double d2 = 0, s2 = 0;
+  int ok = ya && yb && na == nb && na > 0;
+  for (size_t i = 0; ok && i < na; i++) {
+    d2 += ((double)ya[i] - yb[i]) * ((double)ya[i] - yb[i]);
+    s2 += (double)yb[i] * yb[i];
+  }
+  *r2 = ok ? s2 / (double)na : 0;
+  free(x);
+  free(ya);
+  free(yb);
+  return ok && s2 > 0 ? sqrt(d2 / s2) : INFINITY;
+}
+
 /* Matmuls of g carrying activation kind `act`. */
 static int matmuls_with(const ir_graph *g, int act) {
   int n = 0;
@@ -458,26 +486,41 @@ static void test_gelu_form(int half) {
             "gelu %s: exact kept: %d exact, %d tanh", hn, matmuls_with(ge, OP_ACT_GELU),
             matmuls_with(ge, OP_ACT_GELU_TANH));
   ir_shape in = {3, {2, 5, 8}};
-  size_t n = (size_t)ir_numel(in.rank, in.dims), nt = 0, ne = 0;
-  float *x = malloc(sizeof(float) * n);
-  for (size_t i = 0; i < n; i++) x[i] = sinf((float)i * 0.37f + 0.2f) * 1.5f;
-  float *yt = run_ref(gt, &in, x, 0, &nt), *ye = run_ref(ge, &in, x, 0, &ne);
-  double d2 = 0, r2 = 0;
-  int ok = yt && ye && nt == ne && nt > 0;
-  for (size_t i = 0; ok && i < nt; i++) {
-    d2 += ((double)yt[i] - ye[i]) * ((double)yt[i] - ye[i]);
-    r2 += (double)ye[i] * ye[i];
-  }
-  double rel = r2 > 0 ? sqrt(d2 / r2) : INFINITY;
+  double r2 = 0, rel = rel_l2_between(gt, ge, &in, &r2);
   double limit = half == HD_DT_F16 ? 1e-3 : 8e-3;
-  UT_CHECKF(ok && rel <= limit, "gelu %s: tanh against exact form rel L2 %.3g (limit %g)", hn, rel, limit);
-  UT_CHECKF(ok && r2 > 1e-6 * nt, "gelu %s: the block's output carries no signal", hn);
+  UT_CHECKF(rel <= limit, "gelu %s: tanh against exact form rel L2 %.3g (limit %g)", hn, rel, limit);
+  UT_CHECKF(r2 > 1e-6, "gelu %s: the block's output carries no signal", hn);
   printf("gelu form     %s: tanh against exact rel L2 %.2e (limit %g)\n", hn, rel, limit);
-  free(x);
-  free(yt);
-  free(ye);
   ir_graph_free(gt);
   ir_graph_free(ge);
+  ir_graph_free(gf);
+}
+
+/* fp32_first_layers: with 1, the CNN's Conv (its first tensor-core op)
+ * and what follows its data (Relu, MaxPool) stay fp32, its Gemm is half;
+ * with 2 nothing computes in half precision and the output is fp32's. */
+static void test_fp32_first(int half) {
+  const char *hn = half == HD_DT_F16 ? "fp16" : "bf16";
+  plan_precision_report r1, r2, rf;
+  plan_precision_opts o1 = {half, 1, 1}, o2 = {half, 1, 2}, of = {HD_DT_F32, 1, 0};
+  ir_graph *g1 = rewrite_opts(build_cnn, &o1, &r1), *g2 = rewrite_opts(build_cnn, &o2, &r2);
+  ir_graph *gf = rewrite_opts(build_cnn, &of, &rf);
+  UT_CHECKF(out_dtype(g1, OP_CONV) == HD_DT_F32 && out_dtype(g1, OP_MAX_POOL) == HD_DT_F32 &&
+                out_dtype(g1, OP_GEMM) == half && r1.fp32_first == 1,
+            "fp32_first=1 %s: conv %s, pool %s, gemm %s, %d kept", hn, hd_dtype_name(out_dtype(g1, OP_CONV)),
+            hd_dtype_name(out_dtype(g1, OP_MAX_POOL)), hd_dtype_name(out_dtype(g1, OP_GEMM)), r1.fp32_first);
+  UT_CHECKF(r2.half_nodes == 0 && count_casts(g2) == 0 && r2.fp32_first == 2,
+            "fp32_first=2 %s: %d half node(s), %d cast(s), %d kept", hn, r2.half_nodes, count_casts(g2),
+            r2.fp32_first);
+  ir_shape in = {4, {2, 3, 8, 8}};
+  double s1 = 0, s2 = 0, rel1 = rel_l2_between(g1, gf, &in, &s1), rel2 = rel_l2_between(g2, gf, &in, &s2);
+  double limit = half == HD_DT_F16 ? 1e-2 : 5e-2;
+  UT_CHECKF(rel1 <= limit && rel1 > 1e-6, "fp32_first=1 %s: rel L2 %.3g against fp32 (limit %g, and not 0)", hn,
+            rel1, limit);
+  UT_CHECKF(rel2 <= 1e-6 && s2 > 1e-6, "fp32_first=2 %s: rel L2 %.3g against fp32 (expected fp32's own)", hn, rel2);
+  printf("fp32 first    %s: 1 kept rel L2 %.2e, 2 kept %.2e vs fp32\n", hn, rel1, rel2);
+  ir_graph_free(g1);
+  ir_graph_free(g2);
   ir_graph_free(gf);
 }
 
@@ -612,9 +655,10 @@ static void test_noop(void) {
   UT_OK(ir_graph_finalize(g));
   int before = g->nnodes, nv = g->nvalues;
   plan_precision_report rep;
-  UT_OK(plan_precision(g, HD_DT_F32, 1, NULL, &rep));
+  plan_precision_opts o32 = {HD_DT_F32, 1, 0}, o64 = {HD_DT_F64, 1, 0};
+  UT_OK(plan_precision(g, &o32, NULL, &rep));
   UT_CHECK(g->nnodes == before && g->nvalues == nv && rep.half_nodes == 0 && rep.casts == 0);
-  UT_ERR(plan_precision(g, HD_DT_F64, 1, NULL, &rep), HD_ERR_INVALID_ARG);
+  UT_ERR(plan_precision(g, &o64, NULL, &rep), HD_ERR_INVALID_ARG);
   ir_graph_free(g);
 }
 
@@ -629,6 +673,7 @@ int main(void) {
     test_cnn(halves[h]);
     test_block(halves[h]);
     test_gelu_form(halves[h]);
+    test_fp32_first(halves[h]);
     test_kept(halves[h]);
     test_mask(halves[h]);
     test_reused_output(halves[h]);
