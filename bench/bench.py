@@ -541,7 +541,7 @@ def main():
     ap.add_argument("--probe", choices=IO_STRATEGIES, help=argparse.SUPPRESS)
     ap.add_argument("--no-memory", action="store_true", help="skip our device memory (a hipdnn-ep-run per row)")
     ap.add_argument("--no-fp16", action="store_true", help="skip ours with precision=fp16 and torch's fp16 graph")
-    ap.add_argument("--fp16-option", metavar="KEY=VALUE", action="append", default=[],
+    ap.add_argument("--fp16-option", metavar="KEY=VALUE", action="append", default=[], type=hdep.key_value,
                     help="another provider option of ours with precision=fp16 (repeatable; e.g. fp32_first_layers=6)")
     a = ap.parse_args()
     if a.probe:

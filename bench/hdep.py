@@ -405,10 +405,20 @@ def gpu_name():
     return "unknown GPU"
 
 
+def key_value(text):
+    """An argparse type: KEY=VALUE, refused without the '='."""
+    import argparse
+    if "=" not in text or text.startswith("="):
+        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
+    return text
+
+
 class env_set:
-    """VAR=VALUE in the environment inside the block (the EP reads its
-    switches as it builds a plan: at session creation and at a new shape's
-    first run)."""
+    """VAR=VALUE in the environment inside the block (the EP reads most of
+    its switches as it builds a plan: at session creation and at a new
+    shape's first run; the kernels' own, HIPDNN_EP_EARLY_LAUNCH,
+    HIPDNN_EP_FLASH_SPLIT and HIPDNN_EP_DEPTHWISE_PLANE, once a process,
+    so an A/B of those needs a process each)."""
 
     def __init__(self, pair):
         self.var, _, self.value = (pair or "").partition("=")

@@ -410,7 +410,7 @@ def main():
                          "they are the same): A/B runs of two EP libraries skip the export")
     ap.add_argument("--ab-env", metavar="VAR=VALUE",
                     help="a second precision=fp16 session built with VAR=VALUE set, timed alternately with the first")
-    ap.add_argument("--ab-option", metavar="KEY=VALUE", action="append", default=[],
+    ap.add_argument("--ab-option", metavar="KEY=VALUE", action="append", default=[], type=hdep.key_value,
                     help="a provider option of that second session (repeatable; with or without --ab-env)")
     a = ap.parse_args()
     import numpy as np

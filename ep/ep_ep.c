@@ -196,12 +196,14 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
   if (!st && ep->opts.precision != HD_DT_F32) {
     plan_support sup = {ep, precision_supports};
     plan_precision_report rep;
-    plan_precision_opts po = {ep->opts.precision, !ep->opts.half_gelu_exact, ep->opts.fp32_first_layers};
+    plan_precision_opts po = {.half = ep->opts.precision,
+                              .gelu_tanh = !ep->opts.half_gelu_exact,
+                              .fp32_first = ep->opts.fp32_first_layers};
     st = plan_precision(eg.g, &po, &sup, &rep);
     if (!st)
       HD_LOG(HD_LOG_VERBOSE,
              "'%s': %d node(s) in %s, %d kept in fp32, %d cast(s) added, %d constant(s) converted, "
-             "%d matmul GELU(s) in the tanh form, %d first tensor-core op(s) kept fp32",
+             "%d matmul GELU(s) in the tanh form; of the fp32 ones, %d the first tensor-core op(s)",
              name, rep.half_nodes, hd_dtype_name(ep->opts.precision), rep.f32_nodes, rep.casts, rep.consts,
              rep.gelu_tanh, rep.fp32_first);
   }
@@ -209,9 +211,12 @@ static hd_status *compile_one(ep_ep *ep, const OrtGraph *graph, const OrtNode *f
     plan_support sup = {ep, precision_supports};
     plan_layout_report rep;
     /* HIPDNN_EP_LAYOUT_DEPTHWISE=0: the pass without its depthwise and
-     * channel-moving forms, for A/B runs (user guide) */
+     * channel-moving forms; =all: depthwise convolutions channels last
+     * even where no channel moves; for A/B runs (user guide) */
     const char *dw = getenv("HIPDNN_EP_LAYOUT_DEPTHWISE");
-    int mode = ep->opts.layout == PLAN_LAYOUT_ALWAYS && dw && !strcmp(dw, "0") ? PLAN_LAYOUT_DENSE : ep->opts.layout;
+    int mode = ep->opts.layout;
+    if (mode == PLAN_LAYOUT_ALWAYS && dw && !strcmp(dw, "0")) mode = PLAN_LAYOUT_DENSE;
+    if (mode == PLAN_LAYOUT_ALWAYS && dw && !strcmp(dw, "all")) mode = PLAN_LAYOUT_ALL;
     st = plan_layout(eg.g, mode, &sup, &rep);
     if (!st && rep.convs)
       HD_LOG(HD_LOG_VERBOSE, "'%s': channels last %s: %d conv(s) can, %d Transpose(s) needed; %d node(s), %d constant(s) permuted",

@@ -15,7 +15,7 @@ typedef struct ep_options {
   int enable_cuda_graph;
   int precision;          /* hd_dtype an fp32 partition computes in: F32 (default), F16, BF16 */
   int half_gelu_exact;    /* half_gelu=exact: under precision fp16/bf16 a matmul's GELU keeps erf */
-  int fp32_first_layers;  /* under precision fp16/bf16: the first N tensor-core ops stay fp32 */
+  int fp32_first_layers;  /* under precision fp16/bf16: each partition's first N tensor-core ops stay fp32 */
   int use_tf32_explicit;  /* use_tf32 was given */
   int layout;             /* plan_layout_mode (prefer_nhwc): ALWAYS (default) or NEVER */
   char profile_file[4096]; /* "": none; else the Chrome-trace file of every run's steps */

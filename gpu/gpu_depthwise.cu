@@ -371,7 +371,7 @@ int launch_fixed(dw_params p, int64_t n, gpuStream_t stream) {
 
 // Stride-1 3 x 3 filters with at least kPlaneMinOutputs outputs run on
 // dw_plane_kernel too (else dw_fixed_kernel); HIPDNN_EP_DEPTHWISE_PLANE=0
-// keeps them off it (A/B runs). Measured on an H200 (hipdnn-ep-run, device
+// keeps every filter off it (A/B runs; read once a process). Measured on an H200 (hipdnn-ep-run, device
 // I/O, ms, fixed / plane for every stride-1 3 x 3 and 5 x 5): MobileNetV2
 // batch 32 fp16 1.38 / 1.23, fp32 1.61 / 1.42, batch 1 the same; but
 // EfficientNet-B0 batch 1 fp16 0.387 / 0.448 (small planes make small
@@ -380,19 +380,27 @@ constexpr int64_t kPlaneMinOutputs = 4 << 20;
 std::atomic<int> plane_wanted{-1};
 inline bool plane_kernels() { return gpu::env_switch_on("HIPDNN_EP_DEPTHWISE_PLANE", plane_wanted); }
 
+// The filter size (3 or 7) at which p, over n images, goes to
+// dw_plane_kernel; 0: the strip kernels.
+inline int plane_filter(const dw_params &p, int64_t n) {
+  if (p.dh != 1 || p.dw != 1 || p.sh != 1 || p.sw != 1 || p.kh != p.kw || !plane_kernels()) return 0;
+  if (p.kh == 7) return 7;
+  return p.kh == 3 && n * p.c * p.oh * p.ow >= kPlaneMinOutputs ? 3 : 0;
+}
+
 template <typename T, bool PRE>
 int launch_pre(dw_params p, int64_t n, gpuStream_t stream) {
   const bool unit = p.dh == 1 && p.dw == 1 && p.sh == p.sw;
+  const int plane = plane_filter(p, n);
   if (unit && p.kh == 3 && p.kw == 3 && p.sh == 1) {
-    if (n * p.c * p.oh * p.ow >= kPlaneMinOutputs && plane_kernels() && launch_plane<T, 3, PRE>(p, n, stream) == 0)
-      return 0;
+    if (plane == 3 && launch_plane<T, 3, PRE>(p, n, stream) == 0) return 0;
     return launch_fixed<T, 3, 3, 1, PRE>(p, n, stream);
   }
   if (unit && p.kh == 3 && p.kw == 3 && p.sh == 2) return launch_fixed<T, 3, 3, 2, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 1) return launch_fixed<T, 5, 5, 1, PRE>(p, n, stream);
   if (unit && p.kh == 5 && p.kw == 5 && p.sh == 2) return launch_fixed<T, 5, 5, 2, PRE>(p, n, stream);
   if (unit && p.kh == 7 && p.kw == 7 && p.sh == 1) {  // ConvNeXt
-    if (launch_plane<T, 7, PRE>(p, n, stream) == 0) return 0;
+    if (plane == 7 && launch_plane<T, 7, PRE>(p, n, stream) == 0) return 0;
     return launch_fixed<T, 7, 7, 1, PRE>(p, n, stream);
   }
   p.nstrip = p.ow;
@@ -754,6 +762,17 @@ extern "C" int gpu_conv_depthwise_nhwc(const void *x, const void *w, const void 
   dw_params p = {};
   if (!gpu::make_conv2d_args(x, w, bias, residual, y, s, act, alpha, beta, p)) return -1;
   GPU_DISPATCH(dtype, launch_nhwc, p, s->n, (gpuStream_t)stream);
+}
+
+extern "C" int gpu_conv_depthwise_on_plane(const gpu_conv2d_shape *s) {
+  dw_params p = {};
+  if (!gpu_conv_depthwise_fits(s) || !gpu::make_conv2d_args(nullptr, nullptr, nullptr, nullptr, nullptr, s,
+                                                             OP_ACT_NONE, 0.f, 0.f, p))
+    return 0;
+  const int k = plane_filter(p, s->n);
+  dw_plane_params q = {};
+  size_t smem = 0;
+  return k && s->n * s->c < INT32_MAX && plane_split(p, k, s->n * s->c, q, smem);
 }
 
 extern "C" int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s) {

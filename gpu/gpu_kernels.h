@@ -68,6 +68,10 @@ typedef struct gpu_dw_prologue {
 int gpu_conv_depthwise(const void *x, const void *w, const void *bias, const void *residual, void *y,
                        int dtype, const gpu_conv2d_shape *s, int act, float alpha, float beta,
                        const gpu_dw_prologue *pre, void *stream);
+/* 1 when gpu_conv_depthwise runs s on its shared-memory plane kernel
+ * (stride-1 7 x 7, and 3 x 3 of 4M outputs or more), 0 on its strip
+ * kernels: host-side, for tests. */
+int gpu_conv_depthwise_on_plane(const gpu_conv2d_shape *s);
 /* 1 when gpu_conv_depthwise takes the sizes of s (the caller checks the
  * depthwise structure). */
 int gpu_conv_depthwise_fits(const gpu_conv2d_shape *s);

@@ -57,7 +57,7 @@ typedef struct plan_precision_report {
 typedef struct plan_precision_opts {
   int half;       /* HD_DT_F16 or HD_DT_BF16; HD_DT_F32 changes nothing */
   int gelu_tanh;  /* half_gelu=tanh: a half MatMul/Gemm's exact GELU computes the tanh form */
-  int fp32_first; /* fp32_first_layers: the first N tensor-core ops (in graph order) stay fp32 */
+  int fp32_first; /* fp32_first_layers: the graph's first N tensor-core ops (in order, as fused) stay fp32 */
 } plan_precision_opts;
 
 /* Rewrites a partition of fp32 data to compute in o->half: value dtypes,
@@ -75,6 +75,7 @@ typedef enum plan_layout_mode {
   PLAN_LAYOUT_NEVER = 0,  /* channels first everywhere */
   PLAN_LAYOUT_ALWAYS = 1, /* where the rule says (plan_layout.c) */
   PLAN_LAYOUT_DENSE = 2,  /* the same, one-group convolutions alone (no depthwise, no channel-moving forms) */
+  PLAN_LAYOUT_ALL = 3,    /* the same, depthwise convolutions too where no channel moves (A/B runs) */
 } plan_layout_mode;
 
 typedef struct plan_layout_report {

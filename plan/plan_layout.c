@@ -56,6 +56,7 @@ typedef struct lay {
   ir_graph *g;
   int nv0, n0;
   int dense_only;  /* PLAN_LAYOUT_DENSE: one-group convolutions and their followers alone */
+  int all_depthwise; /* PLAN_LAYOUT_ALL: depthwise convolutions channels last whatever moves */
   uint8_t *last;   /* per node: computes channels last */
   int *twin;       /* per original value: the value holding it channels last, or IR_NONE */
   uint8_t *made;   /* per original value: its producer writes the twin (channels last) */
@@ -444,12 +445,12 @@ static int select_nodes(lay *L, const plan_support *sup, int *moves) {
  * kernel is faster channels first (MobileNetV2 fp32 on an H200, all of it
  * channels last: batch 1 0.445 against 0.359 ms, batch 32 2.09 against
  * 1.66), so a graph that moves no channels is laid out as for
- * PLAN_LAYOUT_DENSE. */
+ * PLAN_LAYOUT_DENSE (PLAN_LAYOUT_ALL: not, for A/B runs). */
 static hd_status *run(lay *L, const plan_support *sup) {
   ir_graph *g = L->g;
-  if (!L->dense_only && !any_channel_moves(L)) L->dense_only = 1;
+  if (!L->dense_only && !L->all_depthwise && !any_channel_moves(L)) L->dense_only = 1;
   int moves = 0, convs = select_nodes(L, sup, &moves);
-  if (!moves && !L->dense_only) {
+  if (!moves && !L->dense_only && !L->all_depthwise) {
     L->dense_only = 1;
     convs = select_nodes(L, sup, &moves);
   }
@@ -497,7 +498,8 @@ hd_status *plan_layout(ir_graph *g, int mode, const plan_support *sup, plan_layo
   op_mark_host_known(g, runs);
   free(runs);
 
-  lay L = {.g = g, .nv0 = g->nvalues, .n0 = g->nnodes, .dense_only = mode == PLAN_LAYOUT_DENSE, .rep = rep};
+  lay L = {.g = g, .nv0 = g->nvalues, .n0 = g->nnodes, .dense_only = mode == PLAN_LAYOUT_DENSE,
+           .all_depthwise = mode == PLAN_LAYOUT_ALL, .rep = rep};
   L.last = calloc((size_t)L.n0 + 1, 1);
   L.made = calloc((size_t)L.nv0 + 1, 1);
   L.twin = malloc(((size_t)L.nv0 + 1) * sizeof(int));

@@ -37,19 +37,25 @@
  * default): a half-precision MatMul/Gemm carrying the exact GELU,
  * 0.5 x (1 + erf(x / sqrt 2)), computes its tanh form instead, which
  * cuBLASLt applies in the GEMM's epilogue (it has no erf form): one pass
- * over the activations less a layer. The two differ by at most 4.7e-4
- * (at |x| = 2.7, where GELU is 2.69 and fp16's spacing 2e-3, bf16's
- * 1.6e-2): under the rounding of the half type the output is stored in.
+ * over the activations less a layer. The two differ by at most 4.7e-4 in
+ * absolute terms, at x = +-2.7: where GELU is 2.69 that is a quarter of
+ * fp16's spacing (2e-3; bf16's 1.6e-2); where it is -0.0094 it is 5% of
+ * the value, a value about 1% of the activations' scale. The difference
+ * has the same sign at x and -x (a small bias, not noise); on BERT, ViT,
+ * DistilBERT and ConvNeXt the output's rel L2 against fp32 is the same
+ * with either form (benchmarks.md, 2026-11-28).
  * A GELU elsewhere (its own node, a conv's) keeps erf: nothing to gain.
  *
  * The first tensor-core ops (fp32_first, the `fp32_first_layers` option,
- * default 0): the first N of them in graph order stay fp32, and what
- * follows their data with them. Rounding that enters early is amplified by
- * every layer after it: in CNNs whose every layer carries signal
- * (bench/half_sensitivity.py, H200, 2026-11-28), fp16 rounding in
- * MobileNetV2's first 10% of convolutions alone gives a third of its
- * 1.6e-2, and in its last 50% almost none; keeping the first 10% fp32
- * brings it to 9.3e-3. */
+ * default 0): the first N of this partition's, in graph order and as
+ * fused (a merged Q/K/V projection or a fused attention is one), stay
+ * fp32; so does what follows their data, and, until they are all placed,
+ * any op on the partition's inputs (what runs ahead of them). Rounding
+ * that enters early is amplified by every layer after it: in CNNs whose
+ * every layer carries signal (bench/half_sensitivity.py, H200,
+ * 2026-11-28), MobileNetV2's emulated fp16 error is 1.6e-2, 9.3e-3 with
+ * its first 10% of convolutions kept fp32, and still 1.6e-2 with its last
+ * 50% kept. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,7 +278,10 @@ static hd_status *decide(prec *P, int i, const plan_support *sup) {
     int v = n->in[k];
     if (g->values[v].host_known) continue; /* a constant, or computed at plan time: converted for free */
     dynamic++;
-    from_f32_ops += P->producer[v] != IR_NONE && !P->made_half[v];
+    /* an fp32 op's output; before the first fp32_first ops are placed, a
+     * graph input too, so what runs ahead of them (a Sub, an embedding's
+     * LayerNorm) is not rounded either */
+    from_f32_ops += P->producer[v] != IR_NONE ? !P->made_half[v] : P->products < P->fp32_first;
   }
   for (int k = 0; k < n->nout; k++) touches |= f32_output(P, n, k);
   if (!touches) return NULL;

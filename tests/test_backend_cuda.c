@@ -138,9 +138,9 @@ static const conv_case cases[] = {
     {"2d_direct_tiles_res", HD_DT_F32, 2, 1, 2, 70, S2(13, 11), S2(5, 5), ONE, S2(2, 1), S2(2, 0), S2(3, 1), 1, 1, 1, OP_ACT_LEAKY_RELU, 0.1f, 0, 0, 0},
     {"1d_direct", HD_DT_F32, 1, 2, 4, 8, S1(40), S1(7), S1(3), S1(1), S1(3), S1(2), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_direct", HD_DT_F16, 2, 1, 3, 16, S2(17, 17), S2(3, 3), S2(2, 2), ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
-    /* gpu_conv_depthwise: each unrolled instance (3x3 / 5x5, stride 1 / 2,
-     * 4 and 2 outputs a thread, ragged row ends; stride 1 on dw_plane_kernel
-     * unless HIPDNN_EP_DEPTHWISE_PLANE=0) and the generic loop. */
+    /* gpu_conv_depthwise: each unrolled instance of the strip kernel (3x3 /
+     * 5x5, stride 1 / 2, 4 and 2 outputs a thread, ragged row ends) and the
+     * generic loop. */
     {"dw_3x3_s1_wide", HD_DT_F32, 2, 2, 8, 8, S2(9, 37), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 8, 1, 1, OP_ACT_RELU, 0, 0, 0, 0},
     {"dw_5x5_s2", HD_DT_F32, 2, 1, 6, 6, S2(23, 41), S2(5, 5), S2(2, 2), ONE, S2(2, 2), S2(2, 2), 6, 1, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"dw_5x5_s1_narrow", HD_DT_F32, 2, 3, 4, 4, S2(7, 7), S2(5, 5), ONE, ONE, S2(2, 2), S2(2, 2), 4, 0, 0, OP_ACT_HARD_SWISH, 0, 0, 0, 0},
@@ -152,7 +152,8 @@ static const conv_case cases[] = {
     {"dw_7x7_asym", HD_DT_F32, 2, 1, 6, 6, S2(20, 13), S2(7, 7), ONE, ONE, S2(2, 3), S2(4, 1), 6, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     /* ... and 3 x 3 stride 1 of 4M outputs or more (MobileNetV2's at batch
      * 32): bands of a 56-wide plane (8 elements a load), 28-wide planes two
-     * to a block (4 a load); a 5 x 5 on the fixed kernel beside them. */
+     * to a block (4 a load); a 5 x 5 on the strip kernel beside them
+     * (test_gpu_kernels checks these shapes' routes). */
     {"f16_dw_3x3_bands", HD_DT_F16, 2, 8, 192, 192, S2(56, 56), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 192, 1, 1, OP_ACT_CLIP, 0.f, 6.f, 0, 0},
     {"f16_dw_3x3_planes", HD_DT_F16, 2, 32, 192, 192, S2(28, 28), S2(3, 3), ONE, ONE, S2(1, 1), S2(1, 1), 192, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
     {"f16_dw_5x5_s1", HD_DT_F16, 2, 2, 40, 40, S2(28, 28), S2(5, 5), ONE, ONE, S2(2, 2), S2(2, 2), 40, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},

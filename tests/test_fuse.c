@@ -1622,6 +1622,9 @@ static void build_layout_convnext(ir_graph *g) {
  * type) and runs the late fusions on it, checks what the passes report and
  * did (want_residual: MatMuls that took a residual Add), and compares both
  * on ref. */
+/* The mode check_layout runs the pass in. */
+static int layout_mode = PLAN_LAYOUT_ALWAYS;
+
 static void check_layout(const char *name, build_fn build, const ir_shape *in, int want_applied, int want_convs,
                          int want_transposes, int want_residual) {
   ir_graph *plain, *laid;
@@ -1635,7 +1638,7 @@ static void check_layout(const char *name, build_fn build, const ir_shape *in, i
   UT_OK(plan_fuse(plain, &nfused));
   UT_OK(plan_fuse(laid, &nfused));
   plan_layout_report rep;
-  UT_OK(plan_layout(laid, PLAN_LAYOUT_ALWAYS, NULL, &rep));
+  UT_OK(plan_layout(laid, layout_mode, NULL, &rep));
   int nlate = 0, residual = 0;
   UT_OK(plan_fuse_late(laid, &nlate));
   for (int i = 0; i < laid->nnodes; i++)
@@ -1860,6 +1863,12 @@ int main(void) {
   check_layout("channels last: bottleneck, batchnorm, concat, pools", build_layout_bottleneck, &in_bneck, 1, 5, 2, 0);
   ir_shape in_dw = {4, {2, 4, 6, 6}};
   check_layout("channels last: depthwise between, not applied", build_layout_depthwise, &in_dw, 0, 2, 4, 0);
+  /* HIPDNN_EP_LAYOUT_DEPTHWISE=all: the depthwise conv is chosen too (3
+   * convs, the 2 Transposes at the edges; still under the pass's 2 convs a
+   * Transpose, so not applied in a graph this small) */
+  layout_mode = PLAN_LAYOUT_ALL;
+  check_layout("channels last: depthwise between, all (A/B mode)", build_layout_depthwise, &in_dw, 0, 3, 2, 0);
+  layout_mode = PLAN_LAYOUT_ALWAYS;
   ir_shape in_cnx = {4, {2, 3, 32, 24}};
   check_layout("channels last: ConvNeXt's blocks, no Transpose left inside", build_layout_convnext, &in_cnx, 1, 5, 2, 3);
   return ut_finish("test_fuse");

@@ -5,8 +5,10 @@
  * groups, strides, dilations, pads, bias, residual and an activation; and
  * gpu_graph_memsets_to_kernels, a captured graph's memsets rewritten as
  * kernels (or dropped inside memory the graph clears first), against the
- * bytes the memsets themselves write.
- * Without a GPU it prints "SKIP: <reason>" and exits 77. */
+ * bytes the memsets themselves write; and which depthwise kernel a shape
+ * goes to (host-side: it runs without a GPU too).
+ * Without a GPU it prints "SKIP: <reason>" and exits 77 (1 if the host-side
+ * check failed). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,11 +223,42 @@ static int graph_memsets(const char *what, const memset_op *ops, size_t nops, in
   return ok;
 }
 
+/* Which depthwise kernel a shape goes to (host-side, no GPU needed): the
+ * plane kernel for stride-1 7 x 7 and for 3 x 3 of 4M outputs or more,
+ * the strip kernels otherwise; test_backend_cuda's depthwise cases then
+ * check both kinds' numbers on a GPU. */
+static int depthwise_routes(void) {
+  static const struct {
+    const char *name;
+    gpu_conv2d_shape s;
+    int plane;
+  } r[] = {
+      /* n, c, co, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw */
+      {"3x3 56-wide bands (f16_dw_3x3_bands)", {8, 192, 192, 56, 56, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1}, 1},
+      {"3x3 28-wide planes (f16_dw_3x3_planes)", {32, 192, 192, 28, 28, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1}, 1},
+      {"3x3 MobileNetV2 b32 56x56", {32, 144, 144, 56, 56, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1}, 1},
+      {"3x3 under 4M outputs (MobileNetV2 b1)", {1, 144, 144, 56, 56, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1}, 0},
+      {"3x3 stride 2", {32, 96, 96, 112, 112, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1}, 0},
+      {"5x5 stride 1", {32, 480, 480, 14, 14, 14, 14, 5, 5, 1, 1, 2, 2, 1, 1}, 0},
+      {"7x7 (ConvNeXt b1)", {1, 96, 96, 56, 56, 56, 56, 7, 7, 1, 1, 3, 3, 1, 1}, 1},
+  };
+  const char *off = getenv("HIPDNN_EP_DEPTHWISE_PLANE");
+  int on = !(off && !strcmp(off, "0")), fails = 0;
+  for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+    int got = gpu_conv_depthwise_on_plane(&r[i].s), want = r[i].plane && on;
+    printf("%s depthwise route %s: %s\n", got == want ? "ok  " : "FAIL", r[i].name, got ? "plane kernel" : "strips");
+    fails += got != want;
+  }
+  return fails;
+}
+
 int main(void) {
+  int route_fails = depthwise_routes();
   int ndev = 0;
   if (gpuGetDeviceCount(&ndev) != gpuSuccess || ndev == 0) {
-    printf("SKIP: no GPU (%s)\n", gpuGetErrorString(gpuGetLastError()));
-    return 77;
+    printf("SKIP: no GPU (%s)%s\n", gpuGetErrorString(gpuGetLastError()),
+           route_fails ? "; but the depthwise routes FAILED" : "; the depthwise routes passed");
+    return route_fails ? 1 : 77;
   }
   int fails = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fails += !run(&cases[i]);
@@ -234,6 +267,7 @@ int main(void) {
   fails += !graph_memsets("cleared first", cleared_ops, nc, 0, CLEARED) +
            !graph_memsets("cleared first, kept", cleared_ops, nc, 1, CLEARED);
   fails += !graph_memsets("no clear", uncleared_ops, sizeof uncleared_ops / sizeof uncleared_ops[0], 0, CLEARED);
-  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 5);
+  fails += route_fails;
+  printf("test_gpu_kernels: %d of %zu failed\n", fails, sizeof cases / sizeof cases[0] + 6);
   return fails ? 1 : 0;
 }

@@ -470,8 +470,9 @@ static int matmuls_with(const ir_graph *g, int act) {
  * precision it becomes the tanh form (the default), or keeps erf
  * (half_gelu=exact); fp32 keeps erf either way. The two half forms agree
  * within twice the type's unit roundoff (1e-3 fp16, 8e-3 bf16): the forms
- * differ by at most 4.7e-4 a GELU value, but each rounds its value to the
- * half type, and one on each side of a rounding step differ by a spacing. */
+ * differ by at most 4.7e-4 absolute a GELU value, and each rounds its
+ * value to the half type: one on each side of a rounding step differ by a
+ * spacing. */
 static void test_gelu_form(int half) {
   const char *hn = half == HD_DT_F16 ? "fp16" : "bf16";
   plan_precision_report rt, re, rf;
@@ -522,6 +523,29 @@ static void test_fp32_first(int half) {
   ir_graph_free(g1);
   ir_graph_free(g2);
   ir_graph_free(gf);
+}
+
+/* fp32_first_layers on the transformer block: with 1, the first
+ * LayerNorm, which runs ahead of the first matmul on the graph input,
+ * stays fp32 too (with 0 it is half); the residual Add, after the kept
+ * matmul, reads the input in half again. */
+static void test_fp32_first_ahead(int half) {
+  const char *hn = half == HD_DT_F16 ? "fp16" : "bf16";
+  for (int keep = 0; keep < 2; keep++) {
+    plan_precision_report rep;
+    plan_precision_opts o = {half, 1, keep};
+    ir_graph *g = rewrite_opts(build_block, &o, &rep);
+    const ir_node *ln = find_kind(g, OP_LAYER_NORMALIZATION);
+    int want = keep ? HD_DT_F32 : half;
+    const ir_node *src = ln ? producer_of(g, ln->in[0]) : NULL; /* none: it reads x; else x's Cast */
+    int reads_x = ln && (keep ? ln->in[0] == g->inputs[0] : src && src->kind == OP_CAST && src->in[0] == g->inputs[0]);
+    UT_CHECKF(reads_x && g->values[ln->out[0]].dtype == want,
+              "fp32_first=%d %s: the LayerNorm on the input computes in %s, not %s", keep, hn,
+              ln ? hd_dtype_name(g->values[ln->out[0]].dtype) : "?", hd_dtype_name(want));
+    UT_CHECKF(rep.fp32_first == keep && rep.half_nodes > 0, "fp32_first=%d %s: %d kept, %d half", keep, hn,
+              rep.fp32_first, rep.half_nodes);
+    ir_graph_free(g);
+  }
 }
 
 static void test_kept(int half) {
@@ -674,6 +698,7 @@ int main(void) {
     test_block(halves[h]);
     test_gelu_form(halves[h]);
     test_fp32_first(halves[h]);
+    test_fp32_first_ahead(halves[h]);
     test_kept(halves[h]);
     test_mask(halves[h]);
     test_reused_output(halves[h]);
