@@ -230,7 +230,7 @@ def bench_model(name, a, ctx, emit):
         try:
             t = time.time()
             ep16 = hdep.ep_session(ort, path, ctx["dev"],
-                                   dict({"precision": "fp16"}, **dict(kv.split("=", 1) for kv in a.fp16_option)))
+                                   dict({"precision": "fp16"}, **hdep.options_dict(a.fp16_option)))
             info["ep_fp16_session_s"] = round(time.time() - t, 2)
         except Exception as e:
             info["ep_fp16_error"] = str(e)

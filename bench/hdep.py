@@ -143,10 +143,14 @@ def session_options(ort, opt_level="all", record_assignment=True, threads=0):
     return so
 
 
+def options_dict(pairs):
+    """{KEY: VALUE} of "KEY=VALUE" strings (those without '=' left out)."""
+    return dict(kv.split("=", 1) for kv in pairs if "=" in kv)
+
+
 def env_provider_options():
     """Provider options from HIPDNN_EP_BENCH_OPTIONS="key=value,key=value"."""
-    spec = os.environ.get("HIPDNN_EP_BENCH_OPTIONS", "")
-    return dict(kv.split("=", 1) for kv in spec.split(",") if "=" in kv)
+    return options_dict(os.environ.get("HIPDNN_EP_BENCH_OPTIONS", "").split(","))
 
 
 def ep_session(ort, model, dev, provider_options=None, opt_level="all"):

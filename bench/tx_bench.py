@@ -258,7 +258,7 @@ def bench(name, a, ort, torch, np, dev, rows):
             log(f"[{name}] precision=fp16 session {sess16_s} s")
             if a.ab_env or a.ab_option:
                 with hdep.env_set(a.ab_env):
-                    ep16ab = hdep.ep_session(ort, path, dev, dict({"precision": "fp16"}, **ab_options(a)))
+                    ep16ab = hdep.ep_session(ort, path, dev, dict({"precision": "fp16"}, **hdep.options_dict(a.ab_option)))
         except Exception as e:
             why16 = f"precision=fp16 session failed: {str(e)[:300]}"
             log(f"[{name}] {why16}")
@@ -381,11 +381,6 @@ def markdown(rows, meta):
                    f"{chk} | {chk16} | " + " | ".join(cells)
                    + f" | {ratio} | {r16} |")
     return "\n".join(out) + "\n"
-
-
-def ab_options(a):
-    """The second fp16 session's extra provider options, from --ab-option."""
-    return dict(kv.split("=", 1) for kv in a.ab_option)
 
 
 def ab_label(a):

@@ -111,6 +111,14 @@ hd_status *ep_options_set(ep_options *o, const char *key, const char *value) {
   return NULL;
 }
 
+/* Defaults that depend on other options, once every key is set: under
+ * precision fp16/bf16 with fp32_first_layers > 0, use_tf32 defaults to 0,
+ * since TF32 would round the kept ops' inputs and weights to fp16's 10
+ * mantissa bits again (an explicit use_tf32 wins). */
+static void settle(ep_options *o) {
+  if (o->precision != HD_DT_F32 && o->fp32_first_layers > 0 && !o->use_tf32_explicit) o->be.use_tf32 = 0;
+}
+
 hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_options *out) {
   ep_options_default(out);
   const char *env = getenv("HIPDNN_EP_BACKEND");
@@ -136,12 +144,7 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_
       if (strncmp(keys[i], prefixes[p], plen) == 0) st = ep_options_set(out, keys[i] + plen, values[i]);
   }
   ep_api->ReleaseKeyValuePairs(kv);
-  ep_options_settle(out);
+  settle(out);
   return st;
 }
 
-void ep_options_settle(ep_options *o) {
-  /* The first ops are kept fp32 for accuracy; TF32 would round their
-   * inputs and weights to fp16's 10 mantissa bits again. */
-  if (o->precision != HD_DT_F32 && o->fp32_first_layers > 0 && !o->use_tf32_explicit) o->be.use_tf32 = 0;
-}

@@ -30,9 +30,5 @@ hd_status *ep_options_parse(const OrtSessionOptions *so, const char *prefix, ep_
 /* Parses one key/value pair into out (exposed for unit tests). */
 hd_status *ep_options_set(ep_options *out, const char *key, const char *value);
 void ep_options_default(ep_options *out);
-/* Defaults that depend on other options, after every key is set: under
- * precision fp16/bf16 with fp32_first_layers > 0, use_tf32 defaults to 0
- * (an explicit use_tf32 wins). ep_options_parse calls it. */
-void ep_options_settle(ep_options *o);
 
 #endif

@@ -248,11 +248,11 @@ extern "C" int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, si
     }
   }
   if (err == gpuSuccess) err = gpuGraphGetRootNodes(g, NULL, &roots);
-  // none goes without the clear; nor one that shares a byte with another memset
+  // none goes without the clear as the one root; nor one that shares a byte with another memset
+  const bool cleared_first = clears == 1 && roots == 1;
   for (size_t i = 0; err == gpuSuccess && i < n; ++i)
     for (size_t j = 0; kind[i] == DROPPABLE && j < n; ++j)
-      if (clears != 1 || roots != 1 ||
-          (j != i && kind[j] != NOT_MEMSET && kind[j] != CLEAR && lo[j] < hi[i] && lo[i] < hi[j]))
+      if (!cleared_first || (j != i && kind[j] != NOT_MEMSET && kind[j] != CLEAR && lo[j] < hi[i] && lo[i] < hi[j]))
         kind[i] = KEPT;
   for (size_t i = 0; err == gpuSuccess && i < n; ++i) {
     if (kind[i] == NOT_MEMSET) continue;
