@@ -1,6 +1,7 @@
-// gpu_epilogue: bias + residual + activation applied in place after a
-// convolution the DNN library could not fuse (or a 1x1 convolution run as a
-// matmul). A flat walk over the tensor, four elements a thread with 16-byte
+// gpu_epilogue: bias + residual + activation applied after a convolution
+// the DNN library could not fuse (or a 1x1 convolution run as a matmul), in
+// place or into another tensor of a narrower type (the Cast that followed
+// the convolution, done in the same pass). A flat walk over the tensor, four elements a thread with 16-byte
 // accesses where the planes allow it: the per-plane walk it replaces ran at
 // ~900 GB/s on an H200, idling most lanes on 7x7 planes. CUDA C behind an
 // extern "C" launcher; compiles as HIP through gpu_vendor.h.
@@ -13,8 +14,8 @@ namespace {
 // V divides inner, so the V elements of one thread share a plane (channel);
 // or, channels last (LAST: planes of one element), V divides the channels
 // and the V elements are V consecutive channels.
-template <typename T, int V, bool LAST>
-__global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu::divider inner,
+template <typename T, typename TO, int V, bool LAST>
+__global__ void epilogue_kernel(const T *y, TO *out, const T *bias, const T *res, int nvec, gpu::divider inner,
                                 gpu::divider channels, int c0, int act, float a, float b) {
   gpu::wait_prior();
   gpu::start_next();
@@ -35,13 +36,13 @@ __global__ void epilogue_kernel(T *y, const T *bias, const T *res, int nvec, gpu
     if (res) gpu::ldv<V>(res, i, r);
 #pragma unroll
     for (int k = 0; k < V; ++k) v[k] = gpu::act(act, v[k] + bv[k] + (res ? r[k] : 0.f), a, b);
-    gpu::stv<V>(y, i, v);
+    gpu::stv<V>(out, i, v);
   }
 }
 
 // Launches over whole planes, as many per launch as keep indices 32-bit.
-template <typename T, int V, bool LAST>
-int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, int64_t inner,
+template <typename T, typename TO, int V, bool LAST>
+int launch_vec(const T *y, TO *out, const T *bias, const T *res, int64_t n, int64_t channels, int64_t inner,
                int act, float a, float b, gpuStream_t s) {
   const int threads = 256;
   // Elements and plane numbers (c0 + local plane) stay below 2^31.
@@ -50,7 +51,7 @@ int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, i
   for (int64_t p0 = 0; p0 < planes; p0 += chunk) {
     const int64_t np = planes - p0 < chunk ? planes - p0 : chunk, off = p0 * inner;
     const int nvec = (int)(np * inner / V);
-    gpu::launch(epilogue_kernel<T, V, LAST>, gpu::blocks_for(nvec, threads), threads, 0, s, y + off, bias,
+    gpu::launch(epilogue_kernel<T, TO, V, LAST>, gpu::blocks_for(nvec, threads), threads, 0, s, y + off, out + off, bias,
                 res ? res + off : nullptr, nvec, gpu::make_divider((unsigned)inner),
                 gpu::make_divider((unsigned)channels), (int)(p0 % channels), act, a, b);
     if (int e = gpu::last_error()) return e;
@@ -58,25 +59,29 @@ int launch_vec(T *y, const T *bias, const T *res, int64_t n, int64_t channels, i
   return 0;
 }
 
-template <typename T>
-int launch(void *y, const void *bias, const void *res, int64_t n, int64_t channels, int64_t inner,
-           int act, float a, float b, gpuStream_t s) {
-  const bool aligned = (uintptr_t)y % 16 == 0 && (uintptr_t)res % 16 == 0;
+template <typename T, typename TO>
+int launch(const void *y, void *out, const void *bias, const void *res, int64_t n, int64_t channels,
+           int64_t inner, int act, float a, float b, gpuStream_t s) {
+  const bool aligned = (uintptr_t)y % 16 == 0 && (uintptr_t)out % 16 == 0 && (uintptr_t)res % 16 == 0;
+  const T *yt = (const T *)y, *bt = (const T *)bias, *rt = (const T *)res;
   if (aligned && inner % 4 == 0)
-    return launch_vec<T, 4, false>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
-                                   b, s);
+    return launch_vec<T, TO, 4, false>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
   if (aligned && inner == 1 && channels % 4 == 0)
-    return launch_vec<T, 4, true>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a,
-                                  b, s);
-  return launch_vec<T, 1, false>((T *)y, (const T *)bias, (const T *)res, n, channels, inner, act, a, b,
-                                 s);
+    return launch_vec<T, TO, 4, true>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
+  return launch_vec<T, TO, 1, false>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
+}
+
+template <typename T>
+int launch_same(const void *y, void *out, const void *bias, const void *res, int64_t n, int64_t channels,
+                int64_t inner, int act, float a, float b, gpuStream_t s) {
+  return launch<T, T>(y, out, bias, res, n, channels, inner, act, a, b, s);
 }
 
 }  // namespace
 
-extern "C" int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype,
-                                 int64_t n, int64_t channels, int64_t inner, int act,
-                                 float alpha, float beta, void *stream) {
+extern "C" int gpu_conv_epilogue_to(const void *y, void *out, const void *bias, const void *residual, int dtype,
+                                    int out_dtype, int64_t n, int64_t channels, int64_t inner, int act,
+                                    float alpha, float beta, void *stream) {
   if (n <= 0) return 0;
   if (bias && (channels <= 0 || channels >= INT32_MAX / 2 || inner <= 0 || n % inner != 0 ||
                inner >= INT32_MAX))
@@ -85,6 +90,17 @@ extern "C" int gpu_conv_epilogue(void *y, const void *bias, const void *residual
     channels = 1;
     inner = n % 4 == 0 ? 4 : 1;
   }
-  GPU_DISPATCH(dtype, launch, y, bias, residual, n, channels, inner, act, alpha, beta,
-               (gpuStream_t)stream);
+  gpuStream_t s = (gpuStream_t)stream;
+  if (out_dtype == dtype) GPU_DISPATCH(dtype, launch_same, y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
+  if (dtype != GPU_DT_F32) return -1;
+  if (out_dtype == GPU_DT_F16)
+    return launch<float, gpu_half>(y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
+  if (out_dtype == GPU_DT_BF16)
+    return launch<float, gpu::bf16>(y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
+  return -1;
+}
+
+extern "C" int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype, int64_t n,
+                                 int64_t channels, int64_t inner, int act, float alpha, float beta, void *stream) {
+  return gpu_conv_epilogue_to(y, y, bias, residual, dtype, dtype, n, channels, inner, act, alpha, beta, stream);
 }

@@ -48,6 +48,24 @@ int gpu_graph_memsets_to_kernels(void *graph, const void *cleared, size_t cleare
 int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype, int64_t n,
                       int64_t channels, int64_t inner, int act, float alpha, float beta,
                       void *stream);
+/* The same from y into out of out_dtype (dtype itself, or fp16 / bf16 from
+ * fp32): a conv's epilogue and the Cast after it in one pass, rounding
+ * as gpu_cast does. out may be y when the types match. */
+int gpu_conv_epilogue_to(const void *y, void *out, const void *bias, const void *residual, int dtype,
+                         int out_dtype, int64_t n, int64_t channels, int64_t inner, int act, float alpha,
+                         float beta, void *stream);
+
+/* gpu_conv1x1.cu: a 1x1 convolution (stride 1, no pads, one group) of
+ * n images of c <= GPU_CONV1X1_MAX_C input channels, channels first:
+ *   y[n, m, p] = act(sum_c w[m, c] x[n, c, p] + bias[m] + residual[n, m, p])
+ * (hw pixels a plane; bias and residual may be NULL), y of out_dtype: dtype,
+ * or fp16 / bf16 from fp32 (no residual then). -1: sizes or types not
+ * taken (gpu_conv1x1_few_fits). */
+#define GPU_CONV1X1_MAX_C 32
+int gpu_conv1x1_few(const void *x, const void *w, const void *bias, const void *residual, void *y, int dtype,
+                    int out_dtype, int64_t n, int64_t c, int64_t m, int64_t hw, int act, float alpha, float beta,
+                    void *stream);
+int gpu_conv1x1_few_fits(int64_t n, int64_t c, int64_t m, int64_t hw);
 
 /* A 2D convolution's sizes (NCHW, w [co, c / group, kh, kw]). */
 typedef struct gpu_conv2d_shape {

@@ -138,6 +138,11 @@ static const conv_case cases[] = {
     {"2d_direct_tiles_res", HD_DT_F32, 2, 1, 2, 70, S2(13, 11), S2(5, 5), ONE, S2(2, 1), S2(2, 0), S2(3, 1), 1, 1, 1, OP_ACT_LEAKY_RELU, 0.1f, 0, 0, 0},
     {"1d_direct", HD_DT_F32, 1, 2, 4, 8, S1(40), S1(7), S1(3), S1(1), S1(3), S1(2), 1, 0, 0, OP_ACT_NONE, 0, 0, 0, 0},
     {"f16_direct", HD_DT_F16, 2, 1, 3, 16, S2(17, 17), S2(3, 3), S2(2, 2), ONE, S2(1, 1), S2(1, 1), 1, 1, 0, OP_ACT_RELU, 0, 0, 0, 0},
+    /* gpu_conv1x1_few (fp32 1x1 of at most 32 input channels without
+     * TF32): 4 pixels a thread with a residual and relu6 over 40 output
+     * channels, exact fp32 (one pixel a thread: test_precision_boundary's
+     * 14 x 13 planes). */
+    {"2d_1x1_few_res", HD_DT_F32, 2, 3, 20, 40, S2(13, 12), S2(1, 1), ONE, ONE, ZERO, ZERO, 1, 1, 1, OP_ACT_CLIP, 0.f, 6.f, 1, 0},
     /* gpu_conv_depthwise: each unrolled instance of the strip kernel (3x3 /
      * 5x5, stride 1 / 2, 4 and 2 outputs a thread, ragged row ends) and the
      * generic loop. */
@@ -1434,6 +1439,7 @@ static void check_split_unaligned(void) {
  * the library's SDPA and the DNN library's version. */
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm, log_sdpa;
+static int log_cast_absorbed; /* conv epilogues that write the Cast after them (test_precision_boundary) */
 static size_t log_dnn_version; /* the DNN library's, from the module's open line */
 static long long log_engines[64];
 static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
@@ -1455,6 +1461,7 @@ static void log_sink(void *user, hd_log_level level, const char *file, int line,
   pthread_mutex_lock(&log_mu);
   if (strstr(msg, "tuning: engine")) log_tuned++;
   if (strstr(msg, "attention on the library's SDPA")) log_sdpa++;
+  if (strstr(msg, "writes its Cast's")) log_cast_absorbed++;
   const char *lib = strstr(msg, " device(s), cuDNN ");
   if (lib) sscanf(lib + strlen(" device(s), cuDNN "), "%zu", &log_dnn_version);
   if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
@@ -1593,6 +1600,14 @@ static void b_inverted_residual(tg *t) {
   t->orank = 4;
   int y = inverted_residual(t, x, 16, 16, 1, 0);
   tg_output(t, inverted_residual(t, y, 16, 24, 2, 0));
+}
+/* A 3x3 stride-2 stem of 3 channels, then an inverted residual: the
+ * expand reads the stem's output from the arena. */
+static void b_stem_inverted_residual(tg *t) {
+  int x = tg_input(t, 4, D(2, 3, 28, 26));
+  t->orank = 4;
+  int s = conv_bn(t, x, 3, 16, 3, 2, 1, ACT_RELU6, IR_NONE);
+  tg_output(t, inverted_residual(t, s, 16, 24, 1, 0));
 }
 static void b_inverted_residual_tap(tg *t) {
   int x = tg_input(t, 4, D(1, 8, 9, 10));
@@ -1821,6 +1836,65 @@ static void test_channels_last(gpu_env *e, const char *filter) {
       CHECK(live == 2 && first == 0, "%s: %d Transposes left, %d convs channels first", name, live, first);
       double tol = runs[k].dtype == HD_DT_F32 ? lc[i].tol32 : runs[k].dtype == HD_DT_F16 ? lc[i].tol16 : 4 * lc[i].tol16;
       compare_graph(e, runs[k].capture ? e->ctx_cap : e->ctx, g, name, runs[k].dtype, tol);
+      ir_graph_free(g);
+    }
+  }
+}
+
+/* ==== fp32_first_layers' boundary: an fp32 1x1 conv's epilogue writes
+ * the Cast to half after it (conv_link) ==== */
+
+/* MobileNetV2-like blocks fused, then precision=fp16/bf16 with the first
+ * tensor-core ops fp32 as the EP plans them: the 1x1 expand where fp32
+ * ends, read by half ops, ends in a Cast its kernel writes
+ * (gpu_conv1x1_few eagerly, no TF32; the BLAS matmul's epilogue in the
+ * [graph] runs, whose context has TF32, and under HIPDNN_EP_CONV1X1_FEW=0).
+ * In the first cases the expand's input is the graph's, so the Cast's
+ * output cannot take its bytes (which stops the takeover) and the log must
+ * show it; after a stem (absorbed -1) the expand's input is an arena value
+ * whose bytes the Cast's output may take: the takeover is then the arena's
+ * to allow, and only the numbers are checked. Against ref on the same
+ * graph, eager and replayed as a graph. */
+static void test_precision_boundary(gpu_env *e, const char *filter) {
+  static const struct {
+    const char *name;
+    void (*build)(tg *);
+    int half, first, absorbed;
+  } pc[] = {
+      {"boundary_inverted_residual_n1", b_inverted_residual, HD_DT_F16, 1, 1},
+      {"boundary_inverted_residual_n1_bf16", b_inverted_residual, HD_DT_BF16, 1, 1},
+      {"boundary_expand_dw7_n1", b_expand_dw7, HD_DT_F16, 1, 1},
+      {"boundary_stem_expand_n2", b_stem_inverted_residual, HD_DT_F16, 2, -1},
+  };
+  for (size_t i = 0; i < sizeof pc / sizeof pc[0]; ++i) {
+    if (filter && !strstr(pc[i].name, filter)) continue;
+    for (int capture = 0; capture < 2; ++capture) {
+      tg t;
+      ir_graph *g = NULL;
+      char name[96];
+      snprintf(name, sizeof name, "%s%s", pc[i].name, capture ? " [graph]" : "");
+      tg_begin(&t, HD_DT_F32);
+      pc[i].build(&t);
+      hd_status *st = tg_end(&t, 1, &g);
+      plan_support sup = {e, cuda_supports};
+      plan_precision_opts o = {.half = pc[i].half, .gelu_tanh = 1, .fp32_first = pc[i].first};
+      plan_precision_report rep;
+      if (!st) st = plan_precision(g, &o, &sup, &rep);
+      CHECK(!st, "%s: build: %s", name, st ? hd_status_msg(st) : "");
+      hd_status_free(st);
+      if (!g) continue;
+      CHECK(rep.fp32_first == pc[i].first && rep.casts >= 2, "%s: %d ops kept fp32, %d casts", name,
+            rep.fp32_first, rep.casts);
+      pthread_mutex_lock(&log_mu);
+      log_cast_absorbed = 0;
+      pthread_mutex_unlock(&log_mu);
+      compare_graph(e, capture ? e->ctx_cap : e->ctx_strict, g, name, pc[i].half,
+                    pc[i].half == HD_DT_F16 ? 2e-2 : 8e-2);
+      pthread_mutex_lock(&log_mu);
+      int absorbed = log_cast_absorbed;
+      pthread_mutex_unlock(&log_mu);
+      CHECK(pc[i].absorbed < 0 || absorbed == pc[i].absorbed, "%s: %d Casts written by a conv's epilogue, want %d",
+            name, absorbed, pc[i].absorbed);
       ir_graph_free(g);
     }
   }
@@ -3341,6 +3415,7 @@ int main(int argc, char **argv) {
   test_attention(&e, filter);
   test_squeeze_excite(&e, filter);
   test_channels_last(&e, filter);
+  test_precision_boundary(&e, filter);
   {
     static const op_case gelu_cases[] = {{"matmul_bias_gelu_vec8", b_mm_bias_gelu_96, 1, 5e-3, 5e-3},
                                          {"matmul_bias_gelu_n36", b_mm_bias_gelu_36, 1, 5e-3, 5e-3},

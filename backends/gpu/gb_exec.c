@@ -356,7 +356,7 @@ hd_status *gb_run_steps(be_plan *bp, const gb_launch *l) {
     GB_CHECK(gpuEventRecord(l->step_events[0], l->stream));
   }
   for (int i = 0; i < bp->nsteps; ++i) {
-    hd_status *st = bp->steps[i].f->run(bp, &bp->steps[i], l);
+    hd_status *st = bp->steps[i].absorbed ? NULL : bp->steps[i].f->run(bp, &bp->steps[i], l);
     if (st) return hd_status_wrap(st, "%s: node '%s' (%s): ", gb_backend_name,
                                   bp->steps[i].n->name, bp->steps[i].n->op_type);
     if (l->step_events) GB_CHECK(gpuEventRecord(l->step_events[i + 1], l->stream));

@@ -150,6 +150,9 @@ typedef struct gb_step {
    * compile; arrival counters of kernels whose last block finishes the
    * work), at zeroed_at: every run clears them before its first launch. */
   size_t zeroed_bytes, zeroed_at;
+  /* Set by another step's link, which took this step's work into its own
+   * launches (a conv's epilogue writing the Cast after it): not run. */
+  int absorbed;
 } gb_step;
 
 /* be_plan.move_at of an input or output never staged under a graph. */
@@ -207,6 +210,12 @@ struct gb_family {
   hd_status *(*run)(be_plan *bp, gb_step *s, const gb_launch *l);
   void (*release)(be_plan *bp, gb_step *s);
 };
+
+/* The step that alone reads value v (v is no partition output and has one
+ * use), or NULL: for links that fuse a step with its reader. */
+gb_step *gb_only_reader(be_plan *bp, int v);
+/* Do values a and b (IR_NONE: none) share arena bytes in plan bp? */
+int gb_arena_overlap(const be_plan *bp, int a, int b);
 
 /* The families: gb_family_<family> for each OP_FAMILY (ops/op_registry.h),
  * defined in the gb_*.c files and found by gb_program.c's table. */

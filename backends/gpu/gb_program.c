@@ -286,6 +286,35 @@ void gb_graph_free(be_graph *bg) {
 
 /* ---- plans ---- */
 
+gb_step *gb_only_reader(be_plan *bp, int v) {
+  const ir_value *val = &bp->bg->g->values[v];
+  if (val->nuses != 1 || val->graph_output != IR_NONE) return NULL;
+  for (int i = 0; i < bp->nsteps; ++i)
+    for (int k = 0; k < bp->steps[i].n->nin; ++k)
+      if (bp->steps[i].n->in[k] == v) return &bp->steps[i];
+  return NULL;
+}
+
+/* Value v's arena bytes [*lo, *hi); 0 when v is not in the arena. */
+static int arena_range(const be_plan *bp, int v, size_t *lo, size_t *hi) {
+  if (v == IR_NONE) return 0;
+  const ir_tensor *t = bp->p.t;
+  size_t off = 0, n = t[v].nbytes;
+  while (t[v].storage == IR_ST_ALIAS) {
+    off += t[v].offset;
+    v = t[v].index;
+  }
+  if (t[v].storage != IR_ST_ARENA) return 0;
+  *lo = t[v].offset + off;
+  *hi = *lo + n;
+  return 1;
+}
+
+int gb_arena_overlap(const be_plan *bp, int a, int b) {
+  size_t alo, ahi, blo, bhi;
+  return arena_range(bp, a, &alo, &ahi) && arena_range(bp, b, &blo, &bhi) && alo < bhi && blo < ahi;
+}
+
 hd_status *gb_plan_compile(be_graph *bg, const ir_plan *p, be_plan **out) {
   *out = NULL;
   be_context *c = bg->c;
