@@ -289,6 +289,19 @@ int launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, gpuStream
     default: return -1;                                              \
   }
 
+// Instantiates F<T, TO>(args) for a kernel that reads type T and stores TO:
+// TO = T for each element type, or fp16 / bf16 from fp32 (the result
+// narrowed as it is stored, as a Cast after it would); -1 for other pairs.
+#define GPU_DISPATCH_TO(dtype, out_dtype, F, ...)                                         \
+  switch ((dtype) == (out_dtype) ? (dtype) : (dtype) == GPU_DT_F32 ? -(out_dtype) : 0) { \
+    case GPU_DT_F32: return F<float, float>(__VA_ARGS__);                                 \
+    case GPU_DT_F16: return F<gpu_half, gpu_half>(__VA_ARGS__);                           \
+    case GPU_DT_BF16: return F<gpu::bf16, gpu::bf16>(__VA_ARGS__);                        \
+    case -GPU_DT_F16: return F<float, gpu_half>(__VA_ARGS__);                             \
+    case -GPU_DT_BF16: return F<float, gpu::bf16>(__VA_ARGS__);                           \
+    default: return -1;                                                                   \
+  }
+
 // Instantiates F<T>(args) for an unsigned type of esize bytes (1, 2, 4, 8):
 // kernels that move elements without reading them; -1 for other sizes.
 #define GPU_DISPATCH_BYTES(esize, F, ...)                        \

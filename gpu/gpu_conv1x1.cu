@@ -3,8 +3,7 @@
 //   y[n, m, p] = act(sum_c w[m, c] x[n, c, p] + bias[m] + residual[n, m, p])
 // and y in the input's type or, from fp32, in fp16 / bf16 (the Cast after
 // the conv, in the same pass). Each thread loads V pixels of all C input
-// channels into registers at once (C independent loads in flight, one
-// access of V elements each), then
+// channels into registers at once (C independent loads in flight), then
 // walks the block's output channels, their weights in shared memory (every
 // lane reads the same 16 bytes: a broadcast), storing V outputs a channel
 // (consecutive threads: consecutive pixels, so stores are coalesced). Such
@@ -12,7 +11,7 @@
 // (MobileNetV2 batch 32, fp32 without TF32, the 16 -> 96 channel expand at
 // 112 x 112, fp16 out): cuBLASLt's batched GEMM + the epilogue kernel 175
 // us, this kernel 133 us (0.8 TB/s of the H200's 4.8: what holds it there
-// is not yet known; packing the stores into 8-byte accesses changed nothing).
+// is not yet known; storing 4 halves as one 8-byte access changed nothing).
 #include <stdint.h>
 
 #include "gpu/gpu_common.cuh"
@@ -31,27 +30,6 @@ struct c1_params {
   float a, b;
   gpu::divider by_hw;
 };
-
-// V elements of T as one access (8 or 16 bytes at V = 4).
-template <typename T, int V>
-struct alignas(sizeof(T) * V) c1_pack {
-  T v[V];
-};
-
-template <int V, typename T>
-__device__ __forceinline__ void load_pack(const T *p, int64_t i, float *o) {
-  const c1_pack<T, V> k = *(const c1_pack<T, V> *)(p + i);
-#pragma unroll
-  for (int v = 0; v < V; ++v) o[v] = gpu::ld(k.v, v);
-}
-
-template <int V, typename T>
-__device__ __forceinline__ void store_pack(T *p, int64_t i, const float *o) {
-  c1_pack<T, V> k;
-#pragma unroll
-  for (int v = 0; v < V; ++v) gpu::st(k.v, v, o[v]);
-  *(c1_pack<T, V> *)(p + i) = k;
-}
 
 // CP: C rounded up to a multiple of 4 (the weights are read 4 at a time).
 template <typename T, typename TO, int CP, int V>
@@ -77,7 +55,7 @@ __global__ void __launch_bounds__(kThreads) conv1x1_kernel(c1_params p) {
 #pragma unroll
     for (int c = 0; c < CP; ++c) {
       if (c < p.c) {
-        load_pack<V>(xp, (int64_t)c * p.hw, xv[c]);
+        gpu::ldv<V>(xp, (int64_t)c * p.hw, xv[c]);
       } else {
 #pragma unroll
         for (int v = 0; v < V; ++v) xv[c][v] = 0.f;
@@ -99,14 +77,14 @@ __global__ void __launch_bounds__(kThreads) conv1x1_kernel(c1_params p) {
       const int64_t o = ob + (int64_t)j * p.hw;
       if (p.res) {
         float r[V];
-        load_pack<V>((const T *)p.res, o, r);
+        gpu::ldv<V>((const T *)p.res, o, r);
 #pragma unroll
         for (int v = 0; v < V; ++v) acc[v] += r[v];
       }
       if (p.act != OP_ACT_NONE)
 #pragma unroll
         for (int v = 0; v < V; ++v) acc[v] = gpu::act(p.act, acc[v], p.a, p.b);
-      store_pack<V>((TO *)p.y, o, acc);
+      gpu::stv<V>((TO *)p.y, o, acc);
     }
   }
 }
@@ -142,11 +120,6 @@ int launch(c1_params p, int64_t n, gpuStream_t s) {
   return e ? e : gpu::last_error();
 }
 
-template <typename T>
-int launch_same(c1_params p, int64_t n, gpuStream_t s) {
-  return launch<T, T>(p, n, s);
-}
-
 }  // namespace
 
 extern "C" int gpu_conv1x1_few_fits(int64_t n, int64_t c, int64_t m, int64_t hw) {
@@ -163,10 +136,5 @@ extern "C" int gpu_conv1x1_few(const void *x, const void *w, const void *bias, c
   p.x = x, p.w = w, p.bias = bias, p.res = residual, p.y = y;
   p.c = (int)c, p.m = (int)m, p.hw = (int)hw;
   p.act = act, p.a = alpha, p.b = beta;
-  gpuStream_t s = (gpuStream_t)stream;
-  if (out_dtype == dtype) GPU_DISPATCH(dtype, launch_same, p, n, s);
-  if (dtype != GPU_DT_F32) return -1;
-  if (out_dtype == GPU_DT_F16) return launch<float, gpu_half>(p, n, s);
-  if (out_dtype == GPU_DT_BF16) return launch<float, gpu::bf16>(p, n, s);
-  return -1;
+  GPU_DISPATCH_TO(dtype, out_dtype, launch, p, n, (gpuStream_t)stream);
 }

@@ -71,11 +71,6 @@ int launch(const void *y, void *out, const void *bias, const void *res, int64_t 
   return launch_vec<T, TO, 1, false>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
 }
 
-template <typename T>
-int launch_same(const void *y, void *out, const void *bias, const void *res, int64_t n, int64_t channels,
-                int64_t inner, int act, float a, float b, gpuStream_t s) {
-  return launch<T, T>(y, out, bias, res, n, channels, inner, act, a, b, s);
-}
 
 }  // namespace
 
@@ -90,14 +85,8 @@ extern "C" int gpu_conv_epilogue_to(const void *y, void *out, const void *bias, 
     channels = 1;
     inner = n % 4 == 0 ? 4 : 1;
   }
-  gpuStream_t s = (gpuStream_t)stream;
-  if (out_dtype == dtype) GPU_DISPATCH(dtype, launch_same, y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
-  if (dtype != GPU_DT_F32) return -1;
-  if (out_dtype == GPU_DT_F16)
-    return launch<float, gpu_half>(y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
-  if (out_dtype == GPU_DT_BF16)
-    return launch<float, gpu::bf16>(y, out, bias, residual, n, channels, inner, act, alpha, beta, s);
-  return -1;
+  GPU_DISPATCH_TO(dtype, out_dtype, launch, y, out, bias, residual, n, channels, inner, act, alpha, beta,
+                  (gpuStream_t)stream);
 }
 
 extern "C" int gpu_conv_epilogue(void *y, const void *bias, const void *residual, int dtype, int64_t n,

@@ -771,9 +771,9 @@ static void conv_absorb_cast(be_plan *bp, gb_step *s) {
   if (gb_arena_overlap(bp, cs->vb, out) ||
       (cs->path == CONV_1X1_FEW && (gb_arena_overlap(bp, cs->vx, out) || gb_arena_overlap(bp, cs->vw, out))))
     return;
-  const int to = bp->bg->g->values[rs->n->out[0]].dtype;
+  const int to = bp->bg->g->values[out].dtype;
   if (to != HD_DT_F16 && to != HD_DT_BF16) return;
-  cs->vcast = rs->n->out[0];
+  cs->vcast = out;
   cs->cast_dtype = to;
   rs->absorbed = 1;
   HD_LOG(HD_LOG_VERBOSE, "%s: conv '%s' writes its Cast's %s output from its epilogue", gb_backend_name, s->n->name,
@@ -851,7 +851,9 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   void *y = gb_addr(bp, cs->vy, b);
   void *bias = gb_addr(bp, cs->vb, b);
   void *res = gb_addr(bp, cs->vr, b);
-  if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res))
+  void *cast_out = gb_addr(bp, cs->vcast, b); /* conv_absorb_cast: the Cast's output, written here */
+  if (!x || !w || !y || (cs->vb != IR_NONE && !bias) || (cs->vr != IR_NONE && !res) ||
+      (cs->vcast != IR_NONE && !cast_out))
     return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
   const gb_conv_key *k = &cs->key;
   const int act = (int)((op_act_kind)k->act_kind);
@@ -881,14 +883,11 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
       GB_KERNEL(gpu_conv_transpose(x, w, bias, y, k->dtype, &cs->shape, k->y[1] / k->w[1], act, k->act_alpha,
                                    k->act_beta, stream));
       return NULL;
-    case CONV_1X1_FEW: {
-      void *out = cs->vcast != IR_NONE ? gb_addr(bp, cs->vcast, b) : y;
-      if (!out) return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
-      GB_KERNEL(gpu_conv1x1_few(x, w, bias, res, out, k->dtype, cs->vcast != IR_NONE ? cs->cast_dtype : k->dtype,
-                                k->x[0], k->x[1], k->w[0], cs->numel / (k->x[0] * k->w[0]), act, k->act_alpha,
-                                k->act_beta, stream));
+    case CONV_1X1_FEW:
+      GB_KERNEL(gpu_conv1x1_few(x, w, bias, res, cast_out ? cast_out : y, k->dtype,
+                                cast_out ? cs->cast_dtype : k->dtype, k->x[0], k->x[1], k->w[0],
+                                cs->numel / (k->x[0] * k->w[0]), act, k->act_alpha, k->act_beta, stream));
       return NULL;
-    }
     case CONV_DIRECT:
       GB_KERNEL(gpu_conv_direct(x, w, bias, res, y, k->dtype, &cs->shape, act, k->act_alpha,
                                 k->act_beta, stream));
@@ -901,10 +900,8 @@ static hd_status *conv_run(be_plan *bp, gb_step *s, const gb_launch *l) {
       } else {
         HD_TRY(c->m->blas.mm_run(c->blas, cs->mm, w, x, NULL, y, NULL, l->workspace, l->workspace_bytes, stream));
       }
-      if (cs->vcast != IR_NONE) {
-        void *out = gb_addr(bp, cs->vcast, b);
-        if (!out) return hd_error(HD_ERR_INVALID_ARG, "a tensor has no memory bound");
-        GB_KERNEL(gpu_conv_epilogue_to(y, out, bias, res, k->dtype, cs->cast_dtype, cs->numel, cs->channels,
+      if (cast_out) {
+        GB_KERNEL(gpu_conv_epilogue_to(y, cast_out, bias, res, k->dtype, cs->cast_dtype, cs->numel, cs->channels,
                                        cs->inner, act, k->act_alpha, k->act_beta, stream));
       } else if (!cs->deferred && (bias || res || act != OP_ACT_NONE)) {
         GB_KERNEL(gpu_conv_epilogue(y, bias, res, k->dtype, cs->numel, cs->channels, cs->inner,
