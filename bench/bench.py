@@ -17,9 +17,10 @@ and, unless --no-fp16, in half precision:
 Medians of wall time with the GPU synchronised, over --iters runs after
 --warmup runs; the two fp16 columns are timed taking turns, --rounds times
 (default 3), each the least of its round medians, as bench/tx_bench.py
-does (what drifts over a process lands on both sides of their ratio). Our outputs are checked against the CPU EP (rel L2 < 1e-2;
-the fp16 ones against the same fp32 CPU EP output): a FAIL row reports no
-speed of ours ("—").
+does (what drifts over a process lands on both sides of their ratio). Our
+outputs are checked against the CPU EP (rel L2 < 1e-2; the fp16 ones
+against the same fp32 CPU EP output): a FAIL row reports no speed of ours
+("—").
 
 Device memory, one method for both (see MEMORY_METHOD): each side's caching
 allocator at its peak plus the CUDA context. Ours: the EP's pool peak
@@ -580,8 +581,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
     meta = {"date": now.strftime("%Y-%m-%d %H:%M UTC"), "gpu": hdep.gpu_name(), "versions": hdep.versions(),
-            "iters": a.iters, "warmup": a.warmup, "rounds": a.rounds, "models": a.models, "batches": a.batches, "notes": [],
-            "fp16_options": a.fp16_option, "calibrate_bn": a.calibrate_bn}
+            "iters": a.iters, "warmup": a.warmup, "rounds": a.rounds, "models": a.models, "batches": a.batches,
+            "notes": [], "fp16_options": a.fp16_option, "calibrate_bn": a.calibrate_bn}
     if not torch.cuda.is_available():
         log("FAIL: torch sees no CUDA device")
         return 2

@@ -112,12 +112,11 @@ int launch(c1_params p, int64_t n, gpuStream_t s) {
   while (mb > 8 && (int64_t)pix_blocks * ((p.m + mb - 1) / mb) < gpu::kFillBlocks) mb = (mb + 1) / 2;
   p.mb = mb;
   const dim3 grid(pix_blocks, (unsigned)((p.m + mb - 1) / mb));
-  int e;
-  if (p.c <= 8) e = launch_cp<T, TO, 8>(p, vec, grid, s);
-  else if (p.c <= 16) e = launch_cp<T, TO, 16>(p, vec, grid, s);
-  else if (p.c <= 24) e = launch_cp<T, TO, 24>(p, vec, grid, s);
-  else e = launch_cp<T, TO, 32>(p, vec, grid, s);
-  return e ? e : gpu::last_error();
+  // gpu::launch returns the launch's error
+  if (p.c <= 8) return launch_cp<T, TO, 8>(p, vec, grid, s);
+  if (p.c <= 16) return launch_cp<T, TO, 16>(p, vec, grid, s);
+  if (p.c <= 24) return launch_cp<T, TO, 24>(p, vec, grid, s);
+  return launch_cp<T, TO, 32>(p, vec, grid, s);
 }
 
 }  // namespace

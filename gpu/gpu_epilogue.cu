@@ -1,10 +1,11 @@
 // gpu_epilogue: bias + residual + activation applied after a convolution
 // the DNN library could not fuse (or a 1x1 convolution run as a matmul), in
 // place or into another tensor of a narrower type (the Cast that followed
-// the convolution, done in the same pass). A flat walk over the tensor, four elements a thread with 16-byte
-// accesses where the planes allow it: the per-plane walk it replaces ran at
-// ~900 GB/s on an H200, idling most lanes on 7x7 planes. CUDA C behind an
-// extern "C" launcher; compiles as HIP through gpu_vendor.h.
+// the convolution, done in the same pass). A flat walk over the tensor,
+// four elements a thread with 16-byte accesses where the planes allow it:
+// the per-plane walk it replaces ran at ~900 GB/s on an H200, idling most
+// lanes on 7x7 planes. CUDA C behind an extern "C" launcher; compiles as
+// HIP through gpu_vendor.h.
 #include <stdint.h>
 
 #include "gpu/gpu_common.cuh"
@@ -70,7 +71,6 @@ int launch(const void *y, void *out, const void *bias, const void *res, int64_t 
     return launch_vec<T, TO, 4, true>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
   return launch_vec<T, TO, 1, false>(yt, (TO *)out, bt, rt, n, channels, inner, act, a, b, s);
 }
-
 
 }  // namespace
 
