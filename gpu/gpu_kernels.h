@@ -391,18 +391,33 @@ typedef struct gpu_nbits_desc {
    * is built (CUDA, sm_80 and up) and takes the blocks (32 codes or more,
    * a power of two); 0: never */
   int64_t mma_min_m;
+  /* The longest K slice a GEMV block takes, in codes (0: the kernel's
+   * choice; tests set it to split K at small shapes) */
+  int64_t slice_max;
+  /* A K split's arrival counts, one a column block
+   * (gpu_nbits_gemv_arrivals): zero before a step's first pass, and each
+   * pass leaves them zero. The block arriving last at a column block adds
+   * the slices' partial sums in slice order. NULL: a second kernel adds
+   * them. */
+  unsigned *arrivals;
+  /* Let the next kernel start as soon as this one's blocks have waited for
+   * the one before (else at the end of their loops) */
+  int next_early;
 } gpu_nbits_desc;
 /* y = a w^T + bias without a dequantised copy: each block stages a slice
  * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each
  * 32-lane group streams two or four rows of B over it (passes of that many
  * rows when m is larger); under d->mma_min_m, up to 32 rows a pass on
  * tensor cores. A short N splits K over blocks, each writing fp32
- * partial sums to d->ws that a second kernel adds in a fixed order (no
- * atomics). -1 for a dtype or alignment it does not take (B must be
+ * partial sums to d->ws that the last block to arrive at a column block
+ * (d->arrivals) or a second kernel adds in slice order (the same sums
+ * whichever block adds them). -1 for a dtype or alignment it does not take (B must be
  * 8-byte aligned). */
 int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream);
 /* Bytes of d->ws gpu_nbits_gemv needs at d's sizes (0: none). */
 size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype);
+/* Arrival counters d->arrivals holds (0: no pass splits K). */
+int64_t gpu_nbits_gemv_arrivals(const gpu_nbits_desc *d, int dtype);
 /* Rows of A a pass of gpu_nbits_gemv takes at d's element type and blocks:
  * 32 on tensor cores, else GPU_NBITS_GEMV_ROWS (past them it re-reads B). */
 int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype);

@@ -20,9 +20,11 @@
 // codes meet it in dp2a instructions (two products each into exact int32
 // sums: the integer form, Q16, below): about a quarter of the instructions
 // a code, and the grid is what the GPU holds at once (no partial second
-// wave). When the columns alone make too few blocks (N = 2048 at K = 2048)
-// or a slice of A would not fit, K is split over blocks that write fp32
-// partial sums for gemv_sum to add in a fixed order (no atomics).
+// wave). When the columns alone make too few blocks, a slice of A would
+// not fit or one row's A is long (kOneRowSlice), K is split over blocks
+// that write fp32 partial sums; the last block to arrive at a column block
+// (d.arrivals) adds them in slice order, so whichever block it is the sums
+// are the same (gemv_sum, a second kernel, where no counts are given).
 //
 // Measured on an H100 (test_backend_cuda --bench-nbits, fp16, block 32,
 // zero points, graph replay, us per run, M = 1/2/4/8), the float form,
@@ -227,6 +229,39 @@ __device__ __forceinline__ void store_pair(const gpu_nbits_desc &d, int64_t m, i
   if (second) st((T *)d.y, m * d.n + j + 1, v1);
 }
 
+// After a block of a K split has written its partial sums of column block
+// cb (this group's columns col0 .. col0 + ncols - 1): the block that
+// arrives there last adds every slice's sums, in slice order, and stores
+// them, then sets the count back to zero for the next pass. Every thread of
+// the block calls it at once.
+template <typename T>
+__device__ __forceinline__ void add_slices(const gpu_nbits_desc &d, int rows, int64_t cb, int64_t col0, int ncols,
+                                           int lane) {
+  __shared__ bool last;
+  __threadfence();  // this block's partial sums, before its arrival
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(&d.arrivals[cb], 1u) == gridDim.y - 1;
+    if (last) d.arrivals[cb] = 0;
+  }
+  __syncthreads();
+  if (!last || lane != 0) return;
+  __threadfence();  // the other blocks' sums, seen after their arrivals
+  const int64_t count = (int64_t)rows * d.n;
+  for (int m = 0; m < rows; ++m)
+    for (int c = 0; c < ncols; c += 2) {
+      const float *w = d.ws + m * d.n + col0 + c;
+      const bool second = c + 1 < ncols;
+      float v0 = 0.f, v1 = 0.f;
+#pragma unroll 4
+      for (unsigned s = 0; s < gridDim.y; ++s) {  // L2 reads: another SM wrote them
+        v0 += gpu::ld_cg(w + s * count);
+        if (second) v1 += gpu::ld_cg(w + s * count + 1);
+      }
+      store_pair<T>(d, m, col0 + c, v0, v1, second);
+    }
+}
+
 // Sums over K slice blockIdx.y (ks codes long) of y[m, j] for rows m < rows
 // (<= R) of A and C columns j a group: to y (+ bias, glu) when the grid has
 // one slice, else to ws[slice][m][j] (fp32).
@@ -262,6 +297,15 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
   // B, scales and zero points are constants (ops/nbits.c): the loads above
   // may run ahead of the kernel before (gpu::launch); A may not.
   gpu::wait_prior();
+  // The next kernel's blocks may then take the room this grid leaves and
+  // issue their loads of constants during this one's sums (d.next_early), or
+  // start at the end of the loop below. The one-row chain of --bench-nbits:
+  // H100 680 us early against 653 late (2026-11-24); H200 504 early against
+  // 544 late, 461 early with one-row slices of kOneRowSlice, 519 late with
+  // them; the int4 1B-shaped decoder's replayed step 0.78 / 0.78 ms late,
+  // 0.77 / 0.80 early, 0.73 / 0.71 early with those slices (2026-11-29).
+  // Early by default.
+  if (d.next_early) gpu::start_next();
 
   // Stage rows of A, codes k0 .. k0 + kn - 1 (zeros past K), as fp32, while
   // the first loads are in flight.
@@ -406,16 +450,14 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
             }
           }
     }
+    if (gridDim.y > 1 && d.arrivals) add_slices<T>(d, rows, cb - gridDim.x, pcol0, pcols, lane);
 #pragma unroll
     for (int m = 0; m < R; ++m)
 #pragma unroll
       for (int c = 0; c < C; ++c) acc[m][c] = 0.f;
     if (cb >= col_blocks) break;
   }
-  // The next kernel may start only now: its blocks arriving during the loop
-  // above took the SMs' room from this one's (chain bench, H100: 680 us with
-  // the start right after the wait, 653 here, 678 with no early launch).
-  gpu::start_next();
+  if (!d.next_early) gpu::start_next();
 }
 
 // The slices' partial sums (slice 0 first) of columns j, j + 1 of rows m
@@ -453,11 +495,21 @@ __host__ __device__ constexpr int64_t slice_max(int rows) {
                    : kSharedMax / (int64_t)((rows <= 2 ? 2 : rows <= 4 ? 4 : 8) * 4 * 9 / 8) / kSplitQuantum * kSplitQuantum;
 }
 
+// The longest slice at one row: K = 8192 (a down projection) in two
+// slices, twice the blocks, each staging half of A before its sums (H200,
+// with gemv_rows' early start: the one-row chain of --bench-nbits 504 ->
+// 461 us; four slices of 2048, 501).
+constexpr int64_t kOneRowSlice = 4096;
+
 // How a pass of `rows` rows splits K: slices of *ks codes, returned count.
 int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
   const int64_t row_codes = d->k_blocks * d->block_size;
   const int64_t per_block = kWarps * cols_for(rows), bx = (d->n + per_block - 1) / per_block;
-  const int64_t ks_max = slice_max(rows);
+  int64_t ks_max = slice_max(rows);
+  const int64_t cap = d->slice_max >= kSplitQuantum ? d->slice_max / kSplitQuantum * kSplitQuantum
+                      : rows <= 1                   ? kOneRowSlice
+                                                    : ks_max;
+  if (cap < ks_max) ks_max = cap;
   int64_t sl = (row_codes + ks_max - 1) / ks_max;
   const int64_t want = (kTargetBlocks + bx - 1) / bx, most = (row_codes + kSplitQuantum - 1) / kSplitQuantum;
   const int64_t par = want < most ? want : most;
@@ -565,7 +617,7 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   const int rc = v16 && !d.exact ? launch_vb<T, R, 16, q16>(d, rows, vec, grid, ks, col_blocks, s)
                : v16             ? launch_vb<T, R, 16, false>(d, rows, vec, grid, ks, col_blocks, s)
                                  : launch_vb<T, R, 8, false>(d, rows, vec, grid, ks, col_blocks, s);
-  return rc ? rc : sum_slices<T>(d, rows, slices, s);
+  return rc || d.arrivals ? rc : sum_slices<T>(d, rows, slices, s);
 }
 
 // The tensor-core form (fp16 A, 2 to kMmaMaxRows rows; CUDA, sm_80 and up):
@@ -1058,6 +1110,11 @@ extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype) {
     if (d->m <= GPU_NBITS_GEMV_ROWS) break;  // one pass of exactly m rows
   }
   return most;
+}
+
+extern "C" int64_t gpu_nbits_gemv_arrivals(const gpu_nbits_desc *d, int dtype) {
+  // column blocks of the passes that split K; one row has the most (2 columns a group)
+  return gpu_nbits_gemv_ws(d, dtype) ? (d->n + kWarps * cols_for(1) - 1) / (kWarps * cols_for(1)) : 0;
 }
 
 extern "C" int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype) {

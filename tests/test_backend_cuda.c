@@ -902,6 +902,10 @@ static void b_nbits_m5_ksplit_b16(tg *t) { nbits(t, D(5, 3000), 2, 3000, 40, 16,
  * padding past K). */
 static void b_nbits_m5_ksplit_b32(tg *t) { nbits(t, D(5, 3976), 2, 3976, 40, 32, 1, 1); }
 /* More column blocks than the grid has blocks: each block walks several. */
+/* One row, K = 8192: two slices of K at the default (the last block to
+ * arrive at a column block adds them); N = 2050 leaves a last column block
+ * with one group of columns. */
+static void b_nbits_m1_k8192(tg *t) { nbits(t, D(1, 8192), 2, 8192, 2050, 32, 1, 1); }
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
 /* Rows of A whose 32-element blocks mix values 10^4 apart (an outlier
@@ -932,6 +936,7 @@ static void b_nbits_mma_m32(tg *t) { nbits(t, D(4, 8, 1024), 3, 1024, 300, 128, 
 static void b_nbits_glu_m1(tg *t) { nbits_swiglu(t, D(1, 1024), 2, 1024, 300, 32, 1, 1); }
 static void b_nbits_glu_m3(tg *t) { nbits_swiglu(t, D(1, 3, 520), 3, 520, 77, 16, 1, 0); }
 static void b_nbits_glu_ksplit(tg *t) { nbits_swiglu(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
+static void b_nbits_glu_m1_k8192(tg *t) { nbits_swiglu(t, D(1, 8192), 2, 8192, 1030, 32, 0, 0); }
 static void b_nbits_glu_m40(tg *t) { nbits_swiglu(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
 static void b_nbits_glu_chunks(tg *t) { nbits_swiglu(t, D(12, 4096), 2, 4096, 1100, 64, 1, 0); }
 /* glu stored by gemv_mma itself (one slice), 8 rows */
@@ -1310,6 +1315,8 @@ static const op_case op_cases[] = {
     {"nbits_gemv_m2_k_split", b_nbits_m2_ksplit, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b16_tail", b_nbits_m5_ksplit_b16, 0, 1e-5, 2e-3},
     {"nbits_gemv_m5_k_split_b32_tail", b_nbits_m5_ksplit_b32, 0, 1e-5, 2e-3},
+    {"nbits_gemv_m1_k8192_split", b_nbits_m1_k8192, 0, 1e-5, 2e-3},
+    {"nbits_glu_gemv_m1_k8192_split", b_nbits_glu_m1_k8192, 1, 1e-5, 2e-3},
     {"nbits_gemv_m1_wide", b_nbits_m1_wide, 0, 1e-5, 2e-3}, {"nbits_gemv_m3_wide_b16", b_nbits_m3_wide, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_outliers_k8192", b_nbits_outliers, 0, 1e-5, 2e-3},
     {"nbits_gemv_m2_outliers_k8192_accuracy1", b_nbits_outliers_exact, 0, 1e-5, 2e-3},
@@ -1549,6 +1556,20 @@ static void test_nbits_paths(gpu_env *e) {
   setenv("HIPDNN_EP_NBITS_MMA_MIN_M", "1", 1);
   run_op_case(e, &mma1, HD_DT_F16, e->ctx, " [mma from 1 row]");
   unsetenv("HIPDNN_EP_NBITS_MMA_MIN_M");
+  /* K slices of 1024 codes: passes of 8 and 4 rows that both split K
+   * (one set of arrival counts for both), and the one-row forms */
+  static const op_case passes = {"nbits_gemv_m12_passes_split", b_nbits_m12_chunks, 0, 1e-5, 2e-3};
+  static const op_case one_row = {"nbits_gemv_m1_k8192_split", b_nbits_m1_k8192, 0, 1e-5, 2e-3};
+  static const op_case one_row_glu = {"nbits_glu_gemv_m1_k8192_split", b_nbits_glu_m1_k8192, 1, 1e-5, 2e-3};
+  setenv("HIPDNN_EP_NBITS_SLICE_MAX", "1024", 1);
+  run_op_case(e, &passes, HD_DT_F32, e->ctx_cap, " [graph, slices of 1024]");
+  run_op_case(e, &one_row, HD_DT_F16, e->ctx_cap, " [graph, slices of 1024]");
+  run_op_case(e, &one_row_glu, HD_DT_F16, e->ctx, " [slices of 1024]");
+  unsetenv("HIPDNN_EP_NBITS_SLICE_MAX");
+  /* the next kernel started at the end of the GEMV's loop, as before */
+  setenv("HIPDNN_EP_NBITS_NEXT_EARLY", "0", 1);
+  run_op_case(e, &one_row, HD_DT_F16, e->ctx_cap, " [graph, next kernel late]");
+  unsetenv("HIPDNN_EP_NBITS_NEXT_EARLY");
   setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "0", 1);
   run_op_case(e, &gemm, HD_DT_F32, e->ctx_strict, " [no tf32]");
   run_op_case(e, &gemm, HD_DT_F16, e->ctx_cap, " [graph]");

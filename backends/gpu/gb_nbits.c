@@ -134,10 +134,14 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
   ns->d = (gpu_nbits_desc){.m = ir_numel(A->rank, A->dims) / p->k, .n = p->n, .k = p->k,
                            .block_size = p->block_size, .k_blocks = p->k_blocks, .zp_bytes = p->zp_bytes,
                            .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta,
-                           .exact = p->exact, .mma_min_m = env_rows("HIPDNN_EP_NBITS_MMA_MIN_M", GB_NBITS_MMA_MIN_M)};
+                           .exact = p->exact, .mma_min_m = env_rows("HIPDNN_EP_NBITS_MMA_MIN_M", GB_NBITS_MMA_MIN_M),
+                           .slice_max = env_rows("HIPDNN_EP_NBITS_SLICE_MAX", 0),
+                           .next_early = env_rows("HIPDNN_EP_NBITS_NEXT_EARLY", 1) != 0};
   const int64_t gemv_max_m = env_rows("HIPDNN_EP_NBITS_GEMV_MAX_M", gpu_nbits_gemv_max_m(&ns->d, ns->dtype));
   if (ns->d.m > gemv_max_m && c->blas) return gemm_path(c, s, ns, ws);
   *ws = gemv_workspace(ns);
+  /* a K split's arrival counters (the run's zeroed memory) */
+  s->zeroed_bytes = sizeof(unsigned) * (size_t)gpu_nbits_gemv_arrivals(&ns->d, ns->dtype);
   return NULL;
 }
 
@@ -155,6 +159,7 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   d.y = gb_addr(bp, n->out[0], &l->b);
   if (!ns->chunk) {
     d.ws = l->workspace; /* the K-split partial sums, when the plan asked for them */
+    d.arrivals = gb_zeroed(l, s);
     GB_KERNEL(gpu_nbits_gemv(&d, ns->dtype, l->stream));
     return NULL;
   }
