@@ -403,6 +403,17 @@ typedef struct gpu_nbits_desc {
   /* Let the next kernel start as soon as this one's blocks have waited for
    * the one before (else at the end of their loops) */
   int next_early;
+  /* An RMS norm the GEMV applies to A as it stages it (a decode step's
+   * SimplifiedLayerNormalization or SkipSimplifiedLayerNormalization before
+   * its MatMulNBits; gpu_nbits_gemv_norm_ok): for each row of a, s = a +
+   * norm_skip + norm_sbias (each may be NULL) and A = s * norm_scale /
+   * sqrt(mean(s^2) + norm_eps), the sums of squares in fp32 over the row
+   * each block stages whole, the 1 / rms applied to the dot products.
+   * norm_sum (may be NULL) gets s, written by the grid's first block.
+   * norm_scale NULL: A as it is. */
+  const void *norm_skip, *norm_sbias, *norm_scale;
+  void *norm_sum;
+  float norm_eps;
 } gpu_nbits_desc;
 /* y = a w^T + bias without a dequantised copy: each block stages a slice
  * of up to GPU_NBITS_GEMV_ROWS rows of a in shared memory (fp32) and each
@@ -418,6 +429,10 @@ int gpu_nbits_gemv(const gpu_nbits_desc *d, int dtype, void *stream);
 size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype);
 /* Arrival counters d->arrivals holds (0: no pass splits K). */
 int64_t gpu_nbits_gemv_arrivals(const gpu_nbits_desc *d, int dtype);
+/* Whether gpu_nbits_gemv at d's sizes takes d->norm_scale: one pass of the
+ * GEMV that stages a whole row of A a block (not the tensor-core form, K
+ * not split). */
+int gpu_nbits_gemv_norm_ok(const gpu_nbits_desc *d, int dtype);
 /* Rows of A a pass of gpu_nbits_gemv takes at d's element type and blocks:
  * 32 on tensor cores, else GPU_NBITS_GEMV_ROWS (past them it re-reads B). */
 int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype);

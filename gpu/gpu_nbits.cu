@@ -35,6 +35,9 @@
 // us. qkv, o_proj and down (5, 4.5, 10 us at M = 1) did not move: at one
 // row they are bound by latency (a graph launch, A's staging, one column
 // block a block), not by instructions.
+// Under d.norm_scale the staging first applies the RMS norm that made A
+// (pre_norm: one row, K not split), and the row's 1 / rms multiplies the
+// finished sums: the norm's kernel is gone (gb_nbits.c, nbits_link).
 // dequant_rows writes rows of B as dtype for a BLAS GEMM (prefill).
 // Under glu (op_nbits.glu: B's rows gate, up, gate, up, ...) a group's two
 // columns are one pair and lane 0 stores act(gate) * up; the GEMM path's
@@ -86,6 +89,34 @@ __device__ __forceinline__ void load8(const gpu_half *p, int64_t k, int64_t kend
   }
 #pragma unroll
   for (int i = 0; i < 8; ++i) o[i] = k + i < kend ? __half2float(p[k + i]) : 0.f;
+}
+
+// The norm's prologue on elements k .. k + 7 of row m of A, o as load8 made
+// them (zeros from d.k on): o = (a + skip + skip bias) * scale, ss += the
+// sum of squares before the scale; the grid's first block stores the sum.
+// vec: every row and vector here starts 16-byte aligned.
+template <typename T>
+__device__ __forceinline__ void pre_norm(const gpu_nbits_desc &d, int64_t m, int64_t k, bool vec, float *o, float &ss) {
+  float add[8], g[8];
+  if (d.norm_skip) {
+    load8((const T *)d.norm_skip + m * d.k, k, d.k, vec, add);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[i] += add[i];
+  }
+  if (d.norm_sbias) {
+    load8((const T *)d.norm_sbias, k, d.k, vec, add);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[i] += add[i];
+  }
+  load8((const T *)d.norm_scale, k, d.k, vec, g);
+  if (d.norm_sum && blockIdx.x == 0 && blockIdx.y == 0) {
+    T *sum = (T *)d.norm_sum + m * d.k;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (k + i < d.k) st(sum, k + i, o[i]);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) ss = fmaf(o[i], o[i], ss), o[i] *= g[i];
 }
 
 // VB bytes of codes (VB / 4 words of eight), read once: not kept in L1.
@@ -308,9 +339,11 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
   if (d.next_early) gpu::start_next();
 
   // Stage rows of A, codes k0 .. k0 + kn - 1 (zeros past K), as fp32, while
-  // the first loads are in flight.
+  // the first loads are in flight; under a norm, its prologue on each
+  // element and each row's sum of squares (ss).
   const int stride = Q16 ? ks / 32 * kQWords : (int)padded(ks);
   const T *a = (const T *)d.a;
+  float ss = 0.f;  // a norm takes one row (gpu_nbits_gemv_norm_ok)
   if (Q16) {
     // kStageRounds rounds of loads in flight at once: a long row (K = 8192)
     // is then two trips to memory, not eight
@@ -324,6 +357,7 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
 #pragma unroll
           for (int i = 0; i < 8; ++i) o[u][i] = 0.f;
           if (t < kn) load8(a + m * d.k, k0 + t, d.k, vec, o[u]);
+          if (d.norm_scale && t < kn) pre_norm<T>(d, m, k0 + t, vec, o[u], ss);
         }
 #pragma unroll
         for (int u = 0; u < kStageRounds; ++u)
@@ -334,12 +368,28 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
       for (int t = threadIdx.x * 8; t < kn; t += kThreads * 8) {
         float o[8];
         load8(a + m * d.k, k0 + t, d.k, vec, o);
+        if (d.norm_scale) pre_norm<T>(d, m, k0 + t, vec, o, ss);
         float4 *p = (float4 *)(sa + m * stride + pidx(t));
         p[0] = make_float4(o[0], o[1], o[2], o[3]);
         p[1] = make_float4(o[4], o[5], o[6], o[7]);
       }
   }
+  // the row's 1 / rms from the warps' sums of squares, read after the
+  // barrier that ends the staging
+  __shared__ float ss_warp[kWarps];
+  if (d.norm_scale) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) ss += gpu::shfl_xor32(ss, off);
+    if (lane == 0) ss_warp[warp] = ss;
+  }
   __syncthreads();  // the only barrier
+  float rinv = 1.f;
+  if (d.norm_scale) {
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) v += ss_warp[w];
+    rinv = rsqrtf(v / (float)d.k + d.norm_eps);
+  }
 
   float acc[R][C];
 #pragma unroll
@@ -427,13 +477,15 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
           load_step<T, VB, C>(d, col0, ncols, row_bytes, ch0 + g0 + u * 32 + lane, bs_log2, r[u]);
     }
     if (!done) continue;
-    // Column block finished: sums over the lanes, lane 0 writes.
+    // Column block finished: sums over the lanes (times the norm's 1 /
+    // rms), lane 0 writes.
 #pragma unroll
     for (int m = 0; m < R; ++m)
 #pragma unroll
       for (int c = 0; c < C; ++c) {
 #pragma unroll
         for (int off = 16; off > 0; off /= 2) acc[m][c] += gpu::shfl_xor32(acc[m][c], off);
+        acc[m][c] *= rinv;
       }
     if (lane == 0) {
 #pragma unroll
@@ -950,7 +1002,11 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
   const uintptr_t bp = (uintptr_t)d->b;
   if (d->block_size < 16 || (d->block_size & (d->block_size - 1)) != 0 || bp % 8 != 0 || d->k < 1) return -1;
   const bool v16 = blob % 16 == 0 && bp % 16 == 0;
-  const bool vec = (uintptr_t)d->a % 16 == 0 && (d->k * (int64_t)sizeof(T)) % 16 == 0;
+  const int dtype = sizeof(T) == 2 ? GPU_DT_F16 : GPU_DT_F32;
+  if (d->norm_scale && !gpu_nbits_gemv_norm_ok(d, dtype)) return -1;
+  const bool vec = (uintptr_t)d->a % 16 == 0 && (d->k * (int64_t)sizeof(T)) % 16 == 0 &&
+                   (!d->norm_scale || ((uintptr_t)d->norm_skip % 16 == 0 && (uintptr_t)d->norm_sbias % 16 == 0 &&
+                                       (uintptr_t)d->norm_scale % 16 == 0 && (uintptr_t)d->norm_sum % 16 == 0));
   if (sizeof(T) == 2 && v16 && d->m >= d->mma_min_m && mma_takes(d, GPU_DT_F16)) {
     for (int64_t m0 = 0; m0 < d->m; m0 += kMmaMaxRows) {  // passes of up to 32 rows
       gpu_nbits_desc p = *d;
@@ -1115,6 +1171,13 @@ extern "C" size_t gpu_nbits_gemv_ws(const gpu_nbits_desc *d, int dtype) {
 extern "C" int64_t gpu_nbits_gemv_arrivals(const gpu_nbits_desc *d, int dtype) {
   // column blocks of the passes that split K; one row has the most (2 columns a group)
   return gpu_nbits_gemv_ws(d, dtype) ? (d->n + kWarps * cols_for(1) - 1) / (kWarps * cols_for(1)) : 0;
+}
+
+extern "C" int gpu_nbits_gemv_norm_ok(const gpu_nbits_desc *d, int dtype) {
+  if (d->m != 1 || d->n <= 0 || d->block_size < 16 || (dtype != GPU_DT_F16 && dtype != GPU_DT_F32)) return 0;
+  if (d->m >= d->mma_min_m && mma_takes(d, dtype)) return 0;  // the tensor-core form at one row
+  int64_t ks = 0;
+  return plan_split(d, 1, &ks) == 1;
 }
 
 extern "C" int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype) {

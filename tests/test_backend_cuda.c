@@ -481,11 +481,13 @@ static int tg_const_u8(tg *t, int rank, const int64_t *dims) {
 }
 
 /* Adds node `type` of `domain` ("" for ONNX's) parsed by its op, with nout
- * new (shape-unknown) outputs in out[]. */
-static void tg_node_outs(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
-                         const attr *attrs, int nattrs, int *out, int nout) {
+ * new (shape-unknown) outputs in out[], but IR_NONE (an output left out)
+ * where bit i of `absent` is set. */
+static void tg_node_outs_some(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
+                              const attr *attrs, int nattrs, int *out, int nout, unsigned absent) {
   int64_t dyn[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-  for (int i = 0; i < nout; i++) out[i] = tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
+  for (int i = 0; i < nout; i++)
+    out[i] = absent >> i & 1 ? IR_NONE : tg_value(t, t->dtype, t->orank, t->orank > 0 ? dyn : NULL);
   if (t->st) return;
   const op_def *def = op_find(domain, type, opset);
   if (!def) {
@@ -498,6 +500,10 @@ static void tg_node_outs(tg *t, const char *domain, const char *type, int opset,
   attr_table at = {attrs, nattrs};
   op_attrs a = attr_table_reader(&at);
   t->st = def->parse(t->g, &t->g->nodes[idx], &a);
+}
+static void tg_node_outs(tg *t, const char *domain, const char *type, int opset, const int *in, int nin,
+                         const attr *attrs, int nattrs, int *out, int nout) {
+  tg_node_outs_some(t, domain, type, opset, in, nin, attrs, nattrs, out, nout, 0);
 }
 
 /* The same with one output, returned. */
@@ -937,6 +943,42 @@ static void b_nbits_glu_m1(tg *t) { nbits_swiglu(t, D(1, 1024), 2, 1024, 300, 32
 static void b_nbits_glu_m3(tg *t) { nbits_swiglu(t, D(1, 3, 520), 3, 520, 77, 16, 1, 0); }
 static void b_nbits_glu_ksplit(tg *t) { nbits_swiglu(t, D(2, 4096), 2, 4096, 64, 32, 1, 1); }
 static void b_nbits_glu_m1_k8192(tg *t) { nbits_swiglu(t, D(1, 8192), 2, 8192, 1030, 32, 0, 0); }
+/* A decode layer's RMS norm and the one-row MatMulNBits after it (the GEMV
+ * takes the norm into its staging of A, gb_nbits.c): x [1, k], with skip
+ * GenAI's SkipSimplifiedLayerNormalization (x + skip + a skip bias, whose
+ * sum is an output too, as the next layer's residual), else
+ * SimplifiedLayerNormalization; then n columns (zero points and a bias),
+ * or with glu a SwiGLU over two of them. The GEMV takes the norm where it
+ * does not split K: n of 2048 or more at k = 2048 (fewer columns split
+ * it, as K = 8192 does). */
+static void norm_nbits(tg *t, int64_t k, int64_t n, int skip, int glu) {
+  int x = tg_input(t, 2, D(1, k)), normed = IR_NONE;
+  if (skip) {
+    int in[4] = {x, tg_input(t, 2, D(1, k)), tg_const(t, 1, D(k), 0.5f, 1.5f), tg_const(t, 1, D(k), -0.2f, 0.2f)};
+    int out[4];
+    attr a[] = {A_FLOAT("epsilon", 1e-5f)};
+    tg_node_outs_some(t, "com.microsoft", "SkipSimplifiedLayerNormalization", 1, in, 4, a, NA(a), out, 4, 6u);
+    normed = out[0];
+    tg_output(t, out[3]);
+  } else {
+    int in[2] = {x, tg_const(t, 1, D(k), 0.5f, 1.5f)};
+    attr a[] = {A_INT("axis", -1), A_FLOAT("epsilon", 1e-6f), A_INT("stash_type", 1)};
+    normed = tg_node(t, "SimplifiedLayerNormalization", 1, in, 2, a, NA(a));
+  }
+  if (!glu) {
+    tg_output(t, nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 1));
+    return;
+  }
+  int g = nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0), u = nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0);
+  int sg = tg_node(t, "Sigmoid", 13, &g, 1, NULL, 0);
+  int in_a[2] = {g, sg};
+  int a = tg_node(t, "Mul", 14, in_a, 2, NULL, 0);
+  int in_h[2] = {a, u};
+  tg_output(t, tg_node(t, "Mul", 14, in_h, 2, NULL, 0));
+}
+static void b_skip_norm_nbits(tg *t) { norm_nbits(t, 2048, 2050, 1, 0); }
+static void b_norm_nbits_glu(tg *t) { norm_nbits(t, 1024, 520, 0, 1); }
+static void b_skip_norm_nbits_k8192(tg *t) { norm_nbits(t, 8192, 64, 1, 0); }
 static void b_nbits_glu_m40(tg *t) { nbits_swiglu(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
 static void b_nbits_glu_chunks(tg *t) { nbits_swiglu(t, D(12, 4096), 2, 4096, 1100, 64, 1, 0); }
 /* glu stored by gemv_mma itself (one slice), 8 rows */
@@ -1447,6 +1489,7 @@ static void check_split_unaligned(void) {
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm, log_sdpa;
 static int log_cast_absorbed; /* conv epilogues that write the Cast after them (test_precision_boundary) */
+static int log_norm_absorbed; /* RMS norms done in a MatMulNBits GEMV's staging (test_nbits_norm) */
 static size_t log_dnn_version; /* the DNN library's, from the module's open line */
 static long long log_engines[64];
 static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
@@ -1469,6 +1512,7 @@ static void log_sink(void *user, hd_log_level level, const char *file, int line,
   if (strstr(msg, "tuning: engine")) log_tuned++;
   if (strstr(msg, "attention on the library's SDPA")) log_sdpa++;
   if (strstr(msg, "writes its Cast's")) log_cast_absorbed++;
+  if (strstr(msg, "as it stages A")) log_norm_absorbed++;
   const char *lib = strstr(msg, " device(s), cuDNN ");
   if (lib) sscanf(lib + strlen(" device(s), cuDNN "), "%zu", &log_dnn_version);
   if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
@@ -1540,6 +1584,40 @@ static void test_attention(gpu_env *e, const char *filter) {
  * module without a BLAS runs; fp16 with the tensor-core form off), 40 rows
  * on tensor cores in passes of 32 and 8 (glu too), one row on tensor
  * cores, 3 rows on the dequantise + GEMM path. */
+/* The RMS norm taken into the one-row GEMV's staging, against ref: with a
+ * skip (the sum output written by the GEMV's first block), before a
+ * SwiGLU, eager and replayed; not taken where K splits over blocks (8192)
+ * or under HIPDNN_EP_NBITS_NORM=0, the same answers either way. */
+static void test_nbits_norm(gpu_env *e) {
+  static const struct {
+    op_case c;
+    int dtype, graph, off, absorbed;
+  } cs[] = {
+      {{"nbits_skip_norm", b_skip_norm_nbits, 0, 1e-4, 5e-3}, HD_DT_F16, 0, 0, 1},
+      {{"nbits_skip_norm", b_skip_norm_nbits, 0, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 1},
+      {{"nbits_skip_norm", b_skip_norm_nbits, 0, 1e-4, 5e-3}, HD_DT_F32, 1, 0, 1},
+      {{"nbits_skip_norm", b_skip_norm_nbits, 0, 1e-4, 5e-3}, HD_DT_F16, 1, 1, 0},
+      {{"nbits_norm_glu", b_norm_nbits_glu, 1, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 1},
+      {{"nbits_norm_glu", b_norm_nbits_glu, 1, 1e-4, 5e-3}, HD_DT_F32, 0, 0, 1},
+      {{"nbits_skip_norm_k8192_split", b_skip_norm_nbits_k8192, 0, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    char tag[64];
+    snprintf(tag, sizeof tag, "%s%s", cs[i].graph ? " [graph]" : "", cs[i].off ? " [NBITS_NORM=0]" : "");
+    if (cs[i].off) setenv("HIPDNN_EP_NBITS_NORM", "0", 1);
+    pthread_mutex_lock(&log_mu);
+    log_norm_absorbed = 0;
+    pthread_mutex_unlock(&log_mu);
+    run_op_case(e, &cs[i].c, cs[i].dtype, cs[i].graph ? e->ctx_cap : e->ctx, tag);
+    unsetenv("HIPDNN_EP_NBITS_NORM");
+    pthread_mutex_lock(&log_mu);
+    int absorbed = log_norm_absorbed;
+    pthread_mutex_unlock(&log_mu);
+    CHECK(absorbed == cs[i].absorbed, "%s%s: %d norms in a GEMV's staging, want %d", cs[i].c.name, tag, absorbed,
+          cs[i].absorbed);
+  }
+}
+
 static void test_nbits_paths(gpu_env *e) {
   static const op_case gemv = {"nbits_gemv_m20_passes", b_nbits_m20_tail, 0, 1e-5, 2e-3};
   static const op_case mma = {"nbits_mma_m40_passes", b_nbits_m40, 0, 1e-5, 2e-3};
@@ -3448,6 +3526,7 @@ int main(int argc, char **argv) {
         run_op_case_in(&e, &gelu_cases[i], RUN_F32 | RUN_F16 | RUN_F16_GRAPH | RUN_BF16);
   }
   if (!filter || strstr("nbits_paths", filter)) test_nbits_paths(&e);
+  if (!filter || strstr("nbits_norm", filter)) test_nbits_norm(&e);
   if (!filter || strstr("resnetish_chain", filter)) {
     test_capture(&e, HD_DT_F32);
     test_capture(&e, HD_DT_F16);

@@ -217,6 +217,13 @@ gb_step *gb_only_reader(be_plan *bp, int v);
 /* Do values a and b (IR_NONE: none) share arena bytes in plan bp? */
 int gb_arena_overlap(const be_plan *bp, int a, int b);
 
+/* A norm step's descriptor as its compile made it (sizes, row maps), else
+ * NULL; and with the run's addresses but x and y (gb_norm.c): for a step
+ * that takes the norm into its own launch (gb_nbits.c). */
+struct gpu_norm_desc;
+const struct gpu_norm_desc *gb_norm_sizes(const gb_step *s);
+void gb_norm_bind(const be_plan *bp, const gb_step *s, const gb_launch *l, struct gpu_norm_desc *d);
+
 /* The families: gb_family_<family> for each OP_FAMILY (ops/op_registry.h),
  * defined in the gb_*.c files and found by gb_program.c's table. */
 extern const gb_family gb_family_view; /* a view that is a partition output: a copy */

@@ -10,6 +10,8 @@
  *   - larger M (prefill): column chunks of B dequantised into the workspace
  *     as A's type, each multiplied by the BLAS (tensor cores; TF32 only when
  *     use_tf32 allows) with the bias in its epilogue.
+ * A one-row GEMV also does the RMS norm right before it, in its staging
+ * of A, where it can (nbits_link).
  * Under glu (a gated MLP's gate and up projections in one, plan_fuse.c)
  * the GEMV applies the activation and the product as it stores; the GEMM
  * path writes each chunk's product to the workspace and gpu_nbits_glu
@@ -52,6 +54,7 @@ static int64_t env_rows(const char *name, int64_t dflt) {
 
 typedef struct gb_nbits_step {
   gpu_nbits_desc d; /* sizes; pointers bound per run */
+  const gb_step *norm; /* the RMS norm before it, absorbed into the GEMV's staging of A (nbits_link) */
   int dtype;
   int64_t chunk;    /* GEMM path: columns dequantised per BLAS call; 0: GEMV */
   void *mm, *mm_tail; /* the BLAS's matmuls for full chunks and the last one */
@@ -160,6 +163,13 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   if (!ns->chunk) {
     d.ws = l->workspace; /* the K-split partial sums, when the plan asked for them */
     d.arrivals = gb_zeroed(l, s);
+    if (ns->norm) { /* A is the norm's: its input, skip and sum */
+      gpu_norm_desc nd;
+      gb_norm_bind(bp, ns->norm, l, &nd);
+      d.a = gb_addr(bp, ns->norm->n->in[0], &l->b);
+      d.norm_skip = nd.skip, d.norm_sbias = nd.sbias, d.norm_scale = nd.scale, d.norm_sum = nd.sum;
+      d.norm_eps = nd.eps;
+    }
     GB_KERNEL(gpu_nbits_gemv(&d, ns->dtype, l->stream));
     return NULL;
   }
@@ -179,6 +189,48 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   return NULL;
 }
 
+static int present(int k, int count, const int *ids) { return k >= 0 && k < count && ids[k] != IR_NONE; }
+
+/* A decode step's RMS norm right before a one-row GEMV whose A it makes
+ * and which alone reads it is done in the GEMV's staging of A
+ * (gpu_nbits_desc.norm_scale): the norm's kernel and a trip through memory
+ * gone. Only what the staging computes: one packed row of K, no mean or
+ * inverse outputs, no bias after the scale, no fused transposes. The sum
+ * (x + skip) is written by the GEMV's first block while other blocks read
+ * x and the skip, and the GEMV's output while they read all three: none
+ * may share arena bytes with another. HIPDNN_EP_NBITS_NORM=0: the norm
+ * runs alone (A/B runs). */
+static void nbits_link(be_plan *bp, gb_step *s) {
+  gb_nbits_step *ns = s->priv;
+  if (!ns || ns->chunk || s == bp->steps || !env_rows("HIPDNN_EP_NBITS_NORM", 1)) return;
+  gb_step *ps = s - 1;
+  const gpu_norm_desc *nd = gb_norm_sizes(ps);
+  if (!nd || ps->absorbed || !gpu_nbits_gemv_norm_ok(&ns->d, ns->dtype)) return;
+  const ir_node *n = ps->n;
+  const op_norm *p = &ps->p.norm;
+  if (!p->rms || nd->rows != 1 || nd->cols != ns->d.k || nd->x_inner || nd->y_inner || s->n->in[0] != n->out[0] ||
+      gb_only_reader(bp, n->out[0]) != s)
+    return;
+  if (p->in_chan >= 0 || p->out_chan >= 0 || p->permuted || p->out_permuted || present(p->out_mean, n->nout, n->out) ||
+      present(p->out_inv, n->nout, n->out) || present(p->in_bias, n->nin, n->in))
+    return;
+  const int skip = present(p->in_skip, n->nin, n->in) ? n->in[p->in_skip] : IR_NONE;
+  const int sbias = present(p->in_skip_bias, n->nin, n->in) ? n->in[p->in_skip_bias] : IR_NONE;
+  const int sum = present(p->out_sum, n->nout, n->out) ? n->out[p->out_sum] : IR_NONE;
+  const int ins[] = {n->in[0], skip, n->in[p->in_scale], sbias, sum};
+  for (int i = 0; i < 5; ++i)
+    if (ins[i] != IR_NONE && gb_t(bp, ins[i])->dtype != ns->dtype) return;
+  if (nd->xm.col_n != nd->cols || nd->ym.col_n != nd->cols || (skip != IR_NONE && nd->sm.col_n != nd->cols)) return;
+  const int y = s->n->out[0];
+  if (gb_arena_overlap(bp, sum, n->in[0]) || gb_arena_overlap(bp, sum, skip) || gb_arena_overlap(bp, y, n->in[0]) ||
+      gb_arena_overlap(bp, y, skip) || gb_arena_overlap(bp, y, sum))
+    return;
+  ns->norm = ps;
+  ps->absorbed = 1;
+  HD_LOG(HD_LOG_VERBOSE, "%s: MatMulNBits '%s' applies %s '%s' as it stages A", gb_backend_name, s->n->name, n->op_type,
+         n->name);
+}
+
 static void nbits_release(be_plan *bp, gb_step *s) {
   gb_nbits_step *ns = s->priv;
   if (ns) free_mms(bp->bg->c, ns);
@@ -190,6 +242,7 @@ const gb_family gb_family_nbits = {
     .name = "nbits",
     .support = nbits_support,
     .compile = nbits_compile,
+    .link = nbits_link,
     .run = nbits_run,
     .release = nbits_release,
 };

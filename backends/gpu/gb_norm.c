@@ -45,19 +45,27 @@ static hd_status *norm_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+extern const gb_family gb_family_norm;
+const gpu_norm_desc *gb_norm_sizes(const gb_step *s) { return s->f == &gb_family_norm ? s->priv : NULL; }
+
+void gb_norm_bind(const be_plan *bp, const gb_step *s, const gb_launch *l, gpu_norm_desc *d) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
-  gpu_norm_desc d = *(const gpu_norm_desc *)s->priv;
-  d.skip = ir_input_addr(&bp->p, n, p->in_skip, &l->b);
-  d.sbias = ir_input_addr(&bp->p, n, p->in_skip_bias, &l->b);
-  d.scale = ir_input_addr(&bp->p, n, p->in_scale, &l->b);
-  d.bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b);
-  d.sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b);
-  d.mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b);
-  d.inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b);
-  GB_KERNEL(gpu_layernorm(gb_addr(bp, n->in[0], &l->b), gb_addr(bp, n->out[0], &l->b), gb_t(bp, n->in[0])->dtype,
-                          &d, l->stream));
+  *d = *(const gpu_norm_desc *)s->priv;
+  d->skip = ir_input_addr(&bp->p, n, p->in_skip, &l->b);
+  d->sbias = ir_input_addr(&bp->p, n, p->in_skip_bias, &l->b);
+  d->scale = ir_input_addr(&bp->p, n, p->in_scale, &l->b);
+  d->bias = ir_input_addr(&bp->p, n, p->in_bias, &l->b);
+  d->sum = ir_output_addr(&bp->p, n, p->out_sum, &l->b);
+  d->mean = ir_output_addr(&bp->p, n, p->out_mean, &l->b);
+  d->inv = ir_output_addr(&bp->p, n, p->out_inv, &l->b);
+}
+
+static hd_status *norm_run(be_plan *bp, gb_step *s, const gb_launch *l) {
+  gpu_norm_desc d;
+  gb_norm_bind(bp, s, l, &d);
+  GB_KERNEL(gpu_layernorm(gb_addr(bp, s->n->in[0], &l->b), gb_addr(bp, s->n->out[0], &l->b),
+                          gb_t(bp, s->n->in[0])->dtype, &d, l->stream));
   return NULL;
 }
 
