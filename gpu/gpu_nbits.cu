@@ -660,6 +660,7 @@ int launch_rows(const gpu_nbits_desc &d, int rows, bool v16, bool vec, gpuStream
   const int64_t slices = plan_split(&d, rows, &ks);
   if (slices > 65535) return -1;
   if (slices > 1 && !d.ws) return -1;
+  if (d.norm_scale && (slices > 1 || rows != 1)) return -1;  // a norm needs whole rows (gpu_nbits_gemv_norm_ok)
   // Enough blocks to fill the GPU a few times over; each walks column blocks.
   const int64_t bx = col_blocks < kMaxColBlocks ? col_blocks : kMaxColBlocks;
   const dim3 grid((unsigned)bx, (unsigned)slices);
@@ -1002,12 +1003,10 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
   const uintptr_t bp = (uintptr_t)d->b;
   if (d->block_size < 16 || (d->block_size & (d->block_size - 1)) != 0 || bp % 8 != 0 || d->k < 1) return -1;
   const bool v16 = blob % 16 == 0 && bp % 16 == 0;
-  const int dtype = sizeof(T) == 2 ? GPU_DT_F16 : GPU_DT_F32;
-  if (d->norm_scale && !gpu_nbits_gemv_norm_ok(d, dtype)) return -1;
   const bool vec = (uintptr_t)d->a % 16 == 0 && (d->k * (int64_t)sizeof(T)) % 16 == 0 &&
                    (!d->norm_scale || ((uintptr_t)d->norm_skip % 16 == 0 && (uintptr_t)d->norm_sbias % 16 == 0 &&
                                        (uintptr_t)d->norm_scale % 16 == 0 && (uintptr_t)d->norm_sum % 16 == 0));
-  if (sizeof(T) == 2 && v16 && d->m >= d->mma_min_m && mma_takes(d, GPU_DT_F16)) {
+  if (sizeof(T) == 2 && v16 && !d->norm_scale && d->m >= d->mma_min_m && mma_takes(d, GPU_DT_F16)) {
     for (int64_t m0 = 0; m0 < d->m; m0 += kMmaMaxRows) {  // passes of up to 32 rows
       gpu_nbits_desc p = *d;
       const int rows = d->m - m0 < kMmaMaxRows ? (int)(d->m - m0) : kMmaMaxRows;

@@ -189,8 +189,6 @@ static hd_status *nbits_run(be_plan *bp, gb_step *s, const gb_launch *l) {
   return NULL;
 }
 
-static int present(int k, int count, const int *ids) { return k >= 0 && k < count && ids[k] != IR_NONE; }
-
 /* A decode step's RMS norm right before a one-row GEMV whose A it makes
  * and which alone reads it is done in the GEMV's staging of A
  * (gpu_nbits_desc.norm_scale): the norm's kernel and a trip through memory
@@ -211,15 +209,13 @@ static void nbits_link(be_plan *bp, gb_step *s) {
   if (!p->rms || nd->rows != 1 || nd->cols != ns->d.k || nd->x_inner || nd->y_inner || s->n->in[0] != n->out[0] ||
       gb_only_reader(bp, n->out[0]) != s)
     return;
-  if (p->in_chan >= 0 || p->out_chan >= 0 || p->permuted || p->out_permuted || present(p->out_mean, n->nout, n->out) ||
-      present(p->out_inv, n->nout, n->out) || present(p->in_bias, n->nin, n->in))
+  /* op_norm keeps -1 for an absent input or output; its check made every
+   * present one x's type, which is A's */
+  if (p->in_chan >= 0 || p->out_chan >= 0 || p->permuted || p->out_permuted || p->out_mean >= 0 || p->out_inv >= 0 ||
+      p->in_bias >= 0)
     return;
-  const int skip = present(p->in_skip, n->nin, n->in) ? n->in[p->in_skip] : IR_NONE;
-  const int sbias = present(p->in_skip_bias, n->nin, n->in) ? n->in[p->in_skip_bias] : IR_NONE;
-  const int sum = present(p->out_sum, n->nout, n->out) ? n->out[p->out_sum] : IR_NONE;
-  const int ins[] = {n->in[0], skip, n->in[p->in_scale], sbias, sum};
-  for (int i = 0; i < 5; ++i)
-    if (ins[i] != IR_NONE && gb_t(bp, ins[i])->dtype != ns->dtype) return;
+  const int skip = p->in_skip >= 0 ? n->in[p->in_skip] : IR_NONE;
+  const int sum = p->out_sum >= 0 ? n->out[p->out_sum] : IR_NONE;
   if (nd->xm.col_n != nd->cols || nd->ym.col_n != nd->cols || (skip != IR_NONE && nd->sm.col_n != nd->cols)) return;
   const int y = s->n->out[0];
   if (gb_arena_overlap(bp, sum, n->in[0]) || gb_arena_overlap(bp, sum, skip) || gb_arena_overlap(bp, y, n->in[0]) ||
