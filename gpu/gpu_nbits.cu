@@ -152,8 +152,15 @@ __host__ __device__ inline int64_t padded(int64_t k) { return k + k / 32 * 4; }
 // loads at once, by the rows of A: at one or two rows more groups and
 // every load of a lane issued together (usually its whole slice); at four
 // and eight each A value read from shared memory serves four columns.
+// One row takes two steps: a whole slice at K = 2048. Four steps held
+// registers such a slice never used, and at 118 registers a thread an SM
+// held 4 blocks; at two steps, 80 registers, it holds 6 (kOneRowBlocks).
+// H200, --bench-nbits in one session: the one-row chain 485 -> 475 us,
+// lm_head alone 54.1 -> 48.0 us; held to 64 registers (8 blocks, some
+// spilled) 525 us and 60.6 us (2026-11-29).
 __host__ __device__ constexpr int cols_for(int rows) { return rows <= 2 ? 2 : 4; }
-__host__ __device__ constexpr int steps_for(int rows) { return rows <= 2 ? 4 : rows <= 4 ? 2 : 1; }
+__host__ __device__ constexpr int steps_for(int rows) { return rows <= 1 ? 2 : rows <= 2 ? 4 : rows <= 4 ? 2 : 1; }
+constexpr int kOneRowBlocks = 6;  // blocks an SM holds at one row (__launch_bounds__ below)
 
 // One lane's loads for one step: C columns' codes at one chunk of K.
 template <int VB, int C>
@@ -297,7 +304,7 @@ __device__ __forceinline__ void add_slices(const gpu_nbits_desc &d, int rows, in
 // (<= R) of A and C columns j a group: to y (+ bias, glu) when the grid has
 // one slice, else to ws[slice][m][j] (fp32).
 template <typename T, int R, int VB, bool Q16>
-__global__ void __launch_bounds__(kThreads, R == 4 ? 3 : 1)
+__global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks : 1)
     gemv_rows(gpu_nbits_desc d, int rows, bool vec, int ks, int64_t col_blocks) {
   constexpr int C = cols_for(R), NS = steps_for(R);
   // kScaled: each code scaled as it is made (one multiply a code, R rows of
