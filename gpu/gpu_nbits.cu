@@ -160,7 +160,11 @@ __host__ __device__ inline int64_t padded(int64_t k) { return k + k / 32 * 4; }
 // spilled) 525 us and 60.6 us (2026-11-29).
 __host__ __device__ constexpr int cols_for(int rows) { return rows <= 2 ? 2 : 4; }
 __host__ __device__ constexpr int steps_for(int rows) { return rows <= 1 ? 2 : rows <= 2 ? 4 : rows <= 4 ? 2 : 1; }
+#if defined(GPU_VENDOR_HIP)
+constexpr int kOneRowBlocks = 1;  // HIP reads launch bounds' second value as waves an EU: not measured there
+#else
 constexpr int kOneRowBlocks = 6;  // blocks an SM holds at one row (__launch_bounds__ below)
+#endif
 
 // One lane's loads for one step: C columns' codes at one chunk of K.
 template <int VB, int C>
