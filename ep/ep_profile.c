@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
@@ -23,6 +24,8 @@
 
 typedef struct prof_event {
   int64_t start_ns, dur_ns; /* CLOCK_MONOTONIC */
+  int64_t anchor_ns;        /* our clock when the ORT event it ran in began (0: none) */
+  uint64_t anchor_id;       /* that ORT event's correlation id (ORT's clock, us) */
   int tid;
   int cat;                  /* OrtProfilingEventCategory, or EP_PROF_COUNTER */
   int nargs;
@@ -43,6 +46,7 @@ typedef struct ep_prof {
   int started, ended;
   int64_t start_ns;  /* our clock at StartProfiling */
   int64_t offset_ns; /* ORT's time since its profiling start, at that moment */
+  int64_t id_base;   /* an event's correlation id minus its ORT timestamp (-1: not seen yet) */
   event_list events;
   struct ep_prof *next;
 } ep_prof;
@@ -62,6 +66,8 @@ struct ep_prof_hub {
 struct ep_prof_run {
   ep_prof_hub *hub;
   ep_prof *target; /* the ORT profiler open on this thread at the start, or NULL */
+  int64_t anchor_ns;  /* our clock when target's innermost open ORT event began */
+  uint64_t anchor_id; /* that event's correlation id */
   int tid;
   event_list events;
 };
@@ -72,6 +78,8 @@ struct ep_prof_run {
 static _Thread_local struct {
   ep_prof *p;
   ep_prof_hub *hub;
+  uint64_t id;      /* the ORT event's correlation id */
+  int64_t begin_ns; /* our clock at its StartEvent */
 } tls_open[EP_PROF_STACK];
 static _Thread_local int tls_depth, tls_overflow;
 
@@ -346,24 +354,39 @@ static void ORT_API_CALL p_release(OrtEpProfilerImpl *impl) {
   hub_unref(hub);
 }
 
+/* HIPDNN_EP_PROFILE_START_DELAY_US: a test's stand-in for this thread losing
+ * the CPU between ORT's reading of its clock (offset_ns) and ours. */
+static void start_delay(void) {
+  const char *v = getenv("HIPDNN_EP_PROFILE_START_DELAY_US");
+  long long us = v ? atoll(v) : 0;
+  if (us <= 0) return;
+  struct timespec ts = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
 static OrtStatus *ORT_API_CALL p_start(OrtEpProfilerImpl *impl, int64_t offset_ns) {
   ep_prof *p = prof_of(impl);
+  start_delay();
   pthread_mutex_lock(&p->hub->mu);
   p->started = 1;
   p->ended = 0;
   p->start_ns = be_clock_ns();
   p->offset_ns = offset_ns;
+  p->id_base = -1;
   pthread_mutex_unlock(&p->hub->mu);
   return NULL;
 }
 
 /* ORT opens and closes its events in order on each thread (run, executor,
- * node), and calls a kernel's Compute inside them on the same thread. */
+ * node), and calls a kernel's Compute inside them on the same thread. An
+ * event's id is its start on ORT's clock (whole microseconds); our clock
+ * here is a little after that start. */
 static OrtStatus *ORT_API_CALL p_start_event(OrtEpProfilerImpl *impl, uint64_t id) {
-  (void)id;
   if (tls_depth < EP_PROF_STACK) {
     tls_open[tls_depth].p = prof_of(impl);
     tls_open[tls_depth].hub = prof_of(impl)->hub;
+    tls_open[tls_depth].id = id;
+    tls_open[tls_depth].begin_ns = be_clock_ns();
     tls_depth++;
   } else {
     tls_overflow++;
@@ -371,16 +394,34 @@ static OrtStatus *ORT_API_CALL p_start_event(OrtEpProfilerImpl *impl, uint64_t i
   return NULL;
 }
 
+/* The ending event's timestamp (since ORT's profiling start) against its id
+ * gives where ids start: an id then maps to a timestamp exactly. */
 static OrtStatus *ORT_API_CALL p_stop_event(OrtEpProfilerImpl *impl, uint64_t id, const OrtProfilingEvent *ev) {
-  (void)impl, (void)id, (void)ev;
+  int64_t ts = -1;
+  OrtStatus *os = ev ? ep_ep_api->ProfilingEvent_GetTimestampUs(ev, &ts) : NULL;
+  if (os) ep_api->ReleaseStatus(os), ts = -1;
+  if (ts >= 0 && id >= (uint64_t)ts) {
+    ep_prof *p = prof_of(impl);
+    pthread_mutex_lock(&p->hub->mu);
+    if (p->id_base < 0) p->id_base = (int64_t)(id - (uint64_t)ts);
+    pthread_mutex_unlock(&p->hub->mu);
+  }
   if (tls_overflow) tls_overflow--;
   else if (tls_depth > 0) tls_depth--;
   return NULL;
 }
 
-/* Microseconds on ORT's profiling clock. */
-static int64_t ort_us(const ep_prof *p, int64_t t_ns) {
-  int64_t ns = p->offset_ns + (t_ns - p->start_ns);
+/* Microseconds on ORT's profiling clock of event e's start. From the start
+ * of the ORT event it ran in (a node's, for a step) where ORT has told us
+ * where ids start: our clock at that event's StartEvent is at or after the
+ * event's own start, so a step measured from it lies inside the event,
+ * whatever happened between StartProfiling's offset and our reading of our
+ * clock there (a thread preempted between the two put a run's steps before
+ * ORT's node events under a loaded CI). Else from that offset. */
+static int64_t ort_us(const ep_prof *p, int64_t id_base, const prof_event *e) {
+  int64_t ns = p->offset_ns + (e->start_ns - p->start_ns);
+  if (e->anchor_ns && id_base >= 0 && e->anchor_id >= (uint64_t)id_base)
+    ns = (int64_t)(e->anchor_id - (uint64_t)id_base) * 1000 + (e->start_ns - e->anchor_ns);
   return ns > 0 ? ns / 1000 : 0;
 }
 
@@ -398,6 +439,7 @@ static OrtStatus *ORT_API_CALL p_end(OrtEpProfilerImpl *impl, OrtProfilingEvents
   pthread_mutex_lock(&hub->mu);
   event_list evs = p->events;
   memset(&p->events, 0, sizeof p->events);
+  const int64_t id_base = p->id_base;
   int was_started = p->started && !p->ended;
   p->ended = 1;
   /* The session's memory now, as one more event (the EP may be gone: a
@@ -428,7 +470,7 @@ static OrtStatus *ORT_API_CALL p_end(OrtEpProfilerImpl *impl, OrtProfilingEvents
      * timer's resolution) shows as 1; its dur_ns argument is exact. */
     int64_t dur_us = e->dur_ns <= 0 ? 0 : (e->dur_ns + 999) / 1000;
     if (e->cat == OrtProfilingEventCategory_KERNEL && dur_us < 1) dur_us = 1;
-    os = ep_ep_api->CreateProfilingEvent((OrtProfilingEventCategory)e->cat, pid, e->tid, name, ort_us(p, e->start_ns),
+    os = ep_ep_api->CreateProfilingEvent((OrtProfilingEventCategory)e->cat, pid, e->tid, name, ort_us(p, id_base, e),
                                          dur_us, keys, vals, (size_t)e->nargs, &batch[nb]);
     if (!os && ++nb == sizeof batch / sizeof batch[0]) os = add_batch(c, batch, &nb);
   }
@@ -462,14 +504,16 @@ OrtStatus *ep_prof_create_profiler(ep_prof_hub *hub, OrtEpProfilerImpl **out) {
 /* ---- runs ---- */
 
 ep_prof_run *ep_prof_run_begin(ep_prof_hub *hub) {
-  ep_prof *target = NULL;
-  for (int i = tls_depth - 1; i >= 0 && !target; i--)
-    if (tls_open[i].hub == hub) target = tls_open[i].p;
+  int open = -1;
+  for (int i = tls_depth - 1; i >= 0 && open < 0; i--)
+    if (tls_open[i].hub == hub) open = i;
+  ep_prof *target = open >= 0 ? tls_open[open].p : NULL;
   if (!target && !hub->trace_path) return NULL;
   ep_prof_run *r = calloc(1, sizeof *r);
   if (!r) return NULL; /* profiling is best effort: the run goes on */
   r->hub = hub;
   r->target = target;
+  if (target) r->anchor_id = tls_open[open].id, r->anchor_ns = tls_open[open].begin_ns;
   r->tid = thread_id();
   return r;
 }
@@ -477,8 +521,10 @@ ep_prof_run *ep_prof_run_begin(ep_prof_hub *hub) {
 void ep_prof_run_add(ep_prof_run *r, const char *name, int64_t start_ns, int64_t dur_ns, const ep_prof_arg *args,
                      int n) {
   prof_event e;
-  if (r && event_make(&e, OrtProfilingEventCategory_KERNEL, r->tid, name, start_ns, dur_ns, args, n))
+  if (r && event_make(&e, OrtProfilingEventCategory_KERNEL, r->tid, name, start_ns, dur_ns, args, n)) {
+    e.anchor_ns = r->anchor_ns, e.anchor_id = r->anchor_id;
     list_push(&r->events, e);
+  }
 }
 
 void ep_prof_run_end(ep_prof_run *r) {
