@@ -883,14 +883,19 @@ static void nbits(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n
 }
 /* A SwiGLU over two MatMulNBits of one A, Mul(Mul(g, Sigmoid(g)), u): with
  * fusion, one MatMulNBits under glu (plan_fuse.c). */
-static void nbits_swiglu(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
-  int x = tg_input(t, a_rank, a_dims);
+/* GenAI's SwiGLU over two MatMulNBits of x (gate, up): silu(gate) * up as
+ * Sigmoid, Mul, Mul, which plan_fuse.c makes one GEMV; returns its output. */
+static int swiglu_nbits_of(tg *t, int x, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp,
+                           int bias) {
   int g = nbits_of(t, x, a_dims, a_rank, k, n, bs, zp, bias), u = nbits_of(t, x, a_dims, a_rank, k, n, bs, zp, bias);
   int sg = tg_node(t, "Sigmoid", 13, &g, 1, NULL, 0);
   int in_a[2] = {g, sg};
   int a = tg_node(t, "Mul", 14, in_a, 2, NULL, 0);
   int in_h[2] = {a, u};
-  tg_output(t, tg_node(t, "Mul", 14, in_h, 2, NULL, 0));
+  return tg_node(t, "Mul", 14, in_h, 2, NULL, 0);
+}
+static void nbits_swiglu(tg *t, const int64_t *a_dims, int a_rank, int64_t k, int64_t n, int64_t bs, int zp, int bias) {
+  tg_output(t, swiglu_nbits_of(t, tg_input(t, a_rank, a_dims), a_dims, a_rank, k, n, bs, zp, bias));
 }
 static void b_nbits_m1(tg *t) { nbits(t, D(1, 1024), 2, 1024, 300, 32, 1, 1); }
 static void b_nbits_m7_tail(tg *t) { nbits(t, D(7, 520), 2, 520, 77, 16, 1, 0); }
@@ -965,16 +970,8 @@ static void norm_nbits(tg *t, int64_t k, int64_t n, int skip, int glu) {
     attr a[] = {A_INT("axis", -1), A_FLOAT("epsilon", 1e-6f), A_INT("stash_type", 1)};
     normed = tg_node(t, "SimplifiedLayerNormalization", 1, in, 2, a, NA(a));
   }
-  if (!glu) {
-    tg_output(t, nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 1));
-    return;
-  }
-  int g = nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0), u = nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0);
-  int sg = tg_node(t, "Sigmoid", 13, &g, 1, NULL, 0);
-  int in_a[2] = {g, sg};
-  int a = tg_node(t, "Mul", 14, in_a, 2, NULL, 0);
-  int in_h[2] = {a, u};
-  tg_output(t, tg_node(t, "Mul", 14, in_h, 2, NULL, 0));
+  tg_output(t, glu ? swiglu_nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0)
+                   : nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 1));
 }
 static void b_skip_norm_nbits(tg *t) { norm_nbits(t, 2048, 2050, 1, 0); }
 static void b_norm_nbits_glu(tg *t) { norm_nbits(t, 1024, 520, 0, 1); }
@@ -2954,12 +2951,7 @@ static void bench_nbits(gpu_env *e, int chain_only) {
     for (int l = 0; l < 16; l++) {
       x = nbits_of(&t, x, NULL, 2, 2048, 3072, bs, 1, 0);
       x = nbits_of(&t, x, NULL, 2, 3072, 2048, bs, 1, 0);
-      int gate = nbits_of(&t, x, NULL, 2, 2048, 8192, bs, 1, 0), up = nbits_of(&t, x, NULL, 2, 2048, 8192, bs, 1, 0);
-      int sg = tg_node(&t, "Sigmoid", 13, &gate, 1, NULL, 0);
-      int in_a[2] = {gate, sg};
-      int a = tg_node(&t, "Mul", 14, in_a, 2, NULL, 0);
-      int in_h[2] = {a, up};
-      x = tg_node(&t, "Mul", 14, in_h, 2, NULL, 0);
+      x = swiglu_nbits_of(&t, x, NULL, 2, 2048, 8192, bs, 1, 0);
       x = nbits_of(&t, x, NULL, 2, 8192, 2048, bs, 1, 0);
       wb += 2048.0 * (3072 + 2048 + 2 * 8192 + 2048) * (0.5 + 2.5 / (double)bs);
     }

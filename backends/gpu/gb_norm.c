@@ -45,9 +45,6 @@ static hd_status *norm_compile(be_plan *bp, gb_step *s, size_t *ws) {
   return NULL;
 }
 
-extern const gb_family gb_family_norm;
-const gpu_norm_desc *gb_norm_sizes(const gb_step *s) { return s->f == &gb_family_norm ? s->priv : NULL; }
-
 void gb_norm_bind(const be_plan *bp, const gb_step *s, const gb_launch *l, gpu_norm_desc *d) {
   const ir_node *n = s->n;
   const op_norm *p = &s->p.norm;
@@ -82,3 +79,5 @@ const gb_family gb_family_norm = {
     .run = norm_run,
     .release = norm_release,
 };
+
+const gpu_norm_desc *gb_norm_sizes(const gb_step *s) { return s->f == &gb_family_norm ? s->priv : NULL; }
