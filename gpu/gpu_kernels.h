@@ -403,6 +403,10 @@ typedef struct gpu_nbits_desc {
   /* Let the next kernel start as soon as this one's blocks have waited for
    * the one before (else at the end of their loops) */
   int next_early;
+  /* A one-row pass may take gemv_bulk (CUDA, sm_90 and up): each block
+   * copies its columns' weights into shared memory at once, before it
+   * waits for the kernel before (gpu_nbits.cu); 0: gemv_rows always */
+  int bulk;
   /* An RMS norm the GEMV applies to A as it stages it (a decode step's
    * SimplifiedLayerNormalization or SkipSimplifiedLayerNormalization before
    * its MatMulNBits; gpu_nbits_gemv_norm_ok): for each row of a, s = a +
@@ -433,6 +437,9 @@ int64_t gpu_nbits_gemv_arrivals(const gpu_nbits_desc *d, int dtype);
  * GEMV that stages a whole row of A a block (not the tensor-core form, K
  * not split). */
 int gpu_nbits_gemv_norm_ok(const gpu_nbits_desc *d, int dtype);
+/* Whether gpu_nbits_gemv's one-row passes at d's sizes take gemv_bulk on
+ * the current GPU (d's pointers as given; NULL ones are aligned). */
+int gpu_nbits_gemv_bulk(const gpu_nbits_desc *d, int dtype);
 /* Rows of A a pass of gpu_nbits_gemv takes at d's element type and blocks:
  * 32 on tensor cores, else GPU_NBITS_GEMV_ROWS (past them it re-reads B). */
 int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype);

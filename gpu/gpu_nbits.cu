@@ -35,6 +35,9 @@
 // us. qkv, o_proj and down (5, 4.5, 10 us at M = 1) did not move: at one
 // row they are bound by latency (a graph launch, A's staging, one column
 // block a block), not by instructions.
+// At one row of fp16 A on sm_90 and up, where a column block's weights fit
+// shared memory (every layer of a 1B-shaped decoder, not its head),
+// gemv_bulk replaces gemv_rows: see there.
 // Under d.norm_scale the staging first applies the RMS norm that made A
 // (pre_norm: one row, K not split), and the row's 1 / rms multiplies the
 // finished sums: the norm's kernel is gone (gb_nbits.c, nbits_link).
@@ -255,6 +258,42 @@ __device__ __forceinline__ void stage_q16(int *q, int t, int kn, const float *o)
   if ((t & 31) == 0) blk[16] = __float_as_int(bad > 0.f || amax > 3.0e38f ? __int_as_float(0x7fc00000) : amax / 32767.f), blk[17] = (int)fs;
 }
 
+// acc plus one 32-code chunk's term: a column's four words of codes w
+// dotted with the A-block's pairs p in int32, its zero point off as zp x
+// the A-block's integer sum (sc.y), both scales applied once (sc.x: A's).
+__device__ __forceinline__ float q16_term(const uint32_t *w, const int4 *p, int2 sc, int zp, float scale, float acc) {
+  int dot = 0;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) dot = dot_word(w[q], p[q], dot);
+  return fmaf((float)(dot - zp * sc.y), __int_as_float(sc.x) * scale, acc);
+}
+
+// Stages codes k0 .. k0 + kn - 1 of row m of A (zeros past K) in the
+// integer form at q, under a norm its prologue first (ss: this thread's
+// sum of squares). Every one of the block's NT threads calls it at once
+// (stage_q16 exchanges lanes). kStageRounds rounds of loads are in flight
+// together: a long row (K = 8192) is two trips to memory, not eight.
+template <typename T, int NT>
+__device__ __forceinline__ void stage_row_q16(const gpu_nbits_desc &d, int m, int64_t k0, int kn, bool vec, int *q,
+                                              float &ss) {
+  constexpr int kStageRounds = 4;
+  const T *a = (const T *)d.a + m * d.k;
+  for (int t0 = 0; t0 < kn; t0 += NT * 8 * kStageRounds) {
+    float o[kStageRounds][8];
+#pragma unroll
+    for (int u = 0; u < kStageRounds; ++u) {
+      const int t = t0 + u * NT * 8 + threadIdx.x * 8;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) o[u][i] = 0.f;
+      if (t < kn) load8(a, k0 + t, d.k, vec, o[u]);
+      if (d.norm_scale && t < kn) pre_norm<T>(d, m, k0 + t, vec, o[u], ss);
+    }
+#pragma unroll
+    for (int u = 0; u < kStageRounds; ++u)
+      if (t0 + u * NT * 8 < kn) stage_q16(q, t0 + u * NT * 8 + threadIdx.x * 8, kn, o[u]);
+  }
+}
+
 // y[m, j] (+ bias) from the sums v (bias not added) of rows m of A and
 // columns j, j + 1 of B; under glu the pair is (gate, up) and makes one
 // output, else two.
@@ -356,24 +395,7 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
   const T *a = (const T *)d.a;
   float ss = 0.f;  // a norm takes one row (gpu_nbits_gemv_norm_ok)
   if (Q16) {
-    // kStageRounds rounds of loads in flight at once: a long row (K = 8192)
-    // is then two trips to memory, not eight
-    constexpr int kStageRounds = 4;
-    for (int m = 0; m < rows; ++m)
-      for (int t0 = 0; t0 < kn; t0 += kThreads * 8 * kStageRounds) {  // every thread each round: stage_q16 exchanges lanes
-        float o[kStageRounds][8];
-#pragma unroll
-        for (int u = 0; u < kStageRounds; ++u) {
-          const int t = t0 + u * kThreads * 8 + threadIdx.x * 8;
-#pragma unroll
-          for (int i = 0; i < 8; ++i) o[u][i] = 0.f;
-          if (t < kn) load8(a + m * d.k, k0 + t, d.k, vec, o[u]);
-          if (d.norm_scale && t < kn) pre_norm<T>(d, m, k0 + t, vec, o[u], ss);
-        }
-#pragma unroll
-        for (int u = 0; u < kStageRounds; ++u)
-          if (t0 + u * kThreads * 8 < kn) stage_q16(sq + m * stride, t0 + u * kThreads * 8 + threadIdx.x * 8, kn, o[u]);
-      }
+    for (int m = 0; m < rows; ++m) stage_row_q16<T, kThreads>(d, m, k0, kn, vec, sq + m * stride, ss);
   } else {
     for (int m = 0; m < rows; ++m)
       for (int t = threadIdx.x * 8; t < kn; t += kThreads * 8) {
@@ -420,17 +442,12 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
             if (m < rows) {
               const int *ab = sq + m * stride + lc * kQWords;
               const int2 sc = *(const int2 *)(ab + 16);
-              int4 p[VB / 4];
+              int4 p[4];
 #pragma unroll
-              for (int q = 0; q < VB / 4; ++q) p[q] = ((const int4 *)ab)[q];
+              for (int q = 0; q < 4; ++q) p[q] = ((const int4 *)ab)[q];
 #pragma unroll
-              for (int c = 0; c < C; ++c) {
-                int dot = 0;
-#pragma unroll
-                for (int q = 0; q < VB / 4; ++q) dot = dot_word(cur.w[c][q], p[q], dot);
-                const int zp = (int)(cur.zf[c] - kMagic);
-                acc[m][c] = fmaf((float)(dot - zp * sc.y), __int_as_float(sc.x) * cur.sc[c], acc[m][c]);
-              }
+              for (int c = 0; c < C; ++c)
+                acc[m][c] = q16_term(cur.w[c], p, sc, (int)(cur.zf[c] - kMagic), cur.sc[c], acc[m][c]);
             }
           }
         } else {
@@ -523,6 +540,173 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
   if (!d.next_early) gpu::start_next();
 }
 
+#if !defined(GPU_VENDOR_HIP)
+// The one-row GEMV from shared memory (gemv_bulk; CUDA, sm_90 and up).
+// gemv_rows keeps a lane's next loads in registers: ~8 KiB in flight a
+// block, so a block's share of a 19 MB gate/up projection is several
+// dependent trips to memory and the GEMV runs at ~2 TB/s (9-10 us on an
+// H200 for 3.9 us of bytes at peak). Here a block owns a run of column
+// pairs whose codes, scales and zero points fit its shared memory, and its
+// first thread starts copying all of them at once (the copy engine's
+// cp.async.bulk, in kBulkPieces pieces, each landing on its own mbarrier)
+// before the kernel waits for the one before: B is a constant, so the
+// copies run under the previous kernel's tail and A's staging. Warps then
+// take the pairs in order, each waiting only for its pair's piece; a
+// pair's sums are gemv_rows's integer form at one row (q16_term).
+// Measured on H200s (2026-11-29; --bench-nbits' one-row chain of the
+// 1B-shaped decoder's GEMVs, gemv_rows 472-474 us in each session): 256
+// threads 488 us; 512 threads 424 (and two blocks of 256 an SM 438 in the
+// same session). Slower than one copy a region a piece (465 us in that
+// session): bulk copies of at most 4 KiB (479), per-thread 16-byte
+// cp.async landing on the same mbarriers (542).
+constexpr int kBulkThreads = 512, kBulkWarps = kBulkThreads / 32;
+constexpr int kBulkPieces = 8;
+constexpr int kBulkPerSm = 1;  // blocks an SM
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(uint64_t *m) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(m)) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint64_t *m, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(m)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *m) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(m))
+      : "memory");
+}
+// Waits until the mbarrier's first phase (its one arrival and its bytes) is done.
+__device__ __forceinline__ void mbar_wait(uint64_t *m) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(smem_addr(m))
+                 : "memory");
+  } while (!done);
+}
+#endif
+
+// Bytes a column takes in each region of a block's shared memory: codes,
+// scales, zero points (multiples of 16: bulk_plan).
+struct bulk_sizes {
+  int64_t codes, scales, zp;
+};
+template <typename T>
+__host__ __device__ inline bulk_sizes bulk_col(const gpu_nbits_desc &d) {
+  return {d.k_blocks * (d.block_size / 2), d.k_blocks * (int64_t)sizeof(T), d.zp ? d.zp_bytes : 0};
+}
+
+// Pairs p0 .. p0 + ppb - 1 of y's columns (a glu pair makes one output),
+// pieces of ppp pairs; A staged in a_words ints.
+template <typename T>
+__global__ void __launch_bounds__(kBulkThreads, kBulkPerSm) gemv_bulk(gpu_nbits_desc d, bool vec, int ppb, int ppp, int a_words) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ float4 sh4[];
+  uint64_t *bar = (uint64_t *)sh4;
+  int *sq = (int *)(bar + kBulkPieces);
+  const bulk_sizes cs = bulk_col<T>(d);
+  uint8_t *codes = (uint8_t *)(sq + a_words);
+  uint8_t *scl = codes + 2 * (int64_t)ppb * cs.codes, *zps = scl + 2 * (int64_t)ppb * cs.scales;
+  const int64_t pairs = (d.n + 1) / 2, p0 = (int64_t)blockIdx.x * ppb;
+  const int np = (int)(pairs - p0 < ppb ? pairs - p0 : ppb), pieces = (np + ppp - 1) / ppp;
+  const int64_t j0 = 2 * p0;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < pieces; ++i) mbar_init(bar + i);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int i = 0; i < pieces; ++i) {
+      const int64_t lo = 2 * (int64_t)i * ppp, hi = 2 * (int64_t)(i + 1 < pieces ? (i + 1) * ppp : np);
+      const int64_t cols = (j0 + hi < d.n ? hi : d.n - j0) - lo;
+      mbar_expect(bar + i, (unsigned)(cols * (cs.codes + cs.scales + cs.zp)));
+      const uint8_t *src[3] = {d.b + (j0 + lo) * cs.codes, (const uint8_t *)d.scales + (j0 + lo) * cs.scales,
+                               d.zp ? d.zp + (j0 + lo) * cs.zp : nullptr};
+      uint8_t *dst[3] = {codes + lo * cs.codes, scl + lo * cs.scales, zps + lo * cs.zp};
+      const int64_t bytes[3] = {cols * cs.codes, cols * cs.scales, cols * cs.zp};
+      for (int r = 0; r < 3; ++r)
+        if (bytes[r]) bulk_copy(dst[r], src[r], (unsigned)bytes[r], bar + i);
+    }
+  }
+  __syncthreads();  // the mbarriers made before any thread waits on one
+#endif
+  gpu::wait_prior();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (d.next_early) gpu::start_next();
+  const int row_codes = (int)(d.k_blocks * d.block_size), chunks = row_codes / 32;
+  float ss = 0.f;
+  stage_row_q16<T, kBulkThreads>(d, 0, 0, row_codes, vec, sq, ss);
+  __shared__ float ss_warp[kBulkWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (d.norm_scale) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) ss += gpu::shfl_xor32(ss, off);
+    if (lane == 0) ss_warp[warp] = ss;
+  }
+  __syncthreads();
+  float rinv = 1.f;
+  if (d.norm_scale) {
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < kBulkWarps; ++w) v += ss_warp[w];
+    rinv = rsqrtf(v / (float)d.k + d.norm_eps);
+  }
+  const int bs_log2 = __ffs((int)d.block_size) - 1;
+  const T *scales = (const T *)scl;
+  // With fewer pairs than warps, wpp warps share a pair, each taking every
+  // wpp-th 32 chunks of K (then a pair a group: one round), their sums
+  // added in warp order after the block's barrier: o_proj and down (8
+  // pairs a block) used half the warps. H200, one session: chain 465 ->
+  // 438 us (o_proj 6.3 -> 5.7, down 9.5 -> 8.8 us alone).
+  int wpp = 1;
+  while (wpp * 2 * np <= kBulkWarps) wpp *= 2;
+  const int group = warp / wpp, part = warp % wpp;
+  __shared__ float2 part_sums[kBulkWarps];
+  for (int p = group; p < np; p += kBulkWarps / wpp) {
+    mbar_wait(bar + p / ppp);
+    const int64_t jl = 2 * (int64_t)p;
+    const bool second = j0 + jl + 1 < d.n;
+    float acc[2] = {0.f, 0.f};
+#pragma unroll 2
+    for (int lc = part * 32 + lane; lc < chunks; lc += 32 * wpp) {
+      const int *ab = sq + lc * kQWords;
+      const int2 sc = *(const int2 *)(ab + 16);
+      int4 pa[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) pa[q] = ((const int4 *)ab)[q];
+      const int blk = (lc * 32) >> bs_log2;
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        if (c == 1 && !second) break;
+        const int64_t jc = jl + c;
+        const uint4 u = *(const uint4 *)(codes + jc * cs.codes + lc * 16);
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+        const int zp = d.zp ? (zps[jc * cs.zp + blk / 2] >> ((blk & 1) * 4)) & 15 : 8;
+        acc[c] = q16_term(w, pa, sc, zp, ld(scales, jc * d.k_blocks + blk), acc[c]);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc[c] += gpu::shfl_xor32(acc[c], off);
+    }
+    if (lane == 0 && wpp == 1) store_pair<T>(d, 0, j0 + jl, acc[0] * rinv, acc[1] * rinv, second);
+    if (lane == 0 && wpp > 1) part_sums[warp] = make_float2(acc[0], acc[1]);
+  }
+  if (wpp > 1) {
+    __syncthreads();
+    if (part == 0 && lane == 0 && group < np) {
+      float2 v = part_sums[warp];
+      for (int i = 1; i < wpp; ++i) v.x += part_sums[warp + i].x, v.y += part_sums[warp + i].y;
+      const int64_t jl = 2 * (int64_t)group;
+      store_pair<T>(d, 0, j0 + jl, v.x * rinv, v.y * rinv, j0 + jl + 1 < d.n);
+    }
+  }
+  if (!d.next_early) gpu::start_next();
+#endif
+}
+#endif
+
 // The slices' partial sums (slice 0 first) of columns j, j + 1 of rows m
 // (rows x n of them a slice), stored as gemv_rows does.
 template <typename T>
@@ -586,20 +770,20 @@ int64_t plan_split(const gpu_nbits_desc *d, int rows, int64_t *ks) {
 
 constexpr int kMaxDevices = gpu::kCachedDevices;  // per-device caches below; devices past this are asked each launch
 
-// Lets kernel f take kSharedMax bytes of shared memory (past the default
-// 48 KiB; CUDA asks for the opt-in), once a device (opted: the caller's
+// Lets kernel f take `bytes` of shared memory (past the default 48 KiB;
+// CUDA asks for the opt-in), once a device (opted: the caller's
 // flags for f): a function's attributes are the device's, and a benign
 // race sets the same value twice. 0, or -1 when the runtime refused.
 template <typename F>
-int opt_in_shared(F *f, bool *opted) {
+int opt_in_shared(F *f, bool *opted, int64_t bytes = kSharedMax) {
 #if defined(GPU_VENDOR_HIP)
-  (void)f, (void)opted;
+  (void)f, (void)opted, (void)bytes;
   return 0;
 #else
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return -1;
   if (dev >= 0 && dev < kMaxDevices && opted[dev]) return 0;
-  if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedMax) != cudaSuccess) return -1;
+  if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) return -1;
   if (dev >= 0 && dev < kMaxDevices) opted[dev] = true;
   return 0;
 #endif
@@ -1007,6 +1191,70 @@ int launch_mma(const gpu_nbits_desc &d, int rows, bool vec, gpuStream_t s) {
   return rc ? rc : sum_slices<gpu_half>(d, rows, slices, s);
 }
 
+#if !defined(GPU_VENDOR_HIP)
+// The dynamic shared memory a block of the current GPU may opt into (0:
+// unknown), asked once a device: the device's limit less 1 KiB for the
+// kernel's own (static) shared memory, which counts against the same limit.
+int64_t block_smem_optin() {
+  static std::atomic<int> cached[kMaxDevices];  // bytes + 1
+  int dev = 0, b = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (dev >= 0 && dev < kMaxDevices && cached[dev].load(std::memory_order_relaxed))
+    return cached[dev].load(std::memory_order_relaxed) - 1;
+  if (cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || b <= 1024) return 0;
+  b -= 1024;
+  if (dev >= 0 && dev < kMaxDevices) cached[dev].store(b + 1, std::memory_order_relaxed);
+  return b;
+}
+
+// How gemv_bulk takes a one-row pass of d: a block an SM, each owning
+// whole pairs of columns whose weights fit its shared memory (every layer
+// of a 1B-parameter decoder; not a 128k-vocabulary head, which gemv_rows
+// streams at ~3 TB/s). false where it does not take d.
+struct bulk_shape {
+  unsigned grid;
+  int ppb, ppp, a_words;
+  size_t sh;
+};
+template <typename T>
+bool bulk_plan(const gpu_nbits_desc &d, bool v16, bulk_shape *out) {
+  static std::atomic<int> built[kMaxDevices];
+  if (sizeof(T) != 2 || !d.bulk || d.exact || !v16 || d.block_size < 32) return false;
+  const bulk_sizes cs = bulk_col<T>(d);  // the copies' sizes and sources: multiples of 16 bytes
+  if (cs.scales % 16 || cs.zp % 16 || (uintptr_t)d.scales % 16 || (uintptr_t)d.zp % 16) return false;
+  int64_t sms = 0, smem = 0;
+  if (!gpu::built_for((const void *)gemv_bulk<T>, 90, built) || !sm_info(&sms, &smem)) return false;
+  const int64_t pairs = (d.n + 1) / 2, chunks = d.k_blocks * d.block_size / 32;
+  const int64_t a_words = chunks * kQWords, pair_bytes = 2 * (cs.codes + cs.scales + cs.zp);
+  int64_t blocks = pairs < sms * kBulkPerSm ? pairs : sms * kBulkPerSm;
+  const int64_t ppb = (pairs + blocks - 1) / blocks;
+  blocks = (pairs + ppb - 1) / ppb;
+  const int64_t sh = kBulkPieces * 8 + a_words * 4 + ppb * pair_bytes;
+  if (sh > (block_smem_optin() - 1024 * (kBulkPerSm - 1)) / kBulkPerSm) return false;  // each block also has 1 KiB reserved
+  out->grid = (unsigned)blocks;
+  out->ppb = (int)ppb;
+  out->ppp = (int)((ppb + kBulkPieces - 1) / kBulkPieces);
+  out->a_words = (int)a_words;
+  out->sh = (size_t)sh;
+  return true;
+}
+
+// gemv_bulk for a one-row pass where bulk_plan takes it: *rc its launch's
+// result; false (nothing launched) where it does not take d.
+template <typename T>
+bool launch_bulk(const gpu_nbits_desc &d, bool v16, bool vec, gpuStream_t s, int *rc) {
+  bulk_shape b;
+  if (!bulk_plan<T>(d, v16, &b)) return false;
+  static bool opted[kMaxDevices];
+  if (opt_in_shared(gemv_bulk<T>, opted, block_smem_optin())) {
+    gpu::last_error();  // refused: gemv_rows takes the pass, and the error is not left for the next launch
+    return false;
+  }
+  *rc = gpu::launch(gemv_bulk<T>, dim3(b.grid), dim3(kBulkThreads), b.sh, s, d, vec, b.ppb, b.ppp, b.a_words);
+  return true;
+}
+#endif
+
 template <typename T>
 int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
   if (d->m <= 0 || d->n <= 0) return 0;
@@ -1035,7 +1283,15 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
     const int rows = d->m - m0 < GPU_NBITS_GEMV_ROWS ? (int)(d->m - m0) : GPU_NBITS_GEMV_ROWS;
     p.a = (const T *)d->a + m0 * d->k;
     p.y = (T *)d->y + m0 * (d->glu_act ? d->n / 2 : d->n);
-    int rc;
+    int rc = 0;
+#if !defined(GPU_VENDOR_HIP)
+    if constexpr (sizeof(T) == 2) {
+      if (rows == 1 && launch_bulk<T>(p, v16, vec, s, &rc)) {
+        if (rc) return rc;
+        continue;
+      }
+    }
+#endif
     if (rows == 1) rc = launch_rows<T, 1>(p, rows, v16, vec, s);
     else if (rows == 2) rc = launch_rows<T, 2>(p, rows, v16, vec, s);
     else if (rows <= 4) rc = launch_rows<T, 4>(p, rows, v16, vec, s);
@@ -1188,6 +1444,18 @@ extern "C" int gpu_nbits_gemv_norm_ok(const gpu_nbits_desc *d, int dtype) {
   if (d->m >= d->mma_min_m && mma_takes(d, dtype)) return 0;  // the tensor-core form at one row
   int64_t ks = 0;
   return plan_split(d, 1, &ks) == 1;
+}
+
+extern "C" int gpu_nbits_gemv_bulk(const gpu_nbits_desc *d, int dtype) {
+#if defined(GPU_VENDOR_HIP)
+  (void)d, (void)dtype;
+  return 0;
+#else
+  const uintptr_t bp = (uintptr_t)d->b;
+  const bool v16 = (d->block_size / 2) % 16 == 0 && bp % 16 == 0;
+  bulk_shape b;
+  return dtype == GPU_DT_F16 && d->m >= 1 && d->n > 0 && d->k > 0 && bulk_plan<gpu_half>(*d, v16, &b);
+#endif
 }
 
 extern "C" int64_t gpu_nbits_gemv_max_m(const gpu_nbits_desc *d, int dtype) {

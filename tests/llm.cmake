@@ -80,6 +80,11 @@ hh_llm_model(tiny_int4 "--reference" --quant int4 --accuracy-level 0)
 hh_llm_model(tiny_int4_zp "--reference" --quant int4 --zero-points --accuracy-level 0 --seed 2)
 hh_llm_model(tiny_int4_fp16 "" --quant int4 --dtype fp16 --seed 3)
 hh_llm_model(tiny_ms "--reference" --attention ms --kv-heads 4 --seed 4)
+# int4 fp16 at K = 256 and 512: each column's scales are whole 16-byte
+# runs, so on an sm_90 GPU every one-row GEMV of a decode step copies its
+# weights to shared memory (gemv_bulk; tiny_int4_fp16's K = 64 does not)
+hh_llm_model(int4_fp16_k256 "" --quant int4 --dtype fp16 --seed 5 --hidden 256 --heads 4 --kv-heads 2 --head-dim 64
+             --mlp 512 --vocab 512)
 
 # A KV cache of 700 rows with head size 64 (no numpy reference): on a GPU,
 # decode's kernel then cuts the keys into 11 (fp16) or 22 (fp32) ranges, and

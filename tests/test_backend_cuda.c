@@ -916,6 +916,9 @@ static void b_nbits_m5_ksplit_b32(tg *t) { nbits(t, D(5, 3976), 2, 3976, 40, 32,
 /* One row, K = 8192: two slices of K at the default (the last block to
  * arrive at a column block adds them); N = 2050 leaves a last column block
  * with one group of columns. */
+/* one row whose pieces hold several pairs, a short last block, an odd N */
+static void b_nbits_m1_bulk_b64(tg *t) { nbits(t, D(1, 2048), 2, 2048, 8201, 64, 1, 1); }
+static void b_nbits_m1_bulk_b128(tg *t) { nbits(t, D(1, 4096), 2, 4096, 1000, 128, 0, 0); }
 static void b_nbits_m1_k8192(tg *t) { nbits(t, D(1, 8192), 2, 8192, 2050, 32, 1, 1); }
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
@@ -1487,6 +1490,7 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_tuned, log_cache_warnings, log_nengines, log_mm_tuned, log_nmm, log_sdpa;
 static int log_cast_absorbed; /* conv epilogues that write the Cast after them (test_precision_boundary) */
 static int log_norm_absorbed; /* RMS norms done in a MatMulNBits GEMV's staging (test_nbits_norm) */
+static int log_nbits_bulk;     /* one-row MatMulNBits GEMVs from shared memory (test_nbits_paths) */
 static size_t log_dnn_version; /* the DNN library's, from the module's open line */
 static long long log_engines[64];
 static int log_mm_ranks[64]; /* a matmul's chosen rank, timed or replayed, in plan order */
@@ -1510,6 +1514,7 @@ static void log_sink(void *user, hd_log_level level, const char *file, int line,
   if (strstr(msg, "attention on the library's SDPA")) log_sdpa++;
   if (strstr(msg, "writes its Cast's")) log_cast_absorbed++;
   if (strstr(msg, "as it stages A")) log_norm_absorbed++;
+  if (strstr(msg, "one row with its weights copied to shared memory")) log_nbits_bulk++;
   const char *lib = strstr(msg, " device(s), cuDNN ");
   if (lib) sscanf(lib + strlen(" device(s), cuDNN "), "%zu", &log_dnn_version);
   if (strstr(msg, "tuning: matmul rank") && strstr(msg, " ms (workspace")) log_mm_tuned++;
@@ -1580,7 +1585,8 @@ static void test_attention(gpu_env *e, const char *filter) {
  * HIPDNN_EP_NBITS_MMA_MIN_M): 20 rows on the GEMV in passes of 8 (what a
  * module without a BLAS runs; fp16 with the tensor-core form off), 40 rows
  * on tensor cores in passes of 32 and 8 (glu too), one row on tensor
- * cores, 3 rows on the dequantise + GEMM path. */
+ * cores, 3 rows on the dequantise + GEMM path; one row with K split (the
+ * shared-memory form off) and from shared memory (gemv_bulk). */
 /* The RMS norm taken into the one-row GEMV's staging, against ref: with a
  * skip (the sum output written by the GEMV's first block), before a
  * SwiGLU, eager and replayed; not taken where K splits over blocks (8192)
@@ -1638,13 +1644,43 @@ static void test_nbits_paths(gpu_env *e) {
   static const op_case one_row_glu = {"nbits_glu_gemv_m1_k8192_split", b_nbits_glu_m1_k8192, 1, 1e-5, 2e-3};
   setenv("HIPDNN_EP_NBITS_SLICE_MAX", "1024", 1);
   run_op_case(e, &passes, HD_DT_F32, e->ctx_cap, " [graph, slices of 1024]");
+  setenv("HIPDNN_EP_NBITS_BULK", "0", 1); /* fp16 one-row passes would take gemv_bulk, which does not split K */
   run_op_case(e, &one_row, HD_DT_F16, e->ctx_cap, " [graph, slices of 1024]");
   run_op_case(e, &one_row_glu, HD_DT_F16, e->ctx, " [slices of 1024]");
   unsetenv("HIPDNN_EP_NBITS_SLICE_MAX");
   /* the next kernel started at the end of the GEMV's loop, as before */
   setenv("HIPDNN_EP_NBITS_NEXT_EARLY", "0", 1);
+  run_op_case(e, &one_row, HD_DT_F16, e->ctx_cap, " [graph, next kernel late, no bulk]");
+  unsetenv("HIPDNN_EP_NBITS_BULK");
   run_op_case(e, &one_row, HD_DT_F16, e->ctx_cap, " [graph, next kernel late]");
   unsetenv("HIPDNN_EP_NBITS_NEXT_EARLY");
+  /* the one-row GEMV from shared memory (gemv_bulk; the CUDA module is
+   * built for sm_90): each case logs it once, and not when switched off */
+  static const struct {
+    op_case c;
+    int graph, off;
+  } bulk[] = {
+      {{"nbits_gemv_m1_bulk_b64_odd_n", b_nbits_m1_bulk_b64, 0, 1e-5, 2e-3}, 1, 0},
+      {{"nbits_gemv_m1_bulk_b64_odd_n", b_nbits_m1_bulk_b64, 0, 1e-5, 2e-3}, 0, 1},
+      {{"nbits_gemv_m1_bulk_b128", b_nbits_m1_bulk_b128, 0, 1e-5, 2e-3}, 0, 0},
+      {{"nbits_glu_gemv_m1_bulk_k8192", b_nbits_glu_m1_k8192, 1, 1e-5, 2e-3}, 1, 0},
+      {{"nbits_skip_norm_bulk", b_skip_norm_nbits, 0, 1e-4, 5e-3}, 1, 0},
+      {{"nbits_skip_norm_bulk", b_skip_norm_nbits, 0, 1e-4, 5e-3}, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof bulk / sizeof bulk[0]; i++) {
+    if (bulk[i].off) setenv("HIPDNN_EP_NBITS_BULK", "0", 1);
+    pthread_mutex_lock(&log_mu);
+    log_nbits_bulk = 0;
+    pthread_mutex_unlock(&log_mu);
+    char tag[64];
+    snprintf(tag, sizeof tag, "%s%s", bulk[i].graph ? " [graph]" : "", bulk[i].off ? " [NBITS_BULK=0]" : "");
+    run_op_case(e, &bulk[i].c, HD_DT_F16, bulk[i].graph ? e->ctx_cap : e->ctx, tag);
+    unsetenv("HIPDNN_EP_NBITS_BULK");
+    pthread_mutex_lock(&log_mu);
+    const int got = log_nbits_bulk;
+    pthread_mutex_unlock(&log_mu);
+    CHECK(got == !bulk[i].off, "%s%s: %d GEMVs from shared memory, want %d", bulk[i].c.name, tag, got, !bulk[i].off);
+  }
   setenv("HIPDNN_EP_NBITS_GEMV_MAX_M", "0", 1);
   run_op_case(e, &gemm, HD_DT_F32, e->ctx_strict, " [no tf32]");
   run_op_case(e, &gemm, HD_DT_F16, e->ctx_cap, " [graph]");

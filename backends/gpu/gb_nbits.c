@@ -139,10 +139,14 @@ static hd_status *nbits_compile(be_plan *bp, gb_step *s, size_t *ws) {
                            .glu_act = (int)p->glu.kind, .glu_alpha = p->glu.alpha, .glu_beta = p->glu.beta,
                            .exact = p->exact, .mma_min_m = env_rows("HIPDNN_EP_NBITS_MMA_MIN_M", GB_NBITS_MMA_MIN_M),
                            .slice_max = env_rows("HIPDNN_EP_NBITS_SLICE_MAX", 0),
-                           .next_early = env_rows("HIPDNN_EP_NBITS_NEXT_EARLY", 1) != 0};
+                           .next_early = env_rows("HIPDNN_EP_NBITS_NEXT_EARLY", 1) != 0,
+                           .bulk = env_rows("HIPDNN_EP_NBITS_BULK", 1) != 0};
   const int64_t gemv_max_m = env_rows("HIPDNN_EP_NBITS_GEMV_MAX_M", gpu_nbits_gemv_max_m(&ns->d, ns->dtype));
   if (ns->d.m > gemv_max_m && c->blas) return gemm_path(c, s, ns, ws);
   *ws = gemv_workspace(ns);
+  if (ns->d.m == 1 && gpu_nbits_gemv_bulk(&ns->d, ns->dtype))
+    HD_LOG(HD_LOG_VERBOSE, "%s: MatMulNBits '%s' [1 x %lld x %lld]: one row with its weights copied to shared memory",
+           gb_backend_name, n->name, (long long)ns->d.n, (long long)ns->d.k);
   /* a K split's arrival counters (the run's zeroed memory) */
   s->zeroed_bytes = sizeof(unsigned) * (size_t)gpu_nbits_gemv_arrivals(&ns->d, ns->dtype);
   return NULL;
