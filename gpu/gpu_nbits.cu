@@ -294,6 +294,25 @@ __device__ __forceinline__ void stage_row_q16(const gpu_nbits_desc &d, int m, in
   }
 }
 
+// The barrier that ends A's staging; then, under a norm, the row's 1 / rms
+// from the threads' sums of squares ss (1 without one). Every thread of
+// the block's W warps calls it.
+template <int W>
+__device__ __forceinline__ float staged_rinv(const gpu_nbits_desc &d, float ss) {
+  __shared__ float ss_warp[W];
+  if (d.norm_scale) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) ss += gpu::shfl_xor32(ss, off);
+    if ((threadIdx.x & 31) == 0) ss_warp[threadIdx.x >> 5] = ss;
+  }
+  __syncthreads();
+  if (!d.norm_scale) return 1.f;
+  float v = 0.f;
+#pragma unroll
+  for (int w = 0; w < W; ++w) v += ss_warp[w];
+  return rsqrtf(v / (float)d.k + d.norm_eps);
+}
+
 // y[m, j] (+ bias) from the sums v (bias not added) of rows m of A and
 // columns j, j + 1 of B; under glu the pair is (gate, up) and makes one
 // output, else two.
@@ -407,22 +426,7 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
         p[1] = make_float4(o[4], o[5], o[6], o[7]);
       }
   }
-  // the row's 1 / rms from the warps' sums of squares, read after the
-  // barrier that ends the staging
-  __shared__ float ss_warp[kWarps];
-  if (d.norm_scale) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) ss += gpu::shfl_xor32(ss, off);
-    if (lane == 0) ss_warp[warp] = ss;
-  }
-  __syncthreads();  // the only barrier
-  float rinv = 1.f;
-  if (d.norm_scale) {
-    float v = 0.f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) v += ss_warp[w];
-    rinv = rsqrtf(v / (float)d.k + d.norm_eps);
-  }
+  const float rinv = staged_rinv<kWarps>(d, ss);  // the only barrier
 
   float acc[R][C];
 #pragma unroll
@@ -636,21 +640,8 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkPerSm) gemv_bulk(gpu_nbits_
   const int row_codes = (int)(d.k_blocks * d.block_size), chunks = row_codes / 32;
   float ss = 0.f;
   stage_row_q16<T, kBulkThreads>(d, 0, 0, row_codes, vec, sq, ss);
-  __shared__ float ss_warp[kBulkWarps];
+  const float rinv = staged_rinv<kBulkWarps>(d, ss);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (d.norm_scale) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) ss += gpu::shfl_xor32(ss, off);
-    if (lane == 0) ss_warp[warp] = ss;
-  }
-  __syncthreads();
-  float rinv = 1.f;
-  if (d.norm_scale) {
-    float v = 0.f;
-#pragma unroll
-    for (int w = 0; w < kBulkWarps; ++w) v += ss_warp[w];
-    rinv = rsqrtf(v / (float)d.k + d.norm_eps);
-  }
   const int bs_log2 = __ffs((int)d.block_size) - 1;
   const T *scales = (const T *)scl;
   // With fewer pairs than warps, wpp warps share a pair, each taking every
