@@ -556,7 +556,10 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
 // before the kernel waits for the one before: B is a constant, so the
 // copies run under the previous kernel's tail and A's staging. Warps then
 // take the pairs in order, each waiting only for its pair's piece; a
-// pair's sums are gemv_rows's integer form at one row (q16_term).
+// pair's sums are gemv_rows's integer form at one row (q16_term). Where a
+// block's pairs would take more than kBulkSmem, its pieces take turns in
+// a ring of slots, refilled by thread 0 after each round of pairs; past
+// twice what a block may hold (a 128k-vocabulary head) gemv_rows runs.
 // Measured on H200s (2026-11-29; --bench-nbits' one-row chain of the
 // 1B-shaped decoder's GEMVs, gemv_rows 472-474 us in each session): 256
 // threads 488 us; 512 threads 424 (and two blocks of 256 an SM 438 in the
@@ -564,8 +567,15 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
 // session): bulk copies of at most 4 KiB (479), per-thread 16-byte
 // cp.async landing on the same mbarriers (542).
 constexpr int kBulkThreads = 512, kBulkWarps = kBulkThreads / 32;
-constexpr int kBulkPieces = 8;
-constexpr int kBulkPerSm = 1;  // blocks an SM
+constexpr int kBulkPieces = 8;  // pieces a block's pairs are cut into where they all fit
+constexpr int kBulkSlots = 8;   // mbarriers: at most kBulkPieces, or a ring's slots
+constexpr int kBulkPerSm = 1;   // blocks an SM
+// A block's shared memory past which its pieces take turns in a ring of
+// slots: at most half an SM's, so the next kernel's block fits beside it
+// (the down projection's 94 KB beside gate/up, whose 154 KB it had waited
+// for). H200, one session: chain 461 -> 445 us; the replayed step within
+// noise (0.656-0.680 -> 0.666-0.675 ms, gemv_rows 0.683).
+constexpr int64_t kBulkSmem = 112 << 10;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -581,13 +591,14 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
       "l"(src), "r"(bytes), "r"(smem_addr(m))
       : "memory");
 }
-// Waits until the mbarrier's first phase (its one arrival and its bytes) is done.
-__device__ __forceinline__ void mbar_wait(uint64_t *m) {
+// Waits until the mbarrier's phase of this parity (its one arrival and its
+// bytes) is done.
+__device__ __forceinline__ void mbar_wait(uint64_t *m, unsigned parity) {
   unsigned done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}"
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done)
-                 : "r"(smem_addr(m))
+                 : "r"(smem_addr(m)), "r"(parity)
                  : "memory");
   } while (!done);
 }
@@ -603,34 +614,49 @@ __host__ __device__ inline bulk_sizes bulk_col(const gpu_nbits_desc &d) {
   return {d.k_blocks * (d.block_size / 2), d.k_blocks * (int64_t)sizeof(T), d.zp ? d.zp_bytes : 0};
 }
 
-// Pairs p0 .. p0 + ppb - 1 of y's columns (a glu pair makes one output),
-// pieces of ppp pairs; A staged in a_words ints.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Thread 0 starts copying piece i (pairs i ppp .. of the block's np, whose
+// first column is j0) into slot `slot` of the regions, to land on bar.
 template <typename T>
-__global__ void __launch_bounds__(kBulkThreads, kBulkPerSm) gemv_bulk(gpu_nbits_desc d, bool vec, int ppb, int ppp, int a_words) {
+__device__ void start_piece(const gpu_nbits_desc &d, int64_t j0, int np, int ppp, int i, int slot, uint8_t *codes,
+                            uint8_t *scl, uint8_t *zps, uint64_t *bar) {
+  const bulk_sizes cs = bulk_col<T>(d);
+  const int64_t lo = 2 * (int64_t)i * ppp, hi = 2 * (int64_t)((i + 1) * ppp < np ? (i + 1) * ppp : np);
+  const int64_t cols = (j0 + hi < d.n ? hi : d.n - j0) - lo, at = 2 * (int64_t)slot * ppp;
+  mbar_expect(bar, (unsigned)(cols * (cs.codes + cs.scales + cs.zp)));
+  const uint8_t *src[3] = {d.b + (j0 + lo) * cs.codes, (const uint8_t *)d.scales + (j0 + lo) * cs.scales,
+                           d.zp ? d.zp + (j0 + lo) * cs.zp : nullptr};
+  uint8_t *dst[3] = {codes + at * cs.codes, scl + at * cs.scales, zps + at * cs.zp};
+  const int64_t bytes[3] = {cols * cs.codes, cols * cs.scales, cols * cs.zp};
+  for (int r = 0; r < 3; ++r)
+    if (bytes[r]) bulk_copy(dst[r], src[r], (unsigned)bytes[r], bar);
+}
+#endif
+
+// Pairs p0 .. p0 + ppb - 1 of y's columns (a glu pair makes one output),
+// pieces of ppp pairs in `slots` slots of shared memory (piece i in slot i
+// % slots: a ring where the block's pieces outnumber them); A staged in
+// a_words ints.
+template <typename T>
+__global__ void __launch_bounds__(kBulkThreads, kBulkPerSm)
+    gemv_bulk(gpu_nbits_desc d, bool vec, int ppb, int ppp, int slots, int a_words) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ float4 sh4[];
   uint64_t *bar = (uint64_t *)sh4;
-  int *sq = (int *)(bar + kBulkPieces);
+  int *sq = (int *)(bar + kBulkSlots);
   const bulk_sizes cs = bulk_col<T>(d);
+  const int64_t slot_cols = 2 * (int64_t)ppp;
   uint8_t *codes = (uint8_t *)(sq + a_words);
-  uint8_t *scl = codes + 2 * (int64_t)ppb * cs.codes, *zps = scl + 2 * (int64_t)ppb * cs.scales;
-  const int64_t pairs = (d.n + 1) / 2, p0 = (int64_t)blockIdx.x * ppb;
+  uint8_t *scl = codes + slots * slot_cols * cs.codes, *zps = scl + slots * slot_cols * cs.scales;
+  const int64_t pairs = (d.n + 1) / 2, p0 = (int64_t)blockIdx.x * ppb, j0 = 2 * p0;
   const int np = (int)(pairs - p0 < ppb ? pairs - p0 : ppb), pieces = (np + ppp - 1) / ppp;
-  const int64_t j0 = 2 * p0;
+  const bool ring = pieces > slots;
+  int started = 0;  // thread 0's
   if (threadIdx.x == 0) {
-    for (int i = 0; i < pieces; ++i) mbar_init(bar + i);
+    for (int i = 0; i < slots && i < pieces; ++i) mbar_init(bar + i);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    for (int i = 0; i < pieces; ++i) {
-      const int64_t lo = 2 * (int64_t)i * ppp, hi = 2 * (int64_t)(i + 1 < pieces ? (i + 1) * ppp : np);
-      const int64_t cols = (j0 + hi < d.n ? hi : d.n - j0) - lo;
-      mbar_expect(bar + i, (unsigned)(cols * (cs.codes + cs.scales + cs.zp)));
-      const uint8_t *src[3] = {d.b + (j0 + lo) * cs.codes, (const uint8_t *)d.scales + (j0 + lo) * cs.scales,
-                               d.zp ? d.zp + (j0 + lo) * cs.zp : nullptr};
-      uint8_t *dst[3] = {codes + lo * cs.codes, scl + lo * cs.scales, zps + lo * cs.zp};
-      const int64_t bytes[3] = {cols * cs.codes, cols * cs.scales, cols * cs.zp};
-      for (int r = 0; r < 3; ++r)
-        if (bytes[r]) bulk_copy(dst[r], src[r], (unsigned)bytes[r], bar + i);
-    }
+    for (; started < slots && started < pieces; ++started)
+      start_piece<T>(d, j0, np, ppp, started, started, codes, scl, zps, bar + started);
   }
   __syncthreads();  // the mbarriers made before any thread waits on one
 #endif
@@ -651,38 +677,52 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkPerSm) gemv_bulk(gpu_nbits_
   // 438 us (o_proj 6.3 -> 5.7, down 9.5 -> 8.8 us alone).
   int wpp = 1;
   while (wpp * 2 * np <= kBulkWarps) wpp *= 2;
-  const int group = warp / wpp, part = warp % wpp;
+  const int group = warp / wpp, part = warp % wpp, groups = kBulkWarps / wpp, rounds = (np + groups - 1) / groups;
   __shared__ float2 part_sums[kBulkWarps];
-  for (int p = group; p < np; p += kBulkWarps / wpp) {
-    mbar_wait(bar + p / ppp);
-    const int64_t jl = 2 * (int64_t)p;
-    const bool second = j0 + jl + 1 < d.n;
-    float acc[2] = {0.f, 0.f};
+  for (int r = 0; r < rounds; ++r) {
+    const int p = r * groups + group;
+    if (p < np) {
+      const int i = p / ppp;
+      mbar_wait(bar + i % slots, (unsigned)(i / slots) & 1u);
+      const int64_t jl = 2 * (int64_t)p, js = (i % slots) * slot_cols + 2 * (int64_t)(p - i * ppp);
+      const bool second = j0 + jl + 1 < d.n;
+      float acc[2] = {0.f, 0.f};
 #pragma unroll 2
-    for (int lc = part * 32 + lane; lc < chunks; lc += 32 * wpp) {
-      const int *ab = sq + lc * kQWords;
-      const int2 sc = *(const int2 *)(ab + 16);
-      int4 pa[4];
+      for (int lc = part * 32 + lane; lc < chunks; lc += 32 * wpp) {
+        const int *ab = sq + lc * kQWords;
+        const int2 sc = *(const int2 *)(ab + 16);
+        int4 pa[4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) pa[q] = ((const int4 *)ab)[q];
-      const int blk = (lc * 32) >> bs_log2;
+        for (int q = 0; q < 4; ++q) pa[q] = ((const int4 *)ab)[q];
+        const int blk = (lc * 32) >> bs_log2;
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          if (c == 1 && !second) break;
+          const int64_t jc = js + c;
+          const uint4 u = *(const uint4 *)(codes + jc * cs.codes + lc * 16);
+          const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+          const int zp = d.zp ? (zps[jc * cs.zp + blk / 2] >> ((blk & 1) * 4)) & 15 : 8;
+          acc[c] = q16_term(w, pa, sc, zp, ld(scales, jc * d.k_blocks + blk), acc[c]);
+        }
+      }
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        if (c == 1 && !second) break;
-        const int64_t jc = jl + c;
-        const uint4 u = *(const uint4 *)(codes + jc * cs.codes + lc * 16);
-        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-        const int zp = d.zp ? (zps[jc * cs.zp + blk / 2] >> ((blk & 1) * 4)) & 15 : 8;
-        acc[c] = q16_term(w, pa, sc, zp, ld(scales, jc * d.k_blocks + blk), acc[c]);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) acc[c] += gpu::shfl_xor32(acc[c], off);
+      }
+      if (lane == 0 && wpp == 1) store_pair<T>(d, 0, j0 + jl, acc[0] * rinv, acc[1] * rinv, second);
+      if (lane == 0 && wpp > 1) part_sums[warp] = make_float2(acc[0], acc[1]);
+    }
+    if (ring && r + 1 < rounds) {
+      // every warp is done with this round's pairs: the pieces they held
+      // are free, and thread 0 refills their slots with the next pieces
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        const int done = (r + 1) * groups;
+        for (; started < pieces && (started - slots + 1) * ppp <= done; ++started)
+          start_piece<T>(d, j0, np, ppp, started, started % slots, codes, scl, zps, bar + started % slots);
       }
     }
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) acc[c] += gpu::shfl_xor32(acc[c], off);
-    }
-    if (lane == 0 && wpp == 1) store_pair<T>(d, 0, j0 + jl, acc[0] * rinv, acc[1] * rinv, second);
-    if (lane == 0 && wpp > 1) part_sums[warp] = make_float2(acc[0], acc[1]);
   }
   if (wpp > 1) {
     __syncthreads();
@@ -1204,7 +1244,7 @@ int64_t block_smem_optin() {
 // streams at ~3 TB/s). false where it does not take d.
 struct bulk_shape {
   unsigned grid;
-  int ppb, ppp, a_words;
+  int ppb, ppp, slots, a_words;
   size_t sh;
 };
 template <typename T>
@@ -1220,11 +1260,26 @@ bool bulk_plan(const gpu_nbits_desc &d, bool v16, bulk_shape *out) {
   int64_t blocks = pairs < sms * kBulkPerSm ? pairs : sms * kBulkPerSm;
   const int64_t ppb = (pairs + blocks - 1) / blocks;
   blocks = (pairs + ppb - 1) / ppb;
-  const int64_t sh = kBulkPieces * 8 + a_words * 4 + ppb * pair_bytes;
-  if (sh > (block_smem_optin() - 1024 * (kBulkPerSm - 1)) / kBulkPerSm) return false;  // each block also has 1 KiB reserved
+  const int64_t optin = (block_smem_optin() - 1024 * (kBulkPerSm - 1)) / kBulkPerSm;  // each block has 1 KiB reserved
+  const int64_t budget = kBulkSmem < optin ? kBulkSmem : optin, fixed = kBulkSlots * 8 + a_words * 4;
+  int64_t ppp = (ppb + kBulkPieces - 1) / kBulkPieces, slots = (ppb + ppp - 1) / ppp;
+  if (fixed + slots * ppp * pair_bytes > budget) {
+    // a ring: the most pairs a piece (at most a round's 16) with enough
+    // slots that a round's pieces are in place while the next ones load
+    if (ppb * pair_bytes > 2 * optin) return false;  // (a 128k-vocabulary head: gemv_rows)
+    for (ppp = kBulkWarps; ppp >= 1; ppp /= 2) {
+      slots = (budget - fixed) / (ppp * pair_bytes);
+      if (slots > kBulkSlots) slots = kBulkSlots;
+      if (slots * ppp >= kBulkWarps + ppp) break;
+    }
+    if (ppp < 1) return false;
+  }
+  const int64_t sh = fixed + slots * ppp * pair_bytes;
+  if (sh > optin) return false;
   out->grid = (unsigned)blocks;
   out->ppb = (int)ppb;
-  out->ppp = (int)((ppb + kBulkPieces - 1) / kBulkPieces);
+  out->ppp = (int)ppp;
+  out->slots = (int)slots;
   out->a_words = (int)a_words;
   out->sh = (size_t)sh;
   return true;
@@ -1241,7 +1296,7 @@ bool launch_bulk(const gpu_nbits_desc &d, bool v16, bool vec, gpuStream_t s, int
     gpu::last_error();  // refused: gemv_rows takes the pass, and the error is not left for the next launch
     return false;
   }
-  *rc = gpu::launch(gemv_bulk<T>, dim3(b.grid), dim3(kBulkThreads), b.sh, s, d, vec, b.ppb, b.ppp, b.a_words);
+  *rc = gpu::launch(gemv_bulk<T>, dim3(b.grid), dim3(kBulkThreads), b.sh, s, d, vec, b.ppb, b.ppp, b.slots, b.a_words);
   return true;
 }
 #endif

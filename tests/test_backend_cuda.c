@@ -919,6 +919,8 @@ static void b_nbits_m5_ksplit_b32(tg *t) { nbits(t, D(5, 3976), 2, 3976, 40, 32,
 /* one row whose pieces hold several pairs, a short last block, an odd N */
 static void b_nbits_m1_bulk_b64(tg *t) { nbits(t, D(1, 2048), 2, 2048, 8201, 64, 1, 1); }
 static void b_nbits_m1_bulk_b128(tg *t) { nbits(t, D(1, 4096), 2, 4096, 1000, 128, 0, 0); }
+/* one row whose block's share (~360 KB) passes shared memory: its pieces take turns in a ring of slots */
+static void b_nbits_m1_bulk_ring(tg *t) { nbits(t, D(1, 2048), 2, 2048, 40001, 32, 1, 1); }
 static void b_nbits_m1_k8192(tg *t) { nbits(t, D(1, 8192), 2, 8192, 2050, 32, 1, 1); }
 static void b_nbits_m1_wide(tg *t) { nbits(t, D(1, 128), 2, 128, 9000, 32, 1, 1); }
 static void b_nbits_m3_wide(tg *t) { nbits(t, D(3, 64), 2, 64, 17000, 16, 0, 1); }
@@ -1663,6 +1665,7 @@ static void test_nbits_paths(gpu_env *e) {
       {{"nbits_gemv_m1_bulk_b64_odd_n", b_nbits_m1_bulk_b64, 0, 1e-5, 2e-3}, 1, 0},
       {{"nbits_gemv_m1_bulk_b64_odd_n", b_nbits_m1_bulk_b64, 0, 1e-5, 2e-3}, 0, 1},
       {{"nbits_gemv_m1_bulk_b128", b_nbits_m1_bulk_b128, 0, 1e-5, 2e-3}, 0, 0},
+      {{"nbits_gemv_m1_bulk_ring_odd_n", b_nbits_m1_bulk_ring, 0, 1e-5, 2e-3}, 1, 0},
       {{"nbits_glu_gemv_m1_bulk_k8192", b_nbits_glu_m1_k8192, 1, 1e-5, 2e-3}, 1, 0},
       {{"nbits_skip_norm_bulk", b_skip_norm_nbits, 0, 1e-4, 5e-3}, 1, 0},
       {{"nbits_skip_norm_bulk", b_skip_norm_nbits, 0, 1e-4, 5e-3}, 1, 1},
