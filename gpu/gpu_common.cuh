@@ -241,6 +241,11 @@ __device__ __forceinline__ void start_next() {
 #endif
 }
 
+#if !defined(GPU_VENDOR_HIP)
+// p's address in the shared window, as PTX's .shared operands take it.
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+#endif
+
 // Whether launches on the current device may overlap (gpu_common.cu).
 bool early_launch_on();
 

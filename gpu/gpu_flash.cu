@@ -30,11 +30,10 @@ int gpu::flash_attention(const gpu_attn_desc *, int, gpuStream_t) { return -1; }
 namespace {
 
 using gpu::attn_span;
+using gpu::smem_addr;
 
 // W warps a block, 16 query rows each (4; fewer when there are too few
 // rows to fill the GPU with 64-row blocks: an encoder's 128-token sequence)
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

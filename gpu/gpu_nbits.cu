@@ -569,7 +569,6 @@ __global__ void __launch_bounds__(kThreads, R == 4 ? 3 : R == 1 ? kOneRowBlocks 
 constexpr int kBulkThreads = 512, kBulkWarps = kBulkThreads / 32;
 constexpr int kBulkPieces = 8;  // pieces a block's pairs are cut into where they all fit
 constexpr int kBulkSlots = 8;   // mbarriers: at most kBulkPieces, or a ring's slots
-constexpr int kBulkPerSm = 1;   // blocks an SM
 // A block's shared memory past which its pieces take turns in a ring of
 // slots: at most half an SM's, so the next kernel's block fits beside it
 // (the down projection's 94 KB beside gate/up, whose 154 KB it had waited
@@ -578,7 +577,7 @@ constexpr int kBulkPerSm = 1;   // blocks an SM
 constexpr int64_t kBulkSmem = 112 << 10;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+using gpu::smem_addr;
 __device__ __forceinline__ void mbar_init(uint64_t *m) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(m)) : "memory");
 }
@@ -638,7 +637,7 @@ __device__ void start_piece(const gpu_nbits_desc &d, int64_t j0, int np, int ppp
 // % slots: a ring where the block's pieces outnumber them); A staged in
 // a_words ints.
 template <typename T>
-__global__ void __launch_bounds__(kBulkThreads, kBulkPerSm)
+__global__ void __launch_bounds__(kBulkThreads, 1)
     gemv_bulk(gpu_nbits_desc d, bool vec, int ppb, int ppp, int slots, int a_words) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ float4 sh4[];
@@ -846,21 +845,24 @@ int64_t resident_blocks(F *f, int threads, size_t sh, int64_t *cached) {
   return fit;
 }
 
-// The current GPU's SMs and the shared memory one has (false: unknown),
-// asked once a device.
-bool sm_info(int64_t *sms, int64_t *smem) {
-  static int64_t cached[kMaxDevices][2];  // SMs + 1, bytes
-  int dev = 0, n = 0, b = 0;
+// The current GPU's SMs, the shared memory one has and the most a block
+// may opt into (false: unknown), asked once a device.
+bool sm_info(int64_t *sms, int64_t *smem, int64_t *smem_block = nullptr) {
+  static int64_t cached[kMaxDevices][3];  // SMs + 1, bytes an SM, bytes a block
+  int dev = 0, n = 0, b = 0, bb = 0;
   if (gpuGetDevice(&dev) != gpuSuccess) return false;
   if (dev >= 0 && dev < kMaxDevices && cached[dev][0]) {
     *sms = cached[dev][0] - 1, *smem = cached[dev][1];
+    if (smem_block) *smem_block = cached[dev][2];
     return true;
   }
   if (gpuDeviceGetAttribute(&n, gpuDevAttrMultiProcessorCount, dev) != gpuSuccess ||
-      gpuDeviceGetAttribute(&b, gpuDevAttrMaxSharedMemoryPerMultiprocessor, dev) != gpuSuccess)
+      gpuDeviceGetAttribute(&b, gpuDevAttrMaxSharedMemoryPerMultiprocessor, dev) != gpuSuccess ||
+      gpuDeviceGetAttribute(&bb, gpuDevAttrMaxSharedMemoryPerBlockOptin, dev) != gpuSuccess)
     return false;
-  if (dev >= 0 && dev < kMaxDevices) cached[dev][1] = b, cached[dev][0] = (int64_t)n + 1;
+  if (dev >= 0 && dev < kMaxDevices) cached[dev][1] = b, cached[dev][2] = bb, cached[dev][0] = (int64_t)n + 1;
   *sms = n, *smem = b;
+  if (smem_block) *smem_block = bb;
   return true;
 }
 
@@ -1223,21 +1225,6 @@ int launch_mma(const gpu_nbits_desc &d, int rows, bool vec, gpuStream_t s) {
 }
 
 #if !defined(GPU_VENDOR_HIP)
-// The dynamic shared memory a block of the current GPU may opt into (0:
-// unknown), asked once a device: the device's limit less 1 KiB for the
-// kernel's own (static) shared memory, which counts against the same limit.
-int64_t block_smem_optin() {
-  static std::atomic<int> cached[kMaxDevices];  // bytes + 1
-  int dev = 0, b = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (dev >= 0 && dev < kMaxDevices && cached[dev].load(std::memory_order_relaxed))
-    return cached[dev].load(std::memory_order_relaxed) - 1;
-  if (cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || b <= 1024) return 0;
-  b -= 1024;
-  if (dev >= 0 && dev < kMaxDevices) cached[dev].store(b + 1, std::memory_order_relaxed);
-  return b;
-}
-
 // How gemv_bulk takes a one-row pass of d: a block an SM, each owning
 // whole pairs of columns whose weights fit its shared memory (every layer
 // of a 1B-parameter decoder; not a 128k-vocabulary head, which gemv_rows
@@ -1246,21 +1233,23 @@ struct bulk_shape {
   unsigned grid;
   int ppb, ppp, slots, a_words;
   size_t sh;
+  int64_t optin;  // the dynamic shared memory the kernel opts into
 };
 template <typename T>
-bool bulk_plan(const gpu_nbits_desc &d, bool v16, bulk_shape *out) {
+bool bulk_plan(const gpu_nbits_desc &d, bulk_shape *out) {
   static std::atomic<int> built[kMaxDevices];
-  if (sizeof(T) != 2 || !d.bulk || d.exact || !v16 || d.block_size < 32) return false;
-  const bulk_sizes cs = bulk_col<T>(d);  // the copies' sizes and sources: multiples of 16 bytes
-  if (cs.scales % 16 || cs.zp % 16 || (uintptr_t)d.scales % 16 || (uintptr_t)d.zp % 16) return false;
-  int64_t sms = 0, smem = 0;
-  if (!gpu::built_for((const void *)gemv_bulk<T>, 90, built) || !sm_info(&sms, &smem)) return false;
+  if (sizeof(T) != 2 || !d.bulk || d.exact || d.block_size < 32 || (d.block_size & (d.block_size - 1))) return false;
+  const bulk_sizes cs = bulk_col<T>(d);  // the copies' sizes and sources: multiples of 16 bytes (codes: blocks of 32+)
+  if (cs.scales % 16 || cs.zp % 16 || (uintptr_t)d.b % 16 || (uintptr_t)d.scales % 16 || (uintptr_t)d.zp % 16)
+    return false;
+  int64_t sms = 0, smem = 0, smem_block = 0;
+  if (!gpu::built_for((const void *)gemv_bulk<T>, 90, built) || !sm_info(&sms, &smem, &smem_block)) return false;
   const int64_t pairs = (d.n + 1) / 2, chunks = d.k_blocks * d.block_size / 32;
   const int64_t a_words = chunks * kQWords, pair_bytes = 2 * (cs.codes + cs.scales + cs.zp);
-  int64_t blocks = pairs < sms * kBulkPerSm ? pairs : sms * kBulkPerSm;
+  int64_t blocks = pairs < sms ? pairs : sms;  // one an SM
   const int64_t ppb = (pairs + blocks - 1) / blocks;
   blocks = (pairs + ppb - 1) / ppb;
-  const int64_t optin = (block_smem_optin() - 1024 * (kBulkPerSm - 1)) / kBulkPerSm;  // each block has 1 KiB reserved
+  const int64_t optin = smem_block - 1024;  // dynamic: 1 KiB left for the kernel's own (static) shared memory
   const int64_t budget = kBulkSmem < optin ? kBulkSmem : optin, fixed = kBulkSlots * 8 + a_words * 4;
   int64_t ppp = (ppb + kBulkPieces - 1) / kBulkPieces, slots = (ppb + ppp - 1) / ppp;
   if (fixed + slots * ppp * pair_bytes > budget) {
@@ -1282,17 +1271,18 @@ bool bulk_plan(const gpu_nbits_desc &d, bool v16, bulk_shape *out) {
   out->slots = (int)slots;
   out->a_words = (int)a_words;
   out->sh = (size_t)sh;
+  out->optin = optin;
   return true;
 }
 
 // gemv_bulk for a one-row pass where bulk_plan takes it: *rc its launch's
 // result; false (nothing launched) where it does not take d.
 template <typename T>
-bool launch_bulk(const gpu_nbits_desc &d, bool v16, bool vec, gpuStream_t s, int *rc) {
+bool launch_bulk(const gpu_nbits_desc &d, bool vec, gpuStream_t s, int *rc) {
   bulk_shape b;
-  if (!bulk_plan<T>(d, v16, &b)) return false;
+  if (!bulk_plan<T>(d, &b)) return false;
   static bool opted[kMaxDevices];
-  if (opt_in_shared(gemv_bulk<T>, opted, block_smem_optin())) {
+  if (opt_in_shared(gemv_bulk<T>, opted, b.optin)) {
     gpu::last_error();  // refused: gemv_rows takes the pass, and the error is not left for the next launch
     return false;
   }
@@ -1332,7 +1322,7 @@ int gemv(const gpu_nbits_desc *d, gpuStream_t s) {
     int rc = 0;
 #if !defined(GPU_VENDOR_HIP)
     if constexpr (sizeof(T) == 2) {
-      if (rows == 1 && launch_bulk<T>(p, v16, vec, s, &rc)) {
+      if (rows == 1 && launch_bulk<T>(p, vec, s, &rc)) {
         if (rc) return rc;
         continue;
       }
@@ -1497,10 +1487,8 @@ extern "C" int gpu_nbits_gemv_bulk(const gpu_nbits_desc *d, int dtype) {
   (void)d, (void)dtype;
   return 0;
 #else
-  const uintptr_t bp = (uintptr_t)d->b;
-  const bool v16 = (d->block_size / 2) % 16 == 0 && bp % 16 == 0;
   bulk_shape b;
-  return dtype == GPU_DT_F16 && d->m >= 1 && d->n > 0 && d->k > 0 && bulk_plan<gpu_half>(*d, v16, &b);
+  return dtype == GPU_DT_F16 && d->m >= 1 && d->n > 0 && d->k > 0 && bulk_plan<gpu_half>(*d, &b);
 #endif
 }
 

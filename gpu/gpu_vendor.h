@@ -81,6 +81,7 @@ typedef hipFuncAttributes gpuFuncAttributes;
 #define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define gpuDevAttrMaxSharedMemoryPerMultiprocessor hipDeviceAttributeMaxSharedMemoryPerMultiprocessor
+#define gpuDevAttrMaxSharedMemoryPerBlockOptin hipDeviceAttributeSharedMemPerBlockOptin
 
 /* graphs and stream capture */
 typedef hipGraph_t gpuGraph_t;
@@ -183,6 +184,7 @@ typedef struct cudaFuncAttributes gpuFuncAttributes;
 #define gpuDeviceGetAttribute cudaDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define gpuDevAttrMaxSharedMemoryPerMultiprocessor cudaDevAttrMaxSharedMemoryPerMultiprocessor
+#define gpuDevAttrMaxSharedMemoryPerBlockOptin cudaDevAttrMaxSharedMemoryPerBlockOptin
 
 /* graphs and stream capture */
 typedef cudaGraph_t gpuGraph_t;
