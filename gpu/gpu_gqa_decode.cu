@@ -27,7 +27,6 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kPasses = 4;  // rows each thread loads per K and V
-constexpr int kMergeLoads = 4;  // key ranges whose partial sums the merge loads at once
 
 template <typename T>
 struct vec {
@@ -229,43 +228,67 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
 // out = sum_i e^(m_i - M) acc_i / sum_i e^(m_i - M) l_i over the ranges
 // that hold keys of the batch (the others wrote nothing), for KV head kh of
 // batch b, by the calling block's threads. The partial sums were written by
-// other blocks: read past L1. One pass, the running max rescaling what came
-// before, kMergeLoads ranges' loads issued together: the step's merge was
-// 2.6-3.2 us a layer when a first loop took the max and a second the sums
-// (dependent trips to L2; in-kernel timestamps, H200).
-template <typename T>
+// other blocks: read past L1. Each round of R ranges is one trip to L2:
+// every thread issues the loads of its outputs' partial sums for all R at
+// once while G * R threads bring the ranges' maxima and sums into shared
+// memory; the running max rescales what came before. (A loop of four
+// ranges an output, an output at a time, made 8 dependent trips at 1024
+// keys: ~12.5 us a layer of the 1B decoder's step against ~7.5 at 128.)
+template <typename T, int D, int GM>
 __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int ch, int nsplit) {
+  constexpr int IPT = (GM * D + kThreads - 1) / kThreads;  // outputs a thread makes
+  constexpr int RL = IPT >= 32 ? 1 : 32 / IPT, RT = kThreads / GM;
+  constexpr int R = RL < RT ? RL : RT;  // ranges a round: loads in flight a thread, and G * R <= kThreads
+  __shared__ float m_sm[GM][R], l_sm[GM][R];
   const int64_t bk = b * d.kv_heads + kh;
-  const int G = (int)d.group, D = (int)d.head_dim;
+  const int G = (int)d.group, t = threadIdx.x;
   int64_t kfirst, klim;
   key_range(d, b, &kfirst, &klim);
   const int s0 = (int)(kfirst / ch), s1 = klim > kfirst ? (int)((klim - 1) / ch) + 1 : s0;
-  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
-    const int g = i / D, dd = i % D;
-    const int64_t bkg = bk * G + g;
-    const float *ml = d.partial_ml + bkg * nsplit * 2;
-    const float *acc = d.partial + bkg * nsplit * D + dd;
-    float M = -INFINITY, L = 0.f, a = 0.f;
-    for (int s = s0; s < s1; s += kMergeLoads) {
-      float mv[kMergeLoads], lv[kMergeLoads], av[kMergeLoads];
+  float M[IPT], L[IPT], a[IPT];
 #pragma unroll
-      for (int j = 0; j < kMergeLoads; ++j) {
-        const bool in = s + j < s1;
-        mv[j] = in ? gpu::ld_cg(ml + (s + j) * 2) : -INFINITY;
-        lv[j] = in ? gpu::ld_cg(ml + (s + j) * 2 + 1) : 0.f;
-        av[j] = in ? gpu::ld_cg(acc + (int64_t)(s + j) * D) : 0.f;
-      }
-#pragma unroll
-      for (int j = 0; j < kMergeLoads; ++j) {
-        const float nm = fmaxf(M, mv[j]);
-        if (nm == -INFINITY) continue;  // nothing yet: no scores in these ranges
-        const float was = __expf(M - nm), now = __expf(mv[j] - nm);  // e^-inf = 0
-        L = L * was + lv[j] * now;
-        a = a * was + av[j] * now;
-        M = nm;
-      }
+  for (int u = 0; u < IPT; ++u) M[u] = -INFINITY, L[u] = 0.f, a[u] = 0.f;
+  for (int r0 = s0; r0 < s1; r0 += R) {
+    if (t < G * R) {
+      const int g = t / R, j = t % R;
+      const float *ml = d.partial_ml + ((bk * G + g) * nsplit + r0 + j) * 2;
+      const bool in = r0 + j < s1;
+      m_sm[g][j] = in ? gpu::ld_cg(ml) : -INFINITY;
+      l_sm[g][j] = in ? gpu::ld_cg(ml + 1) : 0.f;
     }
-    gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, L > 0.f ? a / L : 0.f);
+    float av[IPT][R];
+#pragma unroll
+    for (int u = 0; u < IPT; ++u) {
+      const int i = t + u * kThreads, g = i / D, dd = i % D;
+      const float *acc = d.partial + ((bk * G + g) * nsplit + r0) * D + dd;
+#pragma unroll
+      for (int j = 0; j < R; ++j) av[u][j] = i < G * D && r0 + j < s1 ? gpu::ld_cg(acc + (int64_t)j * D) : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < IPT; ++u) {
+      const int g = (t + u * kThreads) / D;
+      if (g >= G) continue;
+      float nm = M[u];
+#pragma unroll
+      for (int j = 0; j < R; ++j) nm = fmaxf(nm, m_sm[g][j]);
+      if (nm == -INFINITY) continue;  // nothing yet: no scores in these ranges
+      const float was = __expf(M[u] - nm);  // e^-inf = 0
+      L[u] *= was, a[u] *= was;
+#pragma unroll
+      for (int j = 0; j < R; ++j) {
+        const float w = __expf(m_sm[g][j] - nm);
+        L[u] = fmaf(l_sm[g][j], w, L[u]);
+        a[u] = fmaf(av[u][j], w, a[u]);
+      }
+      M[u] = nm;
+    }
+    __syncthreads();  // the next round's maxima and sums replace these
+  }
+#pragma unroll
+  for (int u = 0; u < IPT; ++u) {
+    const int i = t + u * kThreads, g = i / D, dd = i % D;
+    if (i < G * D) gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, L[u] > 0.f ? a[u] / L[u] : 0.f);
   }
 }
 
@@ -293,7 +316,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
   __syncthreads();
   if (!last) return;
   __threadfence();
-  merge_ranges<T>(d, b, kh, CH, (int)nsplit);
+  merge_ranges<T, LPK * vec<T>::n, GM>(d, b, kh, CH, (int)nsplit);
 }
 
 template <typename T, int LPK>
