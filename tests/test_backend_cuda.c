@@ -960,11 +960,18 @@ static void b_nbits_glu_m1_k8192(tg *t) { nbits_swiglu(t, D(1, 8192), 2, 8192, 1
  * SimplifiedLayerNormalization; then n columns (zero points and a bias),
  * or with glu a SwiGLU over two of them. The GEMV takes the norm where it
  * does not split K: n of 2048 or more at k = 2048 (fewer columns split
- * it, as K = 8192 does). */
-static void norm_nbits(tg *t, int64_t k, int64_t n, int skip, int glu) {
+ * it, as K = 8192 does). With `made`, x and the skip are made in the
+ * graph (a MatMulNBits and a Relu, as a decode layer's down projection and
+ * residual), so their bytes come free at the norm, and the GEMV's output
+ * goes through a Relu: the plan must not give the GEMV's output the norm's
+ * input bytes (plan_build.c), or the norm cannot be taken. */
+static void norm_nbits(tg *t, int64_t k, int64_t n, int skip, int glu, int made) {
   int x = tg_input(t, 2, D(1, k)), normed = IR_NONE;
+  if (made) x = nbits_of(t, x, D(1, k), 2, k, k, 32, 1, 0);
   if (skip) {
-    int in[4] = {x, tg_input(t, 2, D(1, k)), tg_const(t, 1, D(k), 0.5f, 1.5f), tg_const(t, 1, D(k), -0.2f, 0.2f)};
+    int s = tg_input(t, 2, D(1, k));
+    if (made) s = tg_node(t, "Relu", 14, &s, 1, NULL, 0);
+    int in[4] = {x, s, tg_const(t, 1, D(k), 0.5f, 1.5f), tg_const(t, 1, D(k), -0.2f, 0.2f)};
     int out[4];
     attr a[] = {A_FLOAT("epsilon", 1e-5f)};
     tg_node_outs_some(t, "com.microsoft", "SkipSimplifiedLayerNormalization", 1, in, 4, a, NA(a), out, 4, 6u);
@@ -975,12 +982,13 @@ static void norm_nbits(tg *t, int64_t k, int64_t n, int skip, int glu) {
     attr a[] = {A_INT("axis", -1), A_FLOAT("epsilon", 1e-6f), A_INT("stash_type", 1)};
     normed = tg_node(t, "SimplifiedLayerNormalization", 1, in, 2, a, NA(a));
   }
-  tg_output(t, glu ? swiglu_nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0)
-                   : nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 1));
+  int y = glu ? swiglu_nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 0) : nbits_of(t, normed, D(1, k), 2, k, n, 32, 1, 1);
+  tg_output(t, made ? tg_node(t, "Relu", 14, &y, 1, NULL, 0) : y);
 }
-static void b_skip_norm_nbits(tg *t) { norm_nbits(t, 2048, 2050, 1, 0); }
-static void b_norm_nbits_glu(tg *t) { norm_nbits(t, 1024, 520, 0, 1); }
-static void b_skip_norm_nbits_k8192(tg *t) { norm_nbits(t, 8192, 64, 1, 0); }
+static void b_skip_norm_nbits(tg *t) { norm_nbits(t, 2048, 2050, 1, 0, 0); }
+static void b_norm_nbits_glu(tg *t) { norm_nbits(t, 1024, 520, 0, 1, 0); }
+static void b_skip_norm_nbits_k8192(tg *t) { norm_nbits(t, 8192, 64, 1, 0, 0); }
+static void b_skip_norm_nbits_made(tg *t) { norm_nbits(t, 2048, 2048, 1, 0, 1); }
 static void b_nbits_glu_m40(tg *t) { nbits_swiglu(t, D(2, 20, 1024), 3, 1024, 260, 128, 0, 1); }
 static void b_nbits_glu_chunks(tg *t) { nbits_swiglu(t, D(12, 4096), 2, 4096, 1100, 64, 1, 0); }
 /* glu stored by gemv_mma itself (one slice), 8 rows */
@@ -1591,8 +1599,9 @@ static void test_attention(gpu_env *e, const char *filter) {
  * shared-memory form off) and from shared memory (gemv_bulk). */
 /* The RMS norm taken into the one-row GEMV's staging, against ref: with a
  * skip (the sum output written by the GEMV's first block), before a
- * SwiGLU, eager and replayed; not taken where K splits over blocks (8192)
- * or under HIPDNN_EP_NBITS_NORM=0, the same answers either way. */
+ * SwiGLU, eager and replayed, with its inputs made in the graph; not taken
+ * where K splits over blocks (8192) or under HIPDNN_EP_NBITS_NORM=0, the
+ * same answers either way. */
 static void test_nbits_norm(gpu_env *e) {
   static const struct {
     op_case c;
@@ -1605,6 +1614,7 @@ static void test_nbits_norm(gpu_env *e) {
       {{"nbits_norm_glu", b_norm_nbits_glu, 1, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 1},
       {{"nbits_norm_glu", b_norm_nbits_glu, 1, 1e-4, 5e-3}, HD_DT_F32, 0, 0, 1},
       {{"nbits_skip_norm_k8192_split", b_skip_norm_nbits_k8192, 0, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 0},
+      {{"nbits_skip_norm_made_inputs", b_skip_norm_nbits_made, 0, 1e-4, 5e-3}, HD_DT_F16, 1, 0, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     char tag[64];
