@@ -8,7 +8,8 @@ a static KV cache and the decode step captured in a CUDA graph, in one process.
 Prints one table per model: prefill ms (cold: first run at that prompt length,
 plan build included; warm: again), ms per decode step, tokens/s, and the
 bandwidth figure (weight bytes + KV bytes read per step / step time, against
-the GPU's peak; the embedding table, read one row a token, is not counted). Then device memory after 100 and after --mem-steps decode steps.
+the GPU's peak; the embedding table, read one row a token, is not counted). Then device
+memory after 100 decode steps, every 250 after, and after --mem-steps.
 
 usage: python3 bench/llm_bench.py [--quant none,int4] [--prompts 128,1024]
           [--batches 1,8] [--steps 128] [--mem-steps 1000] [--json FILE]
@@ -339,7 +340,7 @@ def main():
                     mem = {}
                     for i in range(a.mem_steps):
                         dec.run(tok, 16 + (i % (a.max_len - 32)) + 1)
-                        if i + 1 in (100, a.mem_steps) and torch is not None:
+                        if (i + 1 == 100 or (i + 1) % 250 == 0 or i + 1 == a.mem_steps) and torch is not None:
                             mem[i + 1] = torch.cuda.mem_get_info()[0]
                     rows.append({"quant": quant, "mask": form, "mem_free_bytes": mem})
                     log(f"[{quant}, {form} mask] device free memory after decode steps: {mem}")
