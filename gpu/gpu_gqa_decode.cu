@@ -236,9 +236,8 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
 // keys: ~12.5 us a layer of the 1B decoder's step against ~7.5 at 128.)
 template <typename T, int D, int GM>
 __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int ch, int nsplit) {
-  constexpr int IPT = (GM * D + kThreads - 1) / kThreads;  // outputs a thread makes
-  constexpr int RL = IPT >= 32 ? 1 : 32 / IPT, RT = kThreads / GM;
-  constexpr int R = RL < RT ? RL : RT;  // ranges a round: loads in flight a thread, and G * R <= kThreads
+  constexpr int IPT = (GM * D + kThreads - 1) / kThreads;  // outputs a thread makes (at most 16)
+  constexpr int R = 32 / IPT < kThreads / GM ? 32 / IPT : kThreads / GM;  // ranges a round: 32 loads in flight a thread, G * R <= kThreads
   __shared__ float m_sm[GM][R], l_sm[GM][R];
   const int64_t bk = b * d.kv_heads + kh;
   const int G = (int)d.group, t = threadIdx.x;

@@ -734,9 +734,8 @@ static hd_status *plan_build(const ir_graph *g, const ir_shape *inputs, const pl
       if (last_use[v] < 0 && !st) arena_release(&a, v); /* unused output: scratch only */
     }
     if (late >= 0) release_inputs(&a, &g->nodes[p->steps[late].node], t, last_use, late);
-    late = -1;
-    if (op_node_in_family(node, "norm")) late = s;
-    else release_inputs(&a, node, t, last_use, s);
+    late = op_node_in_family(node, "norm") ? s : -1;
+    if (late < 0) release_inputs(&a, node, t, last_use, s);
   }
   p->arena_bytes = a.high;
   free(a.blocks);
