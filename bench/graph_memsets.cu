@@ -16,15 +16,6 @@
 #include "gpu/gpu_kernels.h"
 #include "gpu/gpu_vendor.h"
 
-#define CK(x)                                                                      \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
-      return 2;                                                                    \
-    }                                                                              \
-  } while (0)
-
 __global__ void work(float *a, int n, int iters) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {

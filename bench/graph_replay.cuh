@@ -1,12 +1,23 @@
 // graph_replay.cuh: what one replay of a captured CUDA graph takes, for the
 // bench/ CUDA programs: 20 launches to warm up, then 5 batches of `batch`
 // launches back to back; *us is the median batch's microseconds a replay.
+// And CK(x): a CUDA call whose failure main() reports and exits 2 on.
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include <cuda_runtime.h>
+
+#define CK(x)                                                                      \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
+      return 2;                                                                    \
+    }                                                                              \
+  } while (0)
 
 static inline cudaError_t graph_replay_us(cudaGraphExec_t ge, cudaStream_t s, int batch, float *us) {
   cudaEvent_t ev[2] = {NULL, NULL};
