@@ -48,7 +48,9 @@ __device__ __forceinline__ unsigned stream_share(const uint4 *w, size_t words) {
 __device__ __forceinline__ void vec_step(const float *x, float *y, unsigned acc, unsigned salt) {
   __shared__ float part[32];
   float s = 0.f;
-  for (int i = threadIdx.x; i < kVec; i += blockDim.x) s += __ldcg(x + i);  // other blocks wrote it: from L2
+  // other blocks wrote it: from L2, every load of a thread issued at once
+#pragma unroll 8
+  for (int i = threadIdx.x; i < kVec; i += blockDim.x) s += __ldcg(x + i);
   for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
   __syncthreads();
