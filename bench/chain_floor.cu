@@ -11,8 +11,9 @@
 //     (programmatic dependent launch, as gpu::launch does) on and off;
 //   - persistent: one kernel whose blocks are all resident at once (1 or
 //     4 an SM; the program checks they fit); a step's weights are read
-//     before its wait for the step before on a counter in global memory
-//     (release / acquire), which the graph clears first.
+//     before its wait for the step before, on a counter in global memory
+//     or on a flag a block (release / acquire), which the graph clears
+//     first.
 // Every configuration is one captured graph, replayed.
 //
 //   build/bin/bench_chain_floor [steps]
@@ -71,22 +72,36 @@ __global__ void link(const float *x, float *y, const uint4 *w, size_t words, uns
   vec_step(x, y, acc, salt);
 }
 
-// Every step of the chain in one launch: step p waits until every block
-// has counted itself in after step p - 1 (count >= p x blocks).
-__global__ void persistent(float *v, const uint4 *w, size_t words, int steps, unsigned *count, unsigned salt) {
+__device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Every step of the chain in one launch; step p waits until every block
+// is done with step p - 1. sync: one counter every block adds 1 to after
+// a step (count >= p x blocks), or a flag a block (flags[b] >= p: one
+// uncontended store a block, every flag polled by a thread of its own).
+__global__ void persistent(float *v, const uint4 *w, size_t words, int steps, unsigned *sync, bool flags,
+                           unsigned salt) {
   for (int p = 0; p < steps; ++p) {
     const unsigned acc = stream_share(w ? w + (size_t)p * words : nullptr, words);
     if (p > 0) {
-      if (threadIdx.x == 0) {
-        const unsigned want = (unsigned)p * gridDim.x;
-        unsigned seen = 0;
-        do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(count) : "memory");
-        while (seen < want);
+      if (flags) {
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+          while (ld_acquire(sync + b) < (unsigned)p) {
+          }
+      } else if (threadIdx.x == 0) {
+        while (ld_acquire(sync) < (unsigned)p * gridDim.x) {
+        }
       }
       __syncthreads();
     }
     vec_step(v + (p % 2) * kVec, v + ((p + 1) % 2) * kVec, acc, salt);
-    if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
+    if (threadIdx.x == 0) {
+      if (flags) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(sync + blockIdx.x), "r"(p + 1) : "memory");
+      else asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(sync) : "memory");
+    }
   }
 }
 
@@ -94,7 +109,7 @@ struct config {
   const char *name;
   int blocks_an_sm;
   size_t weight_bytes;  // over the whole chain
-  bool persistent;
+  int persistent;       // 0: a kernel a step; 1: one kernel, a counter; 2: one kernel, a flag a block
 };
 
 int main(int argc, char **argv) {
@@ -112,23 +127,27 @@ int main(int argc, char **argv) {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   float *v;
-  unsigned *count;
+  unsigned *sync;
   CK(cudaMalloc(&v, 2 * kVec * sizeof(float)));
-  CK(cudaMalloc(&count, sizeof(unsigned)));
+  CK(cudaMalloc(&sync, 4 * (size_t)sms * sizeof(unsigned)));
   const size_t step_bytes = (size_t)695 << 20;  // the int4 1B-shaped decoder's step
   uint4 *w;
   CK(cudaMalloc(&w, step_bytes));
   CK(cudaMemset(w, 0x5a, step_bytes));
   const unsigned salt = 0xffffffffu;
-  const config cs[] = {{"kernels: 1 block of 128 threads", 0, 0, false},
-                       {"kernels: 1 block an SM", 1, 0, false},
-                       {"kernels: 4 blocks an SM", 4, 0, false},
-                       {"kernels: 1 block an SM, 695 MB of weights", 1, step_bytes, false},
-                       {"kernels: 4 blocks an SM, 695 MB of weights", 4, step_bytes, false},
-                       {"persistent: 1 block an SM", 1, 0, true},
-                       {"persistent: 4 blocks an SM", 4, 0, true},
-                       {"persistent: 1 block an SM, 695 MB of weights", 1, step_bytes, true},
-                       {"persistent: 4 blocks an SM, 695 MB of weights", 4, step_bytes, true}};
+  const config cs[] = {{"kernels: 1 block of 128 threads", 0, 0, 0},
+                       {"kernels: 1 block an SM", 1, 0, 0},
+                       {"kernels: 4 blocks an SM", 4, 0, 0},
+                       {"kernels: 1 block an SM, 695 MB of weights", 1, step_bytes, 0},
+                       {"kernels: 4 blocks an SM, 695 MB of weights", 4, step_bytes, 0},
+                       {"persistent, a counter: 1 block an SM", 1, 0, 1},
+                       {"persistent, a counter: 4 blocks an SM", 4, 0, 1},
+                       {"persistent, a counter: 1 block an SM, 695 MB of weights", 1, step_bytes, 1},
+                       {"persistent, a counter: 4 blocks an SM, 695 MB of weights", 4, step_bytes, 1},
+                       {"persistent, a flag a block: 1 block an SM", 1, 0, 2},
+                       {"persistent, a flag a block: 4 blocks an SM", 4, 0, 2},
+                       {"persistent, a flag a block: 1 block an SM, 695 MB of weights", 1, step_bytes, 2},
+                       {"persistent, a flag a block: 4 blocks an SM, 695 MB of weights", 4, step_bytes, 2}};
   printf("%s, %d SMs; a chain of %d steps, each reading the 4 KB the one before wrote (512 threads a block)\n\n",
          prop.name, sms, steps);
   printf("| chain | early launch | us a replay | us a step | weights TB/s |\n|---|---|---|---|---|\n");
@@ -152,8 +171,9 @@ int main(int argc, char **argv) {
       cudaGraph_t g;
       CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
       if (c.persistent) {
-        CK(cudaMemsetAsync(count, 0, sizeof(unsigned), s));
-        persistent<<<blocks, threads, 0, s>>>(v, c.weight_bytes ? w : nullptr, words, steps, count, salt);
+        CK(cudaMemsetAsync(sync, 0, (size_t)blocks * sizeof(unsigned), s));
+        persistent<<<blocks, threads, 0, s>>>(v, c.weight_bytes ? w : nullptr, words, steps, sync, c.persistent == 2,
+                                              salt);
         CK(cudaGetLastError());
       }
       for (int p = 0; !c.persistent && p < steps; ++p) {
@@ -193,7 +213,7 @@ int main(int argc, char **argv) {
     }
   }
   cudaFree(w);
-  cudaFree(count);
+  cudaFree(sync);
   cudaFree(v);
   return bad;
 }
