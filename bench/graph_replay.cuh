@@ -1,11 +1,12 @@
 // graph_replay.cuh: what one replay of a captured CUDA graph takes, for the
 // bench/ CUDA programs: 20 launches to warm up, then 5 batches of `batch`
 // launches back to back; *us is the median batch's microseconds a replay.
-// And CK(x): a CUDA call whose failure main() reports and exits 2 on.
+// And CK(x): a CUDA call whose failure the program reports and exits 2 on.
 #pragma once
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -15,7 +16,7 @@
     cudaError_t e_ = (x);                                                          \
     if (e_ != cudaSuccess) {                                                       \
       printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
-      return 2;                                                                    \
+      exit(2);                                                                     \
     }                                                                              \
   } while (0)
 

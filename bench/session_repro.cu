@@ -43,14 +43,6 @@
 
 #include "graph_replay.cuh"
 
-#define CK(x)                                                                \
-  do {                                                                       \
-    cudaError_t e_ = (x);                                                    \
-    if (e_ != cudaSuccess) {                                                 \
-      printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
-      exit(2);                                                               \
-    }                                                                        \
-  } while (0)
 #define LK(x)                                                                \
   do {                                                                       \
     cublasStatus_t s_ = (x);                                                 \
