@@ -181,6 +181,32 @@ __device__ __forceinline__ float ld_cg(const float *p) {
 #endif
 }
 
+// Counts the calling block in at *count once its threads have stored what
+// other blocks will read; true, in every thread, for the block that
+// arrives as the total-th, which may then read those stores (ld_cg). Only
+// thread 0 orders memory, after the block's barrier has made the others'
+// stores part of what its release covers (and, arriving last, of what its
+// acquire sees): one fence a block, not one a thread. reset: the last
+// block sets the count back to zero for the next launch.
+__device__ __forceinline__ bool arrive_last(unsigned *count, unsigned total, bool reset) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+#if defined(GPU_VENDOR_HIP)
+    __threadfence();
+    const unsigned was = atomicAdd(count, 1u);
+    __threadfence();
+#else
+    unsigned was;
+    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(was) : "l"(count) : "memory");
+#endif
+    last = was == total - 1;
+    if (last && reset) *count = 0;
+  }
+  __syncthreads();
+  return last;
+}
+
 // Butterfly exchange within groups of 32 lanes (a CUDA warp; half an AMD
 // wave64, which __shfl_xor's width argument handles).
 __device__ __forceinline__ float shfl_xor32(float v, int off) {

@@ -25,8 +25,21 @@
 
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kPasses = 4;  // rows each thread loads per K and V
+// A block takes a range of kRangeLanes / LPK keys (LPK lanes a key row):
+// 256 threads loading two rows each, or 128 loading four where eight warps'
+// sums would not fit static shared memory (red below, at LPK x GM >= 256).
+// Two rows a thread, not four, halve a thread's chain of dependent sums,
+// and the merge then takes 1024 keys of D 64 in one round, not two; the
+// ranges stay the same. So do registers: the same block with a merge
+// keeping 64 loads in flight (158 a thread, against 95) lost the gain (our
+// reading: at 95 a block fits on an SM beside the one-row GEMV's,
+// gemv_bulk's 512 x 74, and can start early there). H200, the int4
+// 1B-shaped decoder's replayed step, alternating in one session (3 runs
+// each): prompt 128 0.625-0.629 -> 0.609-0.614 ms, prompt 1024
+// 0.690-0.697 -> 0.624-0.640 (2026-11-29).
+constexpr int kRangeLanes = 512;
+template <int LPK, int GM>
+__host__ __device__ constexpr int threads_for() { return LPK * GM >= 256 ? 128 : 256; }
 
 template <typename T>
 struct vec {
@@ -74,16 +87,17 @@ template <typename T, int LPK, int GM>
 __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int64_t split,
                                            int64_t nsplit, int64_t k0, int64_t kfirst, int64_t klim, int64_t to,
                                            int64_t row) {
-  constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = kThreads / LPK, W = kThreads / 32;
+  constexpr int NT = threads_for<LPK, GM>(), NP = kRangeLanes / NT;  // rows a thread loads per K and V
+  constexpr int EPL = vec<T>::n, D = LPK * EPL, KPP = NT / LPK, W = NT / 32;
   __shared__ float q_sm[GM][D];
   __shared__ float red[W][GM][D];
   __shared__ float wm[W][GM], wl[W][GM];
   const int t = threadIdx.x, kg = t / LPK, c = t % LPK, w = t / 32, lane = t % 32;
   const int G = (int)d.group;
   const int64_t row0 = (b * d.kv_heads + kh) * d.present_len;
-  uint4 kr[kPasses], vr[kPasses];
+  uint4 kr[NP], vr[NP];
 #pragma unroll
-  for (int p = 0; p < kPasses; ++p) {
+  for (int p = 0; p < NP; ++p) {
     const int64_t key = k0 + p * KPP + kg;
     if (key >= kfirst && key < klim && key != to) {
       const int64_t at = (row0 + key) * D + c * EPL;
@@ -97,13 +111,13 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
   // to T; where the range holds the new token's row, its K (rotated) and V
   // too, into new_sm: one loop, so every thread's loads go out together.
   __shared__ float new_sm[2][D];
-  const bool holds = to >= k0 && to < k0 + KPP * kPasses && to < d.present_len;
+  const bool holds = to >= k0 && to < k0 + KPP * NP && to < d.present_len;
   const int items = G * D + (holds ? 2 * D : 0);
   const T *Q = (const T *)d.q + b * d.q_batch_stride + kh * G * D;
   const int64_t kv_at = b * d.kv_batch_stride + kh * D;
 #pragma unroll
-  for (int u = 0; u < ((GM + 2) * D + kThreads - 1) / kThreads; ++u) {
-    const int i = t + u * kThreads;
+  for (int u = 0; u < ((GM + 2) * D + NT - 1) / NT; ++u) {
+    const int i = t + u * NT;
     if (i < items) {
       const bool q = i < G * D;
       const int j = q ? i : i - G * D, g = j / D, dd = j % D;  // not q: g 0 is K, 1 is V
@@ -130,14 +144,14 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
     const int pn = (int)((to - k0) / KPP);
     if (to >= kfirst && to < klim) {
 #pragma unroll
-      for (int p = 0; p < kPasses; ++p)
+      for (int p = 0; p < NP; ++p)
         if (p == pn) kr[p] = nk, vr[p] = nv;
     }
   }
   // scores of this thread's keys (every lane of a key's LPK holds them)
-  float s[kPasses][GM];
+  float s[NP][GM];
 #pragma unroll
-  for (int p = 0; p < kPasses; ++p) {
+  for (int p = 0; p < NP; ++p) {
     float kv[EPL];
     unpack<T>(kr[p], kv);
     const int64_t key = k0 + p * KPP + kg;
@@ -163,7 +177,7 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
   for (int g = 0; g < GM; ++g) {
     float v = s[0][g];
 #pragma unroll
-    for (int p = 1; p < kPasses; ++p) v = fmaxf(v, s[p][g]);
+    for (int p = 1; p < NP; ++p) v = fmaxf(v, s[p][g]);
     v = over_keys<LPK>(v, true);
     if (lane == 0) wm[w][g] = v;
   }
@@ -177,7 +191,7 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
     const float mu = v == -INFINITY ? 0.f : v;
     float sum = 0.f;
 #pragma unroll
-    for (int p = 0; p < kPasses; ++p) {
+    for (int p = 0; p < NP; ++p) {
       s[p][g] = s[p][g] == -INFINITY ? 0.f : __expf(s[p][g] - mu);
       sum += s[p][g];
     }
@@ -191,7 +205,7 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
 #pragma unroll
     for (int j = 0; j < EPL; ++j) acc[g][j] = 0.f;
 #pragma unroll
-  for (int p = 0; p < kPasses; ++p) {
+  for (int p = 0; p < NP; ++p) {
     float vv[EPL];
     unpack<T>(vr[p], vv);
 #pragma unroll
@@ -210,7 +224,7 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
       for (int j = 0; j < EPL; ++j) red[w][g][c * EPL + j] = acc[g][j];
   }
   __syncthreads();
-  for (int i = t; i < G * D; i += kThreads) {
+  for (int i = t; i < G * D; i += NT) {
     const int g = i / D, dd = i % D;
     float a = 0.f, sum = 0.f;
 #pragma unroll
@@ -234,10 +248,10 @@ __device__ __forceinline__ void range_sums(const gpu_gqa_decode_desc &d, int64_t
 // memory; the running max rescales what came before. (A loop of four
 // ranges an output, an output at a time, made 8 dependent trips at 1024
 // keys: ~12.5 us a layer of the 1B decoder's step against ~7.5 at 128.)
-template <typename T, int D, int GM>
+template <typename T, int D, int GM, int NT>
 __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh, int ch, int nsplit) {
-  constexpr int IPT = (GM * D + kThreads - 1) / kThreads;  // outputs a thread makes (at most 16)
-  constexpr int R = 32 / IPT < kThreads / GM ? 32 / IPT : kThreads / GM;  // ranges a round: 32 loads in flight a thread, G * R <= kThreads
+  constexpr int IPT = (GM * D + NT - 1) / NT;  // outputs a thread makes (at most 16)
+  constexpr int R = 32 / IPT < NT / GM ? 32 / IPT : NT / GM;  // ranges a round: 32 loads in flight a thread, G * R <= NT
   __shared__ float m_sm[GM][R], l_sm[GM][R];
   const int64_t bk = b * d.kv_heads + kh;
   const int G = (int)d.group, t = threadIdx.x;
@@ -258,7 +272,7 @@ __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh
     float av[IPT][R];
 #pragma unroll
     for (int u = 0; u < IPT; ++u) {
-      const int i = t + u * kThreads, g = i / D, dd = i % D;
+      const int i = t + u * NT, g = i / D, dd = i % D;
       const float *acc = d.partial + ((bk * G + g) * nsplit + r0) * D + dd;
 #pragma unroll
       for (int j = 0; j < R; ++j) av[u][j] = i < G * D && r0 + j < s1 ? gpu::ld_cg(acc + (int64_t)j * D) : 0.f;
@@ -266,7 +280,7 @@ __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < IPT; ++u) {
-      const int g = (t + u * kThreads) / D;
+      const int g = (t + u * NT) / D;
       if (g >= G) continue;
       float nm = M[u];
 #pragma unroll
@@ -286,7 +300,7 @@ __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh
   }
 #pragma unroll
   for (int u = 0; u < IPT; ++u) {
-    const int i = t + u * kThreads, g = i / D, dd = i % D;
+    const int i = t + u * NT, g = i / D, dd = i % D;
     if (i < G * D) gpu::st((T *)d.out, b * d.out_batch_stride + (kh * G + g) * D + dd, L[u] > 0.f ? a[u] / L[u] : 0.f);
   }
 }
@@ -294,10 +308,10 @@ __device__ void merge_ranges(const gpu_gqa_decode_desc &d, int64_t b, int64_t kh
 // LPK lanes per key row (D = LPK * vec<T>::n), at most GM query heads per
 // KV head.
 template <typename T, int LPK, int GM>
-__global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
+__global__ void __launch_bounds__((threads_for<LPK, GM>())) gqa_decode(gpu_gqa_decode_desc d) {
   gpu::wait_prior();
   gpu::start_next();
-  constexpr int CH = kThreads / LPK * kPasses;
+  constexpr int CH = kRangeLanes / LPK;
   const int64_t b = blockIdx.z, kh = blockIdx.y, split = blockIdx.x, nsplit = gridDim.x;
   int64_t kfirst, klim;
   key_range(d, b, &kfirst, &klim);
@@ -308,27 +322,21 @@ __global__ void __launch_bounds__(kThreads) gqa_decode(gpu_gqa_decode_desc d) {
   if (nsplit == 1 || (k0 < klim && k0 + CH > kfirst) || (to >= k0 && to < k0 + CH))
     range_sums<T, LPK, GM>(d, b, kh, split, nsplit, k0, kfirst, klim, to, row);
   if (nsplit == 1) return;
-  __shared__ bool last;
-  __threadfence();  // this block's partial sums, visible before it counts itself in
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(d.arrivals + b * d.kv_heads + kh, 1u) == (unsigned)nsplit - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  merge_ranges<T, LPK * vec<T>::n, GM>(d, b, kh, CH, (int)nsplit);
+  if (!gpu::arrive_last(d.arrivals + b * d.kv_heads + kh, (unsigned)nsplit, false)) return;
+  merge_ranges<T, LPK * vec<T>::n, GM, threads_for<LPK, GM>()>(d, b, kh, CH, (int)nsplit);
 }
 
-template <typename T, int LPK>
-constexpr int chunk() { return kThreads / LPK * kPasses; }
+template <int LPK>
+constexpr int chunk() { return kRangeLanes / LPK; }
 
 template <typename T, int LPK, int GM>
 int launch(const gpu_gqa_decode_desc *d, gpuStream_t s) {
-  const int ch = chunk<T, LPK>();
+  const int ch = chunk<LPK>();
   const int64_t nsplit = (d->present_len + ch - 1) / ch;
   if (nsplit > 65535 || d->kv_heads > 65535 || d->batch > 65535) return -1;
   if (nsplit > 1 && (!d->partial || !d->partial_ml || !d->arrivals)) return -1;
   dim3 grid((unsigned)nsplit, (unsigned)d->kv_heads, (unsigned)d->batch);
-  return gpu::launch(gqa_decode<T, LPK, GM>, grid, dim3(kThreads), 0, s, *d);
+  return gpu::launch(gqa_decode<T, LPK, GM>, grid, dim3(threads_for<LPK, GM>()), 0, s, *d);
 }
 
 template <typename T, int LPK>
@@ -362,7 +370,7 @@ template <typename T>
 int64_t splits(int64_t D, int64_t present_len) {
   const int lpk = lanes_per_key<T>(D);
   if (!lpk) return 0;
-  const int64_t ch = kThreads / lpk * kPasses;
+  const int64_t ch = kRangeLanes / lpk;
   return (present_len + ch - 1) / ch;
 }
 

@@ -337,16 +337,7 @@ __device__ __forceinline__ void store_pair(const gpu_nbits_desc &d, int64_t m, i
 template <typename T>
 __device__ __forceinline__ void add_slices(const gpu_nbits_desc &d, int rows, int64_t cb, int64_t col0, int ncols,
                                            int lane) {
-  __shared__ bool last;
-  __threadfence();  // this block's partial sums, before its arrival
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    last = atomicAdd(&d.arrivals[cb], 1u) == gridDim.y - 1;
-    if (last) d.arrivals[cb] = 0;
-  }
-  __syncthreads();
-  if (!last || lane != 0) return;
-  __threadfence();  // the other blocks' sums, seen after their arrivals
+  if (!gpu::arrive_last(&d.arrivals[cb], gridDim.y, true) || lane != 0) return;
   const int64_t count = (int64_t)rows * d.n;
   for (int m = 0; m < rows; ++m)
     for (int c = 0; c < ncols; c += 2) {
