@@ -11,9 +11,10 @@
 // ranges cover the whole present buffer (its length is what the plan
 // knows); a block past its batch's key count only counts itself in after
 // reading seqlens_k. When there is more than one range, each block writes its
-// partial softmax sums, counts itself in (an atomic a KV head, after a
-// fence), and the block that arrives last merges the ranges: one launch a
-// step, not two (the merge kernel cost ~4 us a layer of a decode step).
+// partial softmax sums, counts itself in (an atomic a KV head:
+// gpu::arrive_last), and the block that arrives last merges the ranges:
+// one launch a step, not two (the merge kernel cost ~4 us a layer of a
+// decode step).
 // The append is here too: each block rotates the group's query heads as it
 // stages them, and the block whose range holds the new token's row makes
 // that K row (rotated) and V row from the inputs in registers, in place of
