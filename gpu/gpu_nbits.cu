@@ -564,7 +564,11 @@ constexpr int kBulkSlots = 8;   // mbarriers: at most kBulkPieces, or a ring's s
 // slots: at most half an SM's, so the next kernel's block fits beside it
 // (the down projection's 94 KB beside gate/up, whose 154 KB it had waited
 // for). H200, one session: chain 461 -> 445 us; the replayed step within
-// noise (0.656-0.680 -> 0.666-0.675 ms, gemv_rows 0.683).
+// noise (0.656-0.680 -> 0.666-0.675 ms, gemv_rows 0.683). Registers still
+// keep a second gemv_bulk block off the SM (74 a thread: 38k of 64k); held
+// to 61 (__launch_bounds__ for two blocks, no spills) so the next GEMV's
+// block fits and starts its copies early, it was slower: chain 445 -> 480
+// us, step at prompt 128 0.62-0.63 -> 0.68-0.72 ms (H200, 2026-11-29).
 constexpr int64_t kBulkSmem = 112 << 10;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
