@@ -31,7 +31,7 @@ namespace {
 // sums would not fit static shared memory (red below, at LPK x GM >= 256).
 // Two rows a thread, not four, halve a thread's chain of dependent sums,
 // and the merge then takes 1024 keys of D 64 in one round, not two; the
-// ranges stay the same. So do registers: the same block with a merge
+// ranges stay the same. Registers matter too: the same block with a merge
 // keeping 64 loads in flight (158 a thread, against 95) lost the gain (our
 // reading: at 95 a block fits on an SM beside the one-row GEMV's,
 // gemv_bulk's 512 x 74, and can start early there). H200, the int4
