@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "gpu/gpu_common.cuh"
 #include "graph_replay.cuh"
 
 constexpr int kVec = 1024;  // floats a step reads and writes (4 KB)
@@ -65,10 +66,8 @@ __device__ __forceinline__ void vec_step(const float *x, float *y, unsigned acc,
 
 __global__ void link(const float *x, float *y, const uint4 *w, size_t words, unsigned salt) {
   const unsigned acc = stream_share(w, words);
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  gpu::wait_prior();
+  gpu::start_next();
   vec_step(x, y, acc, salt);
 }
 

@@ -327,13 +327,15 @@ __global__ void __launch_bounds__((threads_for<LPK, GM>())) gqa_decode(gpu_gqa_d
   merge_ranges<T, LPK * vec<T>::n, GM, threads_for<LPK, GM>()>(d, b, kh, CH, (int)nsplit);
 }
 
-template <int LPK>
-constexpr int chunk() { return kRangeLanes / LPK; }
+// The key ranges (blocks a KV head) over present_len rows at LPK lanes a row.
+int64_t ranges(int lpk, int64_t present_len) {
+  const int64_t ch = kRangeLanes / lpk;
+  return (present_len + ch - 1) / ch;
+}
 
 template <typename T, int LPK, int GM>
 int launch(const gpu_gqa_decode_desc *d, gpuStream_t s) {
-  const int ch = chunk<LPK>();
-  const int64_t nsplit = (d->present_len + ch - 1) / ch;
+  const int64_t nsplit = ranges(LPK, d->present_len);
   if (nsplit > 65535 || d->kv_heads > 65535 || d->batch > 65535) return -1;
   if (nsplit > 1 && (!d->partial || !d->partial_ml || !d->arrivals)) return -1;
   dim3 grid((unsigned)nsplit, (unsigned)d->kv_heads, (unsigned)d->batch);
@@ -370,9 +372,7 @@ int decode(const gpu_gqa_decode_desc *d, gpuStream_t s) {
 template <typename T>
 int64_t splits(int64_t D, int64_t present_len) {
   const int lpk = lanes_per_key<T>(D);
-  if (!lpk) return 0;
-  const int64_t ch = kRangeLanes / lpk;
-  return (present_len + ch - 1) / ch;
+  return lpk ? ranges(lpk, present_len) : 0;
 }
 
 bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
